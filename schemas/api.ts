@@ -1,0 +1,233 @@
+/**
+ * Wire shapes of the HTTP API (SPEC §5, §6): the server's route schemas and the client SDK's
+ * response validation both come from here.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { AllowlistSchema, MAX_ALLOWLIST_ITEMS, MAX_TOOL_NAME_LENGTH } from './policy.js';
+
+const str = (maxLength: number, description?: string) =>
+  Type.String(description === undefined ? { maxLength } : { maxLength, description });
+
+// ---------------------------------------------------------------- decisions
+
+export const REQUESTER_KINDS = ['anonymous', 'ticket-assistant', 'agent'] as const;
+export const RequesterKindSchema = Type.Union(REQUESTER_KINDS.map((kind) => Type.Literal(kind)));
+export type RequesterKind = Static<typeof RequesterKindSchema>;
+
+export const DECISION_REASONS = [
+  'allowed',
+  'not_in_allowlist',
+  'unknown_tool',
+  'unknown_project',
+  'policy_invalid',
+  'requester_project_mismatch',
+  'issue_out_of_bounds',
+] as const;
+export const DecisionReasonSchema = Type.Union(DECISION_REASONS.map((reason) => Type.Literal(reason)));
+export type DecisionReason = Static<typeof DecisionReasonSchema>;
+
+export const POLICY_SOURCES = ['agent-override', 'project-default', 'builtin-read-only', 'ephemeral', 'none'] as const;
+export const PolicySourceSchema = Type.Union(POLICY_SOURCES.map((source) => Type.Literal(source)));
+export type PolicySource = Static<typeof PolicySourceSchema>;
+
+export const DecideQuerySchema = Type.Object(
+  {
+    project: str(256, 'Project id.'),
+    requester: str(512, 'Who calls: "" or "mcp" (anonymous), "ticket-assistant:<project>:<issue>", or an agent id.'),
+    tool: str(256, 'Tool name as the model called it.'),
+    arguments: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'The call arguments (only issueRef is read).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DecideQuery = Static<typeof DecideQuerySchema>;
+
+export const RequesterSchema = Type.Object({ id: Type.String(), kind: RequesterKindSchema });
+export type Requester = Static<typeof RequesterSchema>;
+
+export const DecisionSchema = Type.Object({
+  allow: Type.Boolean(),
+  reason: DecisionReasonSchema,
+  message: Type.String(),
+  source: PolicySourceSchema,
+  requester: RequesterSchema,
+  tool: Type.Object({
+    name: Type.String(),
+    access: Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('unknown')]),
+  }),
+  project: Type.String(),
+  revision: Type.String({ description: 'Revision of the policy the decision used ("builtin" without a file, "none" for an unknown project).' }),
+  decisionId: Type.String(),
+});
+export type Decision = Static<typeof DecisionSchema>;
+
+export const MAX_BATCH_QUERIES = 100;
+export const DecideBatchBodySchema = Type.Object(
+  { queries: Type.Array(DecideQuerySchema, { minItems: 1, maxItems: MAX_BATCH_QUERIES }) },
+  { additionalProperties: false },
+);
+export type DecideBatchBody = Static<typeof DecideBatchBodySchema>;
+export const DecideBatchResponseSchema = Type.Object({ decisions: Type.Array(DecisionSchema) });
+export type DecideBatchResponse = Static<typeof DecideBatchResponseSchema>;
+
+// ---------------------------------------------------------------- catalog and projects
+
+export const CatalogResponseSchema = Type.Object({
+  tools: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      access: Type.Union([Type.Literal('read'), Type.Literal('write')]),
+      group: Type.String(),
+      label: Type.String(),
+      issueScoped: Type.Boolean(),
+    }),
+  ),
+  groups: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
+  readOnlyDefault: Type.Array(Type.String()),
+});
+export type CatalogResponse = Static<typeof CatalogResponseSchema>;
+
+export const ProjectStatusSchema = Type.Union([Type.Literal('ok'), Type.Literal('invalid')]);
+export type ProjectStatus = Static<typeof ProjectStatusSchema>;
+
+export const ProjectSummarySchema = Type.Object({
+  id: Type.String(),
+  status: ProjectStatusSchema,
+  revision: Type.String(),
+  agents: Type.Integer({ description: 'Agents listed by the permissions view (declared or with an override).' }),
+  overrides: Type.Integer({ description: 'Agent overrides in the policy document.' }),
+});
+export const ProjectsResponseSchema = Type.Object({ projects: Type.Array(ProjectSummarySchema) });
+export type ProjectsResponse = Static<typeof ProjectsResponseSchema>;
+
+// ---------------------------------------------------------------- permissions of a project
+
+export const ProjectParamsSchema = Type.Object({ project: Type.String({ maxLength: 256 }) });
+export type ProjectParams = Static<typeof ProjectParamsSchema>;
+export const AgentParamsSchema = Type.Object({
+  project: Type.String({ maxLength: 256 }),
+  agentId: Type.String({ maxLength: 1024 }),
+});
+export type AgentParams = Static<typeof AgentParamsSchema>;
+export const RequesterParamsSchema = Type.Object({
+  project: Type.String({ maxLength: 256 }),
+  requester: Type.String({ maxLength: 1024 }),
+});
+export type RequesterParams = Static<typeof RequesterParamsSchema>;
+
+export const AllowlistBodySchema = AllowlistSchema;
+export type AllowlistBody = Static<typeof AllowlistBodySchema>;
+
+export const PolicyErrorSchema = Type.Object({
+  message: Type.String(),
+  file: Type.String({ description: 'Path of the file, relative to the project root.' }),
+  line: Type.Optional(Type.Integer()),
+  column: Type.Optional(Type.Integer()),
+  path: Type.Optional(Type.String({ description: 'JSON pointer of the offending value, for shape errors.' })),
+});
+export type PolicyError = Static<typeof PolicyErrorSchema>;
+
+export const AgentPermissionsSchema = Type.Object({
+  agentId: Type.String(),
+  name: Type.String(),
+  declared: Type.Boolean(),
+  mode: Type.Union([Type.Literal('inherit'), Type.Literal('override')]),
+  allowedTools: Type.Array(Type.String(), { description: 'Effective allowlist, catalog order.' }),
+  added: Type.Array(Type.String()),
+  removed: Type.Array(Type.String()),
+  redundant: Type.Boolean(),
+  unknownTools: Type.Array(Type.String()),
+});
+export type AgentPermissions = Static<typeof AgentPermissionsSchema>;
+
+export const PermissionsViewSchema = Type.Object({
+  project: Type.String(),
+  revision: Type.String(),
+  status: ProjectStatusSchema,
+  error: Type.Union([PolicyErrorSchema, Type.Null()]),
+  fileExists: Type.Boolean(),
+  projectDefault: Type.Object({
+    mode: Type.Union([Type.Literal('builtin'), Type.Literal('custom')]),
+    allowedTools: Type.Array(Type.String()),
+    unknownTools: Type.Array(Type.String()),
+  }),
+  agents: Type.Array(AgentPermissionsSchema),
+  agentsFile: Type.Optional(
+    Type.Object({
+      exists: Type.Boolean(),
+      error: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
+});
+export type PermissionsView = Static<typeof PermissionsViewSchema>;
+
+// ---------------------------------------------------------------- inspection
+
+export const EffectivePolicySchema = Type.Object({
+  project: Type.String(),
+  requester: RequesterSchema,
+  source: PolicySourceSchema,
+  allowedTools: Type.Array(Type.String()),
+  deniedTools: Type.Array(Type.String()),
+  revision: Type.String(),
+  boundIssue: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+export type EffectivePolicy = Static<typeof EffectivePolicySchema>;
+
+export const RecentDecisionsQuerySchema = Type.Object(
+  {
+    allow: Type.Optional(Type.Boolean()),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
+  },
+  { additionalProperties: false },
+);
+export type RecentDecisionsQuery = Static<typeof RecentDecisionsQuerySchema>;
+
+export const RecentDecisionSchema = Type.Object({
+  decisionId: Type.String(),
+  at: Type.String({ description: 'ISO 8601 time of the decision.' }),
+  requester: Type.String(),
+  tool: Type.String(),
+  allow: Type.Boolean(),
+  reason: DecisionReasonSchema,
+  source: PolicySourceSchema,
+});
+export type RecentDecision = Static<typeof RecentDecisionSchema>;
+export const RecentDecisionsResponseSchema = Type.Object({ decisions: Type.Array(RecentDecisionSchema) });
+export type RecentDecisionsResponse = Static<typeof RecentDecisionsResponseSchema>;
+
+// ---------------------------------------------------------------- ephemeral policies
+
+export const MAX_EPHEMERAL_TTL_SECONDS = 86_400;
+export const DEFAULT_EPHEMERAL_TTL_SECONDS = 3_600;
+
+export const EphemeralPolicyBodySchema = Type.Object(
+  {
+    allowedTools: Type.Array(Type.String({ maxLength: MAX_TOOL_NAME_LENGTH }), { maxItems: MAX_ALLOWLIST_ITEMS }),
+    boundIssue: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^#?[A-Za-z0-9._-]+$' })),
+    ttlSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EPHEMERAL_TTL_SECONDS })),
+  },
+  { additionalProperties: false },
+);
+export type EphemeralPolicyBody = Static<typeof EphemeralPolicyBodySchema>;
+
+export const EphemeralPolicySchema = Type.Object({
+  project: Type.String(),
+  requester: Type.String(),
+  allowedTools: Type.Array(Type.String()),
+  boundIssue: Type.Union([Type.String(), Type.Null()]),
+  expiresAt: Type.String({ description: 'ISO 8601 time after which the requester is back to read-only.' }),
+});
+export type EphemeralPolicy = Static<typeof EphemeralPolicySchema>;
+export const EphemeralPoliciesResponseSchema = Type.Object({ policies: Type.Array(EphemeralPolicySchema) });
+export type EphemeralPoliciesResponse = Static<typeof EphemeralPoliciesResponseSchema>;
+
+// ---------------------------------------------------------------- health
+
+export const HealthSchema = Type.Object({ status: Type.String() });
+export const ReadySchema = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('loading')]),
+  projects: Type.Integer(),
+});
+

@@ -1,0 +1,38 @@
+/** The one error shape of the HTTP API and its stable codes (SPEC §5). */
+import { Type, type Static } from '@sinclair/typebox';
+
+export const ERROR_CODES = [
+  'invalid_request',
+  'unauthorized',
+  'not_found',
+  'unknown_project',
+  'invalid_tools',
+  'invalid_agent_id',
+  'invalid_requester',
+  'revision_mismatch',
+  'policy_invalid',
+  'payload_too_large',
+  'unsupported_media_type',
+  'write_failed',
+  'internal_error',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export const ErrorBodySchema = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'Stable snake_case code, one of ERROR_CODES.' }),
+      message: Type.String(),
+      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+  },
+  { $id: 'ErrorBody', description: 'Every error the API answers has this shape.' },
+);
+export type ErrorBody = Static<typeof ErrorBodySchema>;
+
+/** `details` of `400 invalid_tools`: what is wrong in the allowlist that was refused. */
+export interface InvalidToolsDetails {
+  unknown: string[];
+  duplicates: string[];
+  empty: number;
+}
