@@ -1,0 +1,97 @@
+/**
+ * One HTTP exchange with the policy service under a hard deadline. Everything that can go wrong
+ * below the HTTP status line (refused connection, reset, timeout, oversized body, closed client)
+ * becomes a {@link TransportFailure} whose message is a short human cause for denial messages.
+ */
+import type { Pool } from 'undici';
+
+/** The whole exchange (connect, send, headers, body) failed; `message` is the cause. */
+export class TransportFailure extends Error {
+  override readonly name = 'TransportFailure';
+}
+
+export interface Exchange {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+export interface ExchangeRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * Runs one request and reads its whole body, or fails within `timeoutMs`. The deadline is
+ * enforced twice: the abort signal tears the request down in undici, and the race makes sure the
+ * caller gets its answer on time even if some stage ignored the signal.
+ */
+export async function exchangeWithDeadline(pool: Pool, request: ExchangeRequest, timeoutMs: number): Promise<Exchange> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const failure = new TransportFailure(`timeout after ${timeoutMs} ms`);
+      controller.abort(failure);
+      reject(failure);
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([exchange(pool, request, controller.signal), deadline]);
+  } catch (error) {
+    if (controller.signal.aborted && controller.signal.reason instanceof TransportFailure) throw controller.signal.reason;
+    throw new TransportFailure(describeTransportError(error), { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function exchange(pool: Pool, request: ExchangeRequest, signal: AbortSignal): Promise<Exchange> {
+  const response = await pool.request({
+    method: request.method,
+    path: request.path,
+    headers: request.headers,
+    body: request.body ?? null,
+    signal,
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, headers: response.headers, text };
+}
+
+/** A short cause for a failed exchange: "connection refused (127.0.0.1:9)", "socket closed", ... */
+export function describeTransportError(error: unknown): string {
+  if (error instanceof TransportFailure) return error.message;
+  const { code, message, address, port } = (error ?? {}) as {
+    code?: unknown;
+    message?: unknown;
+    address?: unknown;
+    port?: unknown;
+  };
+  const where = typeof address === 'string' ? ` (${address}${typeof port === 'number' ? `:${port}` : ''})` : '';
+  switch (code) {
+    case 'ECONNREFUSED':
+      return `connection refused${where}`;
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection reset';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `host not found${typeof message === 'string' ? `: ${message}` : ''}`;
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'timeout';
+    case 'UND_ERR_RES_EXCEEDED_MAX_SIZE':
+      return 'response too large';
+    case 'UND_ERR_DESTROYED':
+    case 'UND_ERR_CLOSED':
+      return 'client closed';
+    default:
+      break;
+  }
+  if (typeof code === 'string' && typeof message === 'string') return `${code}: ${message}`;
+  if (typeof message === 'string' && message !== '') return message;
+  return 'unknown transport error';
+}
