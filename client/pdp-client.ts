@@ -7,7 +7,6 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Static, TSchema } from '@sinclair/typebox';
 import {
   CatalogResponseSchema,
-  DecideBatchResponseSchema,
   DecisionSchema,
   EffectivePolicySchema,
   EphemeralPoliciesResponseSchema,
@@ -28,13 +27,12 @@ import {
 } from '../schemas/api.js';
 import { ErrorBodySchema } from '../schemas/errors.js';
 import type { PolicyDocument } from '../schemas/policy.js';
-import { unavailable, type ClientDecision } from './decision.js';
+import { isJsonObject, unavailable, type ClientDecision } from './decision.js';
 import { PdpError } from './errors.js';
 import { exchangeWithDeadline, TransportFailure, type Exchange, type ExchangeRequest } from './transport.js';
 
 // Compiled once per process: validating an answer costs well under a microsecond.
 const decisionCheck = TypeCompiler.Compile(DecisionSchema);
-const batchCheck = TypeCompiler.Compile(DecideBatchResponseSchema);
 const errorBodyCheck = TypeCompiler.Compile(ErrorBodySchema);
 const catalogCheck = TypeCompiler.Compile(CatalogResponseSchema);
 const projectsCheck = TypeCompiler.Compile(ProjectsResponseSchema);
@@ -159,11 +157,17 @@ export class PdpClient {
       if (answer.status !== 200) return denyAll(httpCause(answer));
       const body = parseJson(answer.text);
       if (body === undefined) return denyAll('invalid JSON in the answer');
-      if (!batchCheck.Check(body)) return denyAll(`invalid answer: ${firstError(batchCheck, body)}`);
-      if (body.decisions.length !== queries.length) {
-        return denyAll(`the batch answer has ${body.decisions.length} decisions for ${queries.length} queries`);
+      const decisions = isJsonObject(body) ? body['decisions'] : undefined;
+      if (!Array.isArray(decisions)) return denyAll('invalid answer: /decisions Expected array');
+      if (decisions.length !== queries.length) {
+        return denyAll(`the batch answer has ${decisions.length} decisions for ${queries.length} queries`);
       }
-      return queries.map((query, index) => trusted(query, body.decisions[index] as Decision));
+      // Each answer is checked like a /decide answer, so a call gets the same denial text either way.
+      return queries.map((query, index) => {
+        const decision: unknown = decisions[index];
+        if (!decisionCheck.Check(decision)) return unavailable(query, `invalid answer: ${firstError(decisionCheck, decision)}`);
+        return trusted(query, decision);
+      });
     } catch (error) {
       return denyAll(describeFailure(error));
     }

@@ -1,0 +1,45 @@
+/**
+ * Example: the IdeA MCP tools over stdio, every call decided by the policy service.
+ *
+ *   PDP_URL=http://127.0.0.1:8787 PDP_PROJECT=demo PDP_REQUESTER=QA npm run example:mcp-server
+ *
+ * Env: PDP_URL (default http://127.0.0.1:8787), PDP_PROJECT (default demo), PDP_REQUESTER (the
+ * agent id of this session; default "mcp" = anonymous, read-only), PDP_DECIDE_TOKEN,
+ * PDP_TIMEOUT_MS (default 500), PDP_FILTER_TOOLS_LIST=1 to hide denied tools in tools/list,
+ * IDEA_TOOL_LOG (a file the stubs append their runs to, one JSON line each).
+ * stdout carries the MCP protocol only: logs go to stderr.
+ */
+import { pino } from 'pino';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { PdpClient, guardMcpServer } from '../../client/index.js';
+import { createIdeaToolsServer, ToolRunRecorder } from './idea-tools.js';
+
+const logger = pino({ name: 'idea-mcp-server-example' }, pino.destination(2));
+const env = process.env;
+const project = env['PDP_PROJECT'] || 'demo';
+const requester = env['PDP_REQUESTER'] ?? 'mcp';
+const client = new PdpClient({
+  baseUrl: env['PDP_URL'] || 'http://127.0.0.1:8787',
+  token: env['PDP_DECIDE_TOKEN'],
+  timeoutMs: env['PDP_TIMEOUT_MS'] === undefined ? undefined : Number(env['PDP_TIMEOUT_MS']),
+});
+
+const server = createIdeaToolsServer(new ToolRunRecorder(env['IDEA_TOOL_LOG'] || undefined));
+guardMcpServer(server, {
+  client,
+  project,
+  requester,
+  filterToolsList: env['PDP_FILTER_TOOLS_LIST'] === '1',
+  logger,
+  onDecision: (decision) => {
+    if (!decision.allow) logger.info({ tool: decision.tool.name, reason: decision.reason }, 'tool call denied');
+  },
+});
+
+const transport = new StdioServerTransport();
+// The host closes stdin to end the session: close the sockets too, so the process exits.
+process.stdin.once('end', () => {
+  void server.close().finally(() => client.close());
+});
+await server.connect(transport);
+logger.info({ project, requester }, 'IdeA MCP tools example ready on stdio');

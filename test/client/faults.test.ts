@@ -1,0 +1,167 @@
+/**
+ * Fail-closed: whatever goes wrong between the SDK and the service, the call is denied within
+ * about the timeout and the tool never runs, through both guards.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ServerResponse } from 'node:http';
+import { PdpClient, guardOpenAiToolCalls, type ClientDecision } from '../../client/index.js';
+import { cannedDecision, closedPortUrl, sendJson, startBlackHole, startFakeHttp, type FakeServer } from './fake-pdp.js';
+import { connectGuardedIdeaServer } from './mcp-harness.js';
+
+const TIMEOUT_MS = 250;
+const MARGIN_MS = 600; // two busy cores: generous, and still far from "hangs"
+const query = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' } as const;
+
+type Answer = (response: ServerResponse, body: unknown, isBatch: boolean) => void;
+const queriesOf = (body: unknown) => (body as { queries: (typeof query)[] }).queries;
+
+/** Each fault: how to start it. `null` answer = nothing listens. */
+const faults: Record<string, { start: () => Promise<FakeServer | string>; cause: RegExp }> = {
+  'service down (closed port)': { start: closedPortUrl, cause: /connection refused/ },
+  'accepts the connection, never answers': { start: startBlackHole, cause: /timeout after 250 ms/ },
+  'reads the request, never answers': { start: () => startFakeHttp(() => undefined), cause: /timeout after 250 ms/ },
+  'answers after the timeout': {
+    start: () =>
+      startFakeHttp((_request, response, body) => {
+        const isBatch = (body as { queries?: unknown }).queries !== undefined;
+        const answer = isBatch
+          ? { decisions: queriesOf(body).map((one) => cannedDecision(one, true)) }
+          : cannedDecision(body as typeof query, true);
+        setTimeout(() => sendJson(response, 200, answer), TIMEOUT_MS + 400).unref();
+      }),
+    cause: /timeout after 250 ms/,
+  },
+  'sends headers, then the body too slowly': {
+    start: () =>
+      startFakeHttp((_request, response, body) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write('{"allow": true, ');
+        const rest = JSON.stringify(cannedDecision(body as typeof query, true)).slice(1);
+        setTimeout(() => response.end(rest), TIMEOUT_MS + 400).unref();
+      }),
+    cause: /timeout after 250 ms/,
+  },
+  'HTTP 500': {
+    start: () => startFakeHttp((_r, response) => sendJson(response, 500, { error: { code: 'internal_error', message: 'boom' } })),
+    cause: /HTTP 500: internal_error/,
+  },
+  'HTML body': {
+    start: () =>
+      startFakeHttp((_r, response) => {
+        response.writeHead(200, { 'content-type': 'text/html' });
+        response.end('<html><body>Welcome to nginx</body></html>');
+      }),
+    cause: /invalid JSON/,
+  },
+  '{"allow": true} without the other fields': {
+    start: () =>
+      startFakeHttp((_r, response, body) => {
+        const isBatch = (body as { queries?: unknown }).queries !== undefined;
+        sendJson(response, 200, isBatch ? { decisions: queriesOf(body).map(() => ({ allow: true })) } : { allow: true });
+      }),
+    cause: /invalid answer/,
+  },
+  'an allow about another tool': {
+    start: () =>
+      startFakeHttp((_r, response, body) => {
+        const other = (one: typeof query) => cannedDecision({ ...one, tool: 'idea_ticket_read' }, true);
+        const isBatch = (body as { queries?: unknown }).queries !== undefined;
+        sendJson(response, 200, isBatch ? { decisions: queriesOf(body).map(other) } : other(body as typeof query));
+      }),
+    cause: /not the tool asked about/,
+  },
+};
+
+let cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+async function clientFor(fault: (typeof faults)[string]): Promise<PdpClient> {
+  const started = await fault.start();
+  const url = typeof started === 'string' ? started : started.url;
+  if (typeof started !== 'string') cleanups.push(() => started.close());
+  const client = new PdpClient({ baseUrl: url, timeoutMs: TIMEOUT_MS });
+  cleanups.push(() => client.close());
+  return client;
+}
+
+function expectUnavailable(decision: ClientDecision | undefined, cause: RegExp, tool: string = query.tool): void {
+  expect(decision?.allow).toBe(false);
+  expect(decision?.reason).toBe('pdp_unavailable');
+  expect(decision?.message).toContain(`Tool ${tool} denied for agent QA in project demo: policy service unreachable (`);
+  expect(decision?.message).toMatch(cause);
+}
+
+describe.each(Object.entries(faults))('fault: %s', (_name, fault) => {
+  it('decide() denies within the timeout', async () => {
+    const client = await clientFor(fault);
+    const started = performance.now();
+    const decision = await client.decide(query);
+    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
+    expectUnavailable(decision, fault.cause);
+  });
+
+  it('decideBatch() denies every query within the timeout', async () => {
+    const client = await clientFor(fault);
+    const started = performance.now();
+    const decisions = await client.decideBatch([query, { ...query, tool: 'idea_ticket_create' }]);
+    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
+    expect(decisions).toHaveLength(2);
+    expectUnavailable(decisions[0], fault.cause);
+    expectUnavailable(decisions[1], fault.cause, 'idea_ticket_create');
+  });
+
+  it('neither guard runs the tool, and both give the same text', async () => {
+    const client = await clientFor(fault);
+    const invoked: string[] = [];
+    const [output] = await guardOpenAiToolCalls(
+      [{ id: 'call_1', type: 'function', function: { name: query.tool, arguments: '{"text":"x"}' } }],
+      { client, project: 'demo', requester: 'QA', invoke: (name) => invoked.push(name) },
+    );
+    expect(invoked).toEqual([]);
+    const mcp = await connectGuardedIdeaServer({ client, project: 'demo', requester: 'QA' });
+    cleanups.push(mcp.close);
+    const started = performance.now();
+    const result = await mcp.call(query.tool, { text: 'x' });
+    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
+    expect(mcp.recorder.runs).toEqual([]);
+    expect(result.isError).toBe(true);
+    expect(result.text).toMatch(fault.cause);
+    expect(output?.content).toBe(result.text);
+  });
+});
+
+describe('batch answers that cannot be trusted', () => {
+  it('a batch answer with the wrong count denies every query', async () => {
+    const fake = await startFakeHttp((_r, response, body) =>
+      sendJson(response, 200, { decisions: [cannedDecision(queriesOf(body)[0] as typeof query, true)] }),
+    );
+    cleanups.push(fake.close);
+    const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
+    cleanups.push(() => client.close());
+    const decisions = await client.decideBatch([query, { ...query, tool: 'idea_ticket_read' }]);
+    expect(decisions.map((decision) => decision.allow)).toEqual([false, false]);
+    expectUnavailable(decisions[0], /1 decisions for 2 queries/);
+  });
+
+  it('an allow with a reason other than "allowed" is not trusted', async () => {
+    const fake = await startFakeHttp((_r, response, body) =>
+      sendJson(response, 200, { ...cannedDecision(body as typeof query, true), reason: 'policy_invalid' }),
+    );
+    cleanups.push(fake.close);
+    const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
+    cleanups.push(() => client.close());
+    expectUnavailable(await client.decide(query), /allows with reason policy_invalid/);
+  });
+
+  it('a closed client denies instead of throwing', async () => {
+    const fake = await startFakeHttp((_r, response, body) => sendJson(response, 200, cannedDecision(body as typeof query, true)));
+    cleanups.push(fake.close);
+    const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
+    expect((await client.decide(query)).allow).toBe(true);
+    await client.close();
+    expectUnavailable(await client.decide(query), /closed/);
+  });
+});
