@@ -1,0 +1,24 @@
+/** Entry point of the permissions panel served at `/ui/`. */
+import { PermissionsApi, apiRoot } from './api.js';
+import { renderInto } from './dom.js';
+import { Panel } from './panel.js';
+import { renderPage } from './view.js';
+
+const root = document.getElementById('app');
+if (root === null) throw new Error('#app is missing from index.html');
+
+let scheduled = false;
+/** Coalesces the several state changes of one action into one render. */
+function scheduleRender(): void {
+  if (scheduled) return;
+  scheduled = true;
+  queueMicrotask(() => {
+    scheduled = false;
+    renderInto(root as HTMLElement, renderPage(panel));
+  });
+}
+
+let panel: Panel;
+const api = new PermissionsApi(apiRoot(window.location.pathname), () => panel.state.token);
+panel = new Panel(api, window.sessionStorage, scheduleRender);
+void panel.load(new URLSearchParams(window.location.search).get('project') ?? undefined);

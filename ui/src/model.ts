@@ -1,0 +1,161 @@
+/**
+ * Pure logic of the permissions panel (no DOM): row states, counters and French wording, the
+ * allowlist a save sends. Kept apart so it is unit-tested without a browser.
+ *
+ * The read/write classification comes from `GET /catalog` (the backend is canonical); nothing
+ * here hardcodes which tool is a read tool.
+ */
+import type { CatalogResponse, PermissionsView, AgentPermissions } from '../../schemas/api.js';
+
+export type CatalogTool = CatalogResponse['tools'][number];
+export type Access = CatalogTool['access'];
+
+/** Which policy the editor shows: the project default or one agent (by id). */
+export type TargetKey = { kind: 'default' } | { kind: 'agent'; agentId: string };
+
+/** The state a tool row displays, worded exactly as the ticket's labels. */
+export type RowState = 'Autorisé' | 'Refusé' | 'Hérité' | 'Ajouté' | 'Retiré';
+
+export const DEFAULT_TARGET: TargetKey = { kind: 'default' };
+
+/** A stable string for a target, usable as a map key or a DOM id suffix. */
+export function targetId(target: TargetKey): string {
+  return target.kind === 'default' ? 'default' : `agent:${target.agentId}`;
+}
+
+export function sameTarget(a: TargetKey, b: TargetKey): boolean {
+  return targetId(a) === targetId(b);
+}
+
+/** French agreement of "autorisé" with a count (0 and 1 are singular in French). */
+export function autorise(count: number): string {
+  return count > 1 ? 'autorisés' : 'autorisé';
+}
+
+/** "9 lecture autorisés · 2 écriture autorisés" for the allowed set. */
+export function summaryText(catalog: CatalogResponse, allowed: ReadonlySet<string>): string {
+  let read = 0;
+  let write = 0;
+  for (const tool of catalog.tools) {
+    if (!allowed.has(tool.name)) continue;
+    if (tool.access === 'read') read += 1;
+    else write += 1;
+  }
+  return `${read} lecture ${autorise(read)} · ${write} écriture ${autorise(write)}`;
+}
+
+/** The visible group counter, "3/7 autorisés". */
+export function counterText(allowed: number, total: number): string {
+  return `${allowed}/${total} ${autorise(allowed)}`;
+}
+
+/** The accessible name of a group button, "Tickets, 1 sur 7 autorisé". */
+export function groupAccessibleName(label: string, allowed: number, total: number): string {
+  return `${label}, ${allowed} sur ${total} ${autorise(allowed)}`;
+}
+
+/** The full label of a tool checkbox, "Modifier le carnet d'un ticket, idea_ticket_update_carnet". */
+export function checkboxLabel(tool: Pick<CatalogTool, 'label' | 'name'>): string {
+  return `${tool.label}, ${tool.name}`;
+}
+
+/**
+ * The state of one row. The project default and an agent that inherits show the plain effective
+ * state ("Hérité" for an inherited grant); an override is compared with the project default.
+ */
+export function rowState(
+  target: TargetKey,
+  overriding: boolean,
+  allowed: boolean,
+  allowedByDefault: boolean,
+): RowState {
+  if (target.kind === 'default') return allowed ? 'Autorisé' : 'Refusé';
+  if (!overriding) return allowed ? 'Hérité' : 'Refusé';
+  if (allowed) return allowedByDefault ? 'Autorisé' : 'Ajouté';
+  return allowedByDefault ? 'Retiré' : 'Refusé';
+}
+
+/** "Diffère du défaut : +2 écriture, -1 lecture", or null when the override equals the default. */
+export function differenceText(
+  catalog: CatalogResponse,
+  allowed: ReadonlySet<string>,
+  defaultAllowed: ReadonlySet<string>,
+): string | null {
+  const parts: string[] = [];
+  for (const access of ['write', 'read'] as const) {
+    const tools = catalog.tools.filter((tool) => tool.access === access);
+    const added = tools.filter((tool) => allowed.has(tool.name) && !defaultAllowed.has(tool.name)).length;
+    const removed = tools.filter((tool) => !allowed.has(tool.name) && defaultAllowed.has(tool.name)).length;
+    const word = access === 'read' ? 'lecture' : 'écriture';
+    if (added > 0) parts.push(`+${added} ${word}`);
+    if (removed > 0) parts.push(`-${removed} ${word}`);
+  }
+  return parts.length === 0 ? null : `Diffère du défaut : ${parts.join(', ')}`;
+}
+
+/** The allowlist a save sends: catalog tools only, in catalog order (unknown names are dropped). */
+export function allowlistToSave(catalog: CatalogResponse, allowed: ReadonlySet<string>): string[] {
+  return catalog.tools.filter((tool) => allowed.has(tool.name)).map((tool) => tool.name);
+}
+
+export function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const item of a) if (!b.has(item)) return false;
+  return true;
+}
+
+export interface ToolGroupView {
+  id: string;
+  label: string;
+  /** `read` when every tool of the group is a read tool: such groups are folded for agents. */
+  access: Access;
+  tools: CatalogTool[];
+}
+
+/** The catalog's groups in order, each with its tools (groups without tools are left out). */
+export function groupTools(catalog: CatalogResponse): ToolGroupView[] {
+  return catalog.groups
+    .map((group) => {
+      const tools = catalog.tools.filter((tool) => tool.group === group.id);
+      const access: Access = tools.every((tool) => tool.access === 'read') ? 'read' : 'write';
+      return { id: group.id, label: group.label, access, tools };
+    })
+    .filter((group) => group.tools.length > 0);
+}
+
+/** Groups start open except read groups of an agent (less noise; write groups are the risky decisions). */
+export function groupOpenByDefault(target: TargetKey, access: Access): boolean {
+  return target.kind === 'default' || access === 'write';
+}
+
+export function findAgent(view: PermissionsView, agentId: string): AgentPermissions | undefined {
+  return view.agents.find((agent) => agent.agentId === agentId);
+}
+
+/** What the service currently holds for a target: saved allowlist, override flag, unknown names. */
+export interface SavedTarget {
+  allowed: Set<string>;
+  /** The target has its own allowlist (custom default, or an agent override). */
+  overriding: boolean;
+  unknownTools: string[];
+  redundant: boolean;
+}
+
+export function savedTarget(view: PermissionsView, target: TargetKey): SavedTarget | undefined {
+  if (target.kind === 'default') {
+    return {
+      allowed: new Set(view.projectDefault.allowedTools),
+      overriding: view.projectDefault.mode === 'custom',
+      unknownTools: view.projectDefault.unknownTools,
+      redundant: false,
+    };
+  }
+  const agent = findAgent(view, target.agentId);
+  if (agent === undefined) return undefined;
+  return {
+    allowed: new Set(agent.allowedTools),
+    overriding: agent.mode === 'override',
+    unknownTools: agent.unknownTools,
+    redundant: agent.redundant,
+  };
+}

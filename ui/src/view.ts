@@ -1,0 +1,233 @@
+/**
+ * The page around the editor: header (project selector, token), tabs, load states, target column.
+ */
+import { h, type Child } from './dom.js';
+import { renderEditor } from './editor-view.js';
+import { DEFAULT_TARGET, sameTarget, type TargetKey } from './model.js';
+import type { Panel, Tab } from './panel.js';
+
+const TABS: readonly { id: Tab; label: string }[] = [
+  { id: 'system', label: 'Système' },
+  { id: 'mcp', label: 'Tools MCP IdeA' },
+];
+
+export function renderPage(panel: Panel): Child {
+  const state = panel.state;
+  return [
+    h('header', { class: 'topbar' }, h('h1', null, 'Permissions'), renderProjectSelector(panel), renderTokenStatus(panel)),
+    h('div', { class: 'tabs-row' }, renderTabs(panel), h('button', { id: 'refresh', class: 'button', type: 'button', onclick: () => panel.refresh() }, 'Actualiser')),
+    state.tokenForm.open ? renderTokenForm(panel) : null,
+    h(
+      'div',
+      { role: 'tabpanel', id: 'panel-mcp', 'aria-labelledby': 'tab-mcp', hidden: state.tab !== 'mcp' },
+      state.tab === 'mcp' ? renderMcpPanel(panel) : null,
+    ),
+    h(
+      'div',
+      { role: 'tabpanel', id: 'panel-system', 'aria-labelledby': 'tab-system', hidden: state.tab !== 'system', class: 'system-panel' },
+      h('p', null, 'Les permissions fichiers, commandes et sandbox sont gérées par IdeA (Système) : elles sont hors du périmètre de ce service.'),
+      h('p', null, 'Les permissions des tools MCP IdeA sont dans l\u2019onglet « Tools MCP IdeA ».'),
+    ),
+  ];
+}
+
+/** Tabs with a roving tabindex: arrows, Home and End move (and activate) the selection. */
+function renderTabs(panel: Panel): Child {
+  const onKeydown = (event: Event): void => {
+    if (!(event instanceof KeyboardEvent)) return;
+    const index = TABS.findIndex((tab) => tab.id === panel.state.tab);
+    const moves: Record<string, number> = { ArrowRight: index + 1, ArrowLeft: index - 1, Home: 0, End: TABS.length - 1 };
+    const nextIndex = moves[event.key];
+    if (nextIndex === undefined) return;
+    event.preventDefault();
+    const next = TABS[(nextIndex + TABS.length) % TABS.length];
+    if (next === undefined) return;
+    panel.setTab(next.id);
+    document.getElementById(`tab-${next.id}`)?.focus();
+  };
+  return h(
+    'div',
+    { role: 'tablist', 'aria-label': 'Permissions', class: 'tabs', onkeydown: onKeydown },
+    TABS.map((tab) =>
+      h(
+        'button',
+        {
+          role: 'tab',
+          type: 'button',
+          id: `tab-${tab.id}`,
+          class: 'tab',
+          'aria-selected': String(panel.state.tab === tab.id),
+          'aria-controls': `panel-${tab.id}`,
+          tabindex: panel.state.tab === tab.id ? 0 : -1,
+          onclick: () => panel.setTab(tab.id),
+        },
+        tab.label,
+      ),
+    ),
+  );
+}
+
+function renderProjectSelector(panel: Panel): Child {
+  const { projects, projectId } = panel.state;
+  if (projects.length < 2) return projectId === null ? null : h('p', { class: 'project-name' }, 'Projet : ', h('strong', null, projectId));
+  return h(
+    'div',
+    { class: 'project-select' },
+    h('label', { for: 'project-select' }, 'Projet'),
+    h(
+      'select',
+      {
+        id: 'project-select',
+        onchange: (event: Event) => {
+          const select = event.target as HTMLSelectElement;
+          const wanted = select.value;
+          select.value = panel.state.projectId ?? wanted; // the guard may refuse the change
+          panel.selectProject(wanted);
+        },
+      },
+      projects.map((project) =>
+        h('option', { value: project.id, selected: project.id === projectId }, project.status === 'invalid' ? `${project.id} (policy invalide)` : project.id),
+      ),
+    ),
+  );
+}
+
+function renderTokenStatus(panel: Panel): Child {
+  if (panel.state.token !== null) {
+    return h(
+      'div',
+      { class: 'token-status' },
+      h('span', { class: 'badge badge-ok' }, 'Jeton enregistré pour cette session'),
+      h('button', { id: 'token-forget', class: 'button button-quiet', type: 'button', onclick: () => panel.forgetToken() }, 'Oublier le jeton'),
+    );
+  }
+  return h(
+    'div',
+    { class: 'token-status' },
+    h('span', { class: 'badge badge-muted' }, 'Lecture seule'),
+    panel.state.tokenForm.open
+      ? null
+      : h('button', { id: 'token-open', class: 'button button-quiet', type: 'button', onclick: () => panel.openTokenForm() }, 'Saisir le jeton administrateur'),
+  );
+}
+
+function renderTokenForm(panel: Panel): Child {
+  const { reason } = panel.state.tokenForm;
+  const onSubmit = (event: Event): void => {
+    event.preventDefault();
+    const input = document.getElementById('token-input');
+    if (input instanceof HTMLInputElement) {
+      const value = input.value;
+      input.value = '';
+      panel.setToken(value);
+    }
+  };
+  return h(
+    'form',
+    { class: 'token-form', 'aria-labelledby': 'token-title', onsubmit: onSubmit },
+    h('h2', { id: 'token-title' }, 'Jeton administrateur'),
+    h(
+      'p',
+      null,
+      reason ??
+        'Les modifications demandent le jeton administrateur du service. Il est gardé pour cette session de navigateur seulement. Sans jeton, le panneau est en lecture seule.',
+    ),
+    h(
+      'div',
+      { class: 'token-row' },
+      h('label', { for: 'token-input' }, 'Jeton'),
+      h('input', { id: 'token-input', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true }),
+      h('button', { id: 'token-submit', class: 'button button-primary', type: 'submit' }, 'Utiliser ce jeton'),
+      reason === null
+        ? h('button', { id: 'token-dismiss', class: 'button', type: 'button', onclick: () => panel.dismissTokenForm() }, 'Continuer en lecture seule')
+        : null,
+    ),
+  );
+}
+
+function renderMcpPanel(panel: Panel): Child {
+  const { loadError, loading, view, projectId } = panel.state;
+  const errorBanner =
+    loadError === null
+      ? null
+      : h(
+          'div',
+          { class: 'banner banner-error', role: 'alert' },
+          h('p', null, `Impossible de charger les permissions : ${loadError.message}`),
+          h('button', { id: 'retry', class: 'button', type: 'button', onclick: () => void panel.load() }, 'Réessayer'),
+        );
+  if (view === null) {
+    if (loading) return [errorBanner, renderSkeleton()];
+    if (projectId === null && loadError === null) return h('p', { class: 'empty' }, 'Aucun projet servi par ce service.');
+    return errorBanner;
+  }
+  const invalid =
+    view.status === 'invalid'
+      ? h(
+          'div',
+          { class: 'banner banner-error', role: 'alert' },
+          h('p', null, 'La policy de ce projet est invalide : toutes les décisions sont refusées jusqu\u2019à sa correction. Le panneau est en lecture seule.'),
+          view.error === null
+            ? null
+            : h(
+                'p',
+                { class: 'mono' },
+                `${view.error.file}${view.error.line === undefined ? '' : `:${view.error.line}`}${view.error.column === undefined ? '' : `:${view.error.column}`} — ${view.error.message}`,
+              ),
+        )
+      : null;
+  return [errorBanner, invalid, h('div', { class: 'layout', 'aria-busy': String(loading) }, renderTargets(panel), renderEditor(panel))];
+}
+
+function renderSkeleton(): Child {
+  const lines = (count: number): Child => Array.from({ length: count }, () => h('div', { class: 'skeleton-line' }));
+  return h(
+    'div',
+    { class: 'layout', 'aria-busy': 'true' },
+    h('div', { class: 'targets skeleton' }, h('span', { class: 'visually-hidden' }, 'Chargement…'), lines(6)),
+    h('div', { class: 'editor skeleton', 'aria-hidden': 'true' }, lines(10)),
+  );
+}
+
+function renderTargets(panel: Panel): Child {
+  const view = panel.state.view;
+  if (view === null) return null;
+  const defaultSummary = view.projectDefault.mode === 'builtin' ? 'Lecture seule' : 'Personnalisé';
+  const item = (target: TargetKey, id: string, name: Child, badge: Child): Child => {
+    const current = sameTarget(target, panel.state.target);
+    const dirty = current && panel.dirty();
+    return h(
+      'li',
+      null,
+      h(
+        'button',
+        { id, type: 'button', class: `target${current ? ' target-current' : ''}`, 'aria-current': current ? 'true' : null, onclick: () => panel.selectTarget(target) },
+        h('span', { class: 'target-name' }, name),
+        dirty ? h('span', { class: 'badge badge-dirty' }, 'Non enregistré') : null,
+        badge,
+      ),
+    );
+  };
+  return h(
+    'nav',
+    { class: 'targets', 'aria-label': 'Cibles' },
+    h('ul', { class: 'target-list' }, item(DEFAULT_TARGET, 'target-default', ['Défaut projet', h('span', { class: 'target-sub' }, defaultSummary)], null)),
+    h('h2', { class: 'targets-heading' }, 'Agents'),
+    view.agents.length === 0
+      ? h('p', { class: 'empty' }, 'Aucun agent dans ce projet.')
+      : h(
+          'ul',
+          { class: 'target-list' },
+          view.agents.map((agent) =>
+            item(
+              { kind: 'agent', agentId: agent.agentId },
+              `target-agent-${encodeURIComponent(agent.agentId)}`,
+              [agent.name, agent.declared ? null : h('span', { class: 'target-note' }, ' (non déclaré)')],
+              agent.mode === 'override'
+                ? h('span', { class: 'badge badge-override' }, 'Override')
+                : h('span', { class: 'badge badge-inherit' }, 'Hérité'),
+            ),
+          ),
+        ),
+  );
+}
