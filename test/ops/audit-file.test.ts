@@ -1,0 +1,208 @@
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { auditRecordOf, createAuditFile, type AuditFile, type AuditRecord } from '../../server/audit-file.js';
+import type { Decision } from '../../schemas/index.js';
+
+const FIELDS = [
+  'at',
+  'decisionId',
+  'project',
+  'requester',
+  'requesterKind',
+  'tool',
+  'access',
+  'allow',
+  'reason',
+  'source',
+  'revision',
+].sort();
+
+function record(index: number): AuditRecord {
+  return {
+    at: new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString(),
+    decisionId: `d-${String(index).padStart(5, '0')}`,
+    project: 'demo',
+    requester: 'DevFrontend',
+    requesterKind: 'agent',
+    tool: 'idea_memory_write',
+    access: 'write',
+    allow: false,
+    reason: 'not_in_allowlist',
+    source: 'project-default',
+    revision: '3f2a9c1b0d4e5f60',
+  };
+}
+
+async function readLines(file: string): Promise<Record<string, unknown>[]> {
+  const text = await readFile(file, 'utf8');
+  expect(text.endsWith('\n')).toBe(true);
+  return text
+    .slice(0, -1)
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+const folders: string[] = [];
+const opened: AuditFile[] = [];
+async function tempFolder(): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), 'pdp-audit-'));
+  folders.push(folder);
+  return folder;
+}
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((audit) => audit.close()));
+  await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
+});
+
+describe('createAuditFile', () => {
+  it('appends one JSON object per decision with exactly the audit fields', async () => {
+    const folder = await tempFolder();
+    const path = join(folder, 'nested', 'audit.ndjson');
+    const errors: Error[] = [];
+    const audit = createAuditFile(path, { onError: (error) => errors.push(error) });
+    opened.push(audit);
+    for (let index = 0; index < 3; index++) audit.write(record(index));
+    await audit.close();
+
+    const lines = await readLines(path);
+    expect(lines).toHaveLength(3);
+    expect(lines.map((line) => line.decisionId)).toEqual(['d-00000', 'd-00001', 'd-00002']);
+    for (const line of lines) expect(Object.keys(line).sort()).toEqual(FIELDS);
+    expect(lines[0]).toEqual(record(0));
+    expect(errors).toEqual([]);
+    expect(audit.stats()).toEqual({ written: 3, dropped: 0, rotations: 0 });
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('never writes fields outside the record, such as a token the caller passed by mistake', async () => {
+    const folder = await tempFolder();
+    const path = join(folder, 'audit.ndjson');
+    const audit = createAuditFile(path);
+    opened.push(audit);
+    const leaky = { ...record(1), authorization: 'Bearer s3cret-admin-token', token: 's3cret-admin-token' };
+    audit.write(leaky);
+    await audit.close();
+    const text = await readFile(path, 'utf8');
+    expect(text).not.toContain('s3cret');
+    expect(Object.keys(JSON.parse(text) as object).sort()).toEqual(FIELDS);
+  });
+
+  it('builds the record of a decision from the wire decision', () => {
+    const decision: Decision = {
+      allow: true,
+      reason: 'allowed',
+      message: 'Tool idea_ticket_read is allowed for agent QA in project demo.',
+      source: 'builtin-read-only',
+      requester: { id: 'QA', kind: 'agent' },
+      tool: { name: 'idea_ticket_read', access: 'read' },
+      project: 'demo',
+      revision: 'builtin',
+      decisionId: 'abc',
+    };
+    expect(auditRecordOf(decision, 'QA', new Date('2026-01-01T00:00:00.000Z'))).toEqual({
+      at: '2026-01-01T00:00:00.000Z',
+      decisionId: 'abc',
+      project: 'demo',
+      requester: 'QA',
+      requesterKind: 'agent',
+      tool: 'idea_ticket_read',
+      access: 'read',
+      allow: true,
+      reason: 'allowed',
+      source: 'builtin-read-only',
+      revision: 'builtin',
+    });
+  });
+
+  it('rotates by size, keeps maxFiles old files, and loses no line in the kept window', async () => {
+    const folder = await tempFolder();
+    const path = join(folder, 'audit.ndjson');
+    const lineBytes = Buffer.byteLength(`${JSON.stringify(record(0))}\n`);
+    const maxBytes = lineBytes * 4 + 10; // 4 lines per file
+    const audit = createAuditFile(path, { maxBytes, maxFiles: 3 });
+    opened.push(audit);
+    // A synchronous burst (rotation happens while records keep coming), then a trickle.
+    for (let index = 0; index < 30; index++) audit.write(record(index));
+    for (let index = 30; index < 40; index++) {
+      audit.write(record(index));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await audit.close();
+
+    const names = (await readdir(folder)).sort();
+    expect(names).toEqual(['audit.ndjson', 'audit.ndjson.1', 'audit.ndjson.2', 'audit.ndjson.3']);
+    const ids: unknown[] = [];
+    for (const name of ['audit.ndjson.3', 'audit.ndjson.2', 'audit.ndjson.1', 'audit.ndjson']) {
+      const file = join(folder, name);
+      expect((await stat(file)).size).toBeLessThanOrEqual(maxBytes);
+      ids.push(...(await readLines(file)).map((line) => line.decisionId));
+    }
+    // The kept files are the newest records, in order, without a gap, ending with the last one.
+    expect(ids.length).toBeGreaterThanOrEqual(13);
+    const expected = Array.from({ length: ids.length }, (_, offset) => record(40 - ids.length + offset).decisionId);
+    expect(ids).toEqual(expected);
+    const stats = audit.stats();
+    expect(stats.written).toBe(40);
+    expect(stats.dropped).toBe(0);
+    expect(stats.rotations).toBeGreaterThanOrEqual(9);
+  });
+
+  it('continues an existing file after a restart and rotates it when full', async () => {
+    const folder = await tempFolder();
+    const path = join(folder, 'audit.ndjson');
+    const previous = `${JSON.stringify(record(0))}\n`;
+    await writeFile(path, previous);
+    const audit = createAuditFile(path, { maxBytes: Buffer.byteLength(previous) * 2 });
+    opened.push(audit);
+    audit.write(record(1));
+    audit.write(record(2));
+    await audit.close();
+    expect((await readLines(`${path}.1`)).map((line) => line.decisionId)).toEqual(['d-00000', 'd-00001']);
+    expect((await readLines(path)).map((line) => line.decisionId)).toEqual(['d-00002']);
+  });
+
+  it('reports I/O errors to onError and never throws into the caller', async () => {
+    const folder = await tempFolder();
+    const notAFolder = join(folder, 'plain-file');
+    await writeFile(notAFolder, 'x');
+    const errors: Error[] = [];
+    const audit = createAuditFile(join(notAFolder, 'audit.ndjson'), { onError: (error) => errors.push(error) });
+    opened.push(audit);
+    expect(() => audit.write(record(1))).not.toThrow();
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    expect(audit.stats()).toMatchObject({ written: 0, dropped: 1 });
+    await expect(audit.close()).resolves.toBeUndefined();
+  });
+
+  it('survives a throwing error handler', async () => {
+    const folder = await tempFolder();
+    const notAFolder = join(folder, 'plain-file');
+    await writeFile(notAFolder, 'x');
+    const audit = createAuditFile(join(notAFolder, 'audit.ndjson'), {
+      onError: () => {
+        throw new Error('handler bug');
+      },
+    });
+    opened.push(audit);
+    expect(() => audit.write(record(1))).not.toThrow();
+  });
+
+  it('drops records written after close', async () => {
+    const folder = await tempFolder();
+    const path = join(folder, 'audit.ndjson');
+    const audit = createAuditFile(path);
+    audit.write(record(1));
+    await audit.close();
+    audit.write(record(2));
+    expect(audit.stats()).toMatchObject({ written: 1, dropped: 1 });
+    expect(await readLines(path)).toHaveLength(1);
+  });
+
+  it('refuses nonsensical options', () => {
+    expect(() => createAuditFile('/tmp/never-created.ndjson', { maxBytes: 0 })).toThrow(RangeError);
+    expect(() => createAuditFile('/tmp/never-created.ndjson', { maxFiles: 0 })).toThrow(RangeError);
+  });
+});
