@@ -1,0 +1,216 @@
+/** SPEC §5: /decide and /decide/batch validation, /catalog, /projects, /healthz, /readyz. */
+import { describe, expect, it } from 'vitest';
+import {
+  ALL_TOOLS,
+  READ_TOOLS,
+  WRITE_TOOLS,
+  call,
+  cleanupAfterEach,
+  decide,
+  decideBatch,
+  errorCode,
+  policyDoc,
+  startServer,
+} from './helpers.js';
+
+cleanupAfterEach();
+
+describe('§5 POST /decide validation', () => {
+  const valid = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
+  const malformed: Array<[string, unknown]> = [
+    ['missing tool', { project: 'demo', requester: 'Main' }],
+    ['missing project', { requester: 'Main', tool: 'idea_memory_read' }],
+    ['missing requester', { project: 'demo', tool: 'idea_memory_read' }],
+    ['extra field', { ...valid, allow: true }],
+    ['tool is a number', { ...valid, tool: 5 }],
+    ['requester is null', { ...valid, requester: null }],
+    ['project is an array', { ...valid, project: ['demo'] }],
+    ['arguments is a string', { ...valid, arguments: 'issueRef=82' }],
+    ['body is an array', [valid]],
+    ['body is a string', '"demo"'],
+    ['empty object', {}],
+    ['broken JSON', '{"project": "demo", '],
+  ];
+
+  it.each(malformed)('answers 400 invalid_request for %s', async (_label, body) => {
+    const { app } = await startServer({ demo: {} });
+    const response = await call(app, 'POST', '/decide', { body });
+    expect(response.statusCode).toBe(400);
+    const parsed = response.json<{ error: { code: string; message: string } }>();
+    expect(parsed.error.code).toBe('invalid_request');
+    expect(typeof parsed.error.message).toBe('string');
+    expect(parsed.error.message).not.toBe('');
+  });
+
+  it('answers 400 for a missing body', async () => {
+    const { app } = await startServer({ demo: {} });
+    const response = await app.inject({ method: 'POST', url: '/decide' });
+    expect(response.statusCode).toBeGreaterThanOrEqual(400);
+    expect(response.statusCode).toBeLessThan(500);
+    expect(response.statusCode).not.toBe(200);
+  });
+
+  it('answers 200 with allow=false (never an error status) for well-formed bodies that deny', async () => {
+    const { app } = await startServer({ demo: {} });
+    for (const body of [
+      { project: 'nope', requester: 'Main', tool: 'idea_memory_read' },
+      { project: 'demo', requester: 'Main', tool: 'nope' },
+      { project: 'demo', requester: 'Main', tool: 'idea_memory_write', arguments: { issueRef: '#1', nested: { a: [1] } } },
+    ]) {
+      const response = await call(app, 'POST', '/decide', { body });
+      expect(response.statusCode).toBe(200);
+      expect(response.json<{ allow: boolean }>().allow).toBe(false);
+    }
+  });
+});
+
+describe('§5 POST /decide/batch', () => {
+  it('answers each query in order, exactly as /decide would', async () => {
+    const { app } = await startServer({ demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write'], { QA: ['idea_ask_agent'] }) }, other: {} });
+    const queries = [
+      { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' },
+      { project: 'demo', requester: 'QA', tool: 'idea_memory_read' },
+      { project: 'nope', requester: 'QA', tool: 'idea_memory_read' },
+      { project: 'demo', requester: 'Main', tool: 'idea_memory_write' },
+      { project: 'demo', requester: 'mcp', tool: 'idea_memory_write' },
+      { project: 'demo', requester: 'Main', tool: 'idea_teleport' },
+      { project: 'other', requester: 'Main', tool: 'idea_memory_write' },
+      { project: 'demo', requester: 'ticket-assistant:other:1', tool: 'idea_memory_read' },
+    ];
+    const batch = await decideBatch(app, queries);
+    expect(batch).toHaveLength(queries.length);
+    expect(batch.map((d) => [d.allow, d.reason])).toEqual([
+      [true, 'allowed'],
+      [false, 'not_in_allowlist'],
+      [false, 'unknown_project'],
+      [true, 'allowed'],
+      [false, 'not_in_allowlist'],
+      [false, 'unknown_tool'],
+      [false, 'not_in_allowlist'],
+      [false, 'requester_project_mismatch'],
+    ]);
+    for (const [index, query] of queries.entries()) {
+      const single = await decide(app, query);
+      const fromBatch = batch[index];
+      const { decisionId: _a, message: _m1, ...singleRest } = single;
+      const { decisionId: _b, message: _m2, ...batchRest } = fromBatch ?? single;
+      expect(batchRest, JSON.stringify(query)).toEqual(singleRest);
+      expect(fromBatch?.message).toBe(single.message);
+    }
+    expect(new Set(batch.map((d) => d.decisionId)).size).toBe(queries.length);
+  });
+
+  it('accepts 1 and 100 queries, refuses 0 and 101 with 400 invalid_request', async () => {
+    const { app } = await startServer({ demo: {} });
+    const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
+    expect(await decideBatch(app, [query])).toHaveLength(1);
+    const hundred = await decideBatch(app, Array.from({ length: 100 }, (_, i) => ({ ...query, tool: ALL_TOOLS[i % 25] ?? '' })));
+    expect(hundred).toHaveLength(100);
+    expect(hundred.map((d) => d.tool.name)).toEqual(Array.from({ length: 100 }, (_, i) => ALL_TOOLS[i % 25]));
+    for (const count of [0, 101]) {
+      const response = await call(app, 'POST', '/decide/batch', { body: { queries: Array.from({ length: count }, () => query) } });
+      expect(response.statusCode, `${count} queries`).toBe(400);
+      expect(errorCode(response)).toBe('invalid_request');
+    }
+  });
+
+  it('refuses the whole batch when one query is malformed, or the envelope has an extra field', async () => {
+    const { app } = await startServer({ demo: {} });
+    const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
+    for (const body of [{ queries: [query, { ...query, tool: 1 }] }, { queries: [query], extra: 1 }, { queries: query }, [query]]) {
+      const response = await call(app, 'POST', '/decide/batch', { body });
+      expect(response.statusCode, JSON.stringify(body)).toBe(400);
+      expect(errorCode(response)).toBe('invalid_request');
+    }
+  });
+});
+
+describe('§5 GET /catalog', () => {
+  it('lists the 25 tools with access, group, label and issueScoped, the 7 groups and the 9 read-only defaults', async () => {
+    const { app } = await startServer({ demo: {} });
+    const response = await call(app, 'GET', '/catalog');
+    expect(response.statusCode).toBe(200);
+    const body = response.json<{
+      tools: Array<{ name: string; access: string; group: string; label: string; issueScoped: boolean }>;
+      groups: Array<{ id: string; label: string }>;
+      readOnlyDefault: string[];
+    }>();
+    expect(body.tools.map((t) => t.name)).toEqual(ALL_TOOLS);
+    expect(body.tools.filter((t) => t.access === 'read').map((t) => t.name)).toEqual([...READ_TOOLS]);
+    expect(body.tools.filter((t) => t.access === 'write').map((t) => t.name)).toEqual([...WRITE_TOOLS]);
+    expect(body.readOnlyDefault).toEqual([...READ_TOOLS]);
+    expect(body.groups).toEqual([
+      { id: 'project-read', label: 'Lecture projet' },
+      { id: 'ticket-read', label: 'Lecture tickets' },
+      { id: 'delegation', label: 'Délégation agents' },
+      { id: 'context-memory', label: 'Contexte et mémoire' },
+      { id: 'tickets', label: 'Tickets' },
+      { id: 'work-exec', label: 'Travail et exécution' },
+      { id: 'skills', label: 'Skills' },
+    ]);
+    const byName = new Map(body.tools.map((t) => [t.name, t]));
+    expect(byName.get('idea_ticket_update_carnet')).toEqual({
+      name: 'idea_ticket_update_carnet',
+      access: 'write',
+      group: 'tickets',
+      label: "Modifier le carnet d'un ticket",
+      issueScoped: true,
+    });
+    expect(byName.get('idea_ask_agent')).toMatchObject({ group: 'delegation', label: 'Déléguer une demande à un agent', issueScoped: false });
+    const issueScoped = body.tools.filter((t) => t.issueScoped).map((t) => t.name);
+    expect(issueScoped).toEqual([
+      'idea_ticket_read',
+      'idea_ticket_read_carnet',
+      'idea_ticket_update',
+      'idea_ticket_update_status',
+      'idea_ticket_update_priority',
+      'idea_ticket_update_carnet',
+      'idea_ticket_link',
+      'idea_ticket_unlink',
+    ]);
+    for (const tool of body.tools) expect(body.groups.map((g) => g.id)).toContain(tool.group);
+  });
+});
+
+describe('§5 GET /projects', () => {
+  it('lists every project with status, revision, agents and overrides counts', async () => {
+    const { app } = await startServer({
+      alpha: {},
+      beta: {
+        policy: policyDoc(undefined, { QA: ['idea_memory_read'], Ghost: [] }),
+        agents: [{ id: 'Main' }, { id: 'QA' }],
+      },
+      broken: { policy: '{' },
+    });
+    const response = await call(app, 'GET', '/projects');
+    expect(response.statusCode).toBe(200);
+    const projects = response.json<{ projects: Array<{ id: string; status: string; revision: string; agents: number; overrides: number }> }>().projects;
+    expect(projects.map((p) => p.id).sort()).toEqual(['alpha', 'beta', 'broken']);
+    const byId = new Map(projects.map((p) => [p.id, p]));
+    expect(byId.get('alpha')).toEqual({ id: 'alpha', status: 'ok', revision: 'builtin', agents: 0, overrides: 0 });
+    // Main, QA declared; Ghost only has an override: 3 listed agents, 2 overrides.
+    expect(byId.get('beta')).toMatchObject({ status: 'ok', agents: 3, overrides: 2 });
+    expect(byId.get('beta')?.revision).not.toBe('builtin');
+    expect(byId.get('broken')?.status).toBe('invalid');
+  });
+
+  it('ignores files and folders whose names are not project ids', async () => {
+    const { app } = await startServer(
+      { good: {}, '.hidden': {}, '-dash': {} },
+      { prepare: async (root) => void (await import('node:fs/promises')).writeFile(`${root}/file.txt`, 'not a project') },
+    );
+    const ids = (await call(app, 'GET', '/projects')).json<{ projects: Array<{ id: string }> }>().projects.map((p) => p.id);
+    expect(ids).toEqual(['good']);
+  });
+});
+
+describe('§5 health', () => {
+  it('answers /healthz and /readyz with 200 once ready', async () => {
+    const { app } = await startServer({ demo: {}, other: {} });
+    const health = await call(app, 'GET', '/healthz');
+    expect(health.statusCode).toBe(200);
+    const ready = await call(app, 'GET', '/readyz');
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json<{ status: string; projects: number }>()).toEqual({ status: 'ready', projects: 2 });
+  });
+});

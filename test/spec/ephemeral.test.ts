@@ -1,0 +1,180 @@
+/** SPEC §6 (and §4 ticket-assistant resolution): ephemeral ticket-assistant policies. */
+import { describe, expect, it } from 'vitest';
+import {
+  READ_TOOLS,
+  call,
+  cleanupAfterEach,
+  decide,
+  ephemeralUrl,
+  errorCode,
+  policyDoc,
+  startServer,
+  waitFor,
+} from './helpers.js';
+
+cleanupAfterEach();
+
+const TA = 'ticket-assistant:demo:82';
+
+async function register(app: Awaited<ReturnType<typeof startServer>>['app'], body: unknown, requester = TA) {
+  const response = await call(app, 'PUT', ephemeralUrl('demo', requester), { body, auth: true });
+  expect(response.statusCode, response.body).toBeGreaterThanOrEqual(200);
+  expect(response.statusCode, response.body).toBeLessThan(300);
+  return response;
+}
+
+describe('§6 ephemeral policies', () => {
+  it('replaces the read-only set by the registered allowlist, with source ephemeral', async () => {
+    const { app } = await startServer({ demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write']) } });
+    await register(app, { allowedTools: ['idea_ticket_read', 'idea_ticket_update_carnet'] });
+    expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } })).toMatchObject({
+      allow: true,
+      reason: 'allowed',
+      source: 'ephemeral',
+      requester: { id: TA, kind: 'ticket-assistant' },
+    });
+    // Not in the ephemeral allowlist: denied even though it is a read tool / in the project default.
+    for (const tool of ['idea_memory_read', 'idea_memory_write']) {
+      expect(await decide(app, { project: 'demo', requester: TA, tool })).toMatchObject({
+        allow: false,
+        reason: 'not_in_allowlist',
+        source: 'ephemeral',
+      });
+    }
+    // Only exactly that requester: another ticket of the project is still read-only.
+    expect(
+      await decide(app, { project: 'demo', requester: 'ticket-assistant:demo:83', tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#83' } }),
+    ).toMatchObject({ allow: false, source: 'builtin-read-only' });
+  });
+
+  it.each([
+    ['#82', '82'],
+    ['#82', '#82'],
+    ['82', '#82'],
+    ['82', '82'],
+  ])('boundIssue %j accepts issueRef %j for an issue-scoped tool', async (boundIssue, issueRef) => {
+    const { app } = await startServer({ demo: {} });
+    await register(app, { allowedTools: ['idea_ticket_update_carnet', 'idea_ticket_read'], boundIssue });
+    for (const tool of ['idea_ticket_update_carnet', 'idea_ticket_read']) {
+      expect(await decide(app, { project: 'demo', requester: TA, tool, arguments: { issueRef } })).toMatchObject({
+        allow: true,
+        reason: 'allowed',
+        source: 'ephemeral',
+      });
+    }
+  });
+
+  it('denies an issue-scoped tool with issue_out_of_bounds when issueRef is missing or names another ticket', async () => {
+    const { app } = await startServer({ demo: {} });
+    await register(app, { allowedTools: ['idea_ticket_update_carnet', 'idea_ticket_read', 'idea_ticket_list'], boundIssue: '#82' });
+    const outOfBounds: Array<Record<string, unknown> | undefined> = [
+      undefined,
+      {},
+      { issueRef: '#83' },
+      { issueRef: '83' },
+      { issueRef: '#820' },
+      { issueRef: '8' },
+      { issueRef: '' },
+      { issueRef: 82 },
+      { issueRef: ['#82'] },
+      { other: '#82' },
+    ];
+    for (const args of outOfBounds) {
+      for (const tool of ['idea_ticket_update_carnet', 'idea_ticket_read']) {
+        const d = await decide(app, { project: 'demo', requester: TA, tool, ...(args === undefined ? {} : { arguments: args }) });
+        expect(d, `${tool} ${JSON.stringify(args)}`).toMatchObject({ allow: false, reason: 'issue_out_of_bounds', source: 'ephemeral' });
+        expect(d.message).toContain(tool);
+        expect(d.message).toContain(TA);
+        expect(d.message).toContain('demo');
+      }
+    }
+    // A tool that is not issue-scoped does not need the issueRef.
+    expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_list' })).toMatchObject({ allow: true, source: 'ephemeral' });
+  });
+
+  it('lists registered policies and removes one with DELETE', async () => {
+    const { app } = await startServer({ demo: {} });
+    await register(app, { allowedTools: ['idea_ticket_update_carnet'], boundIssue: '#82', ttlSeconds: 600 });
+    const listed = await call(app, 'GET', '/projects/demo/ephemeral-policies');
+    expect(listed.statusCode).toBe(200);
+    const policies = listed.json<{ policies: Array<Record<string, unknown>> }>().policies;
+    expect(policies).toHaveLength(1);
+    const [policy] = policies;
+    expect(policy).toMatchObject({ project: 'demo', requester: TA, allowedTools: ['idea_ticket_update_carnet'] });
+    expect(String(policy?.['boundIssue']).replace(/^#/, '')).toBe('82');
+    const expiresAt = Date.parse(String(policy?.['expiresAt']));
+    expect(expiresAt - Date.now()).toBeGreaterThan(500_000);
+    expect(expiresAt - Date.now()).toBeLessThanOrEqual(600_000 + 1_000);
+
+    const removed = await call(app, 'DELETE', ephemeralUrl('demo', TA), { auth: true });
+    expect(removed.statusCode).toBeGreaterThanOrEqual(200);
+    expect(removed.statusCode).toBeLessThan(300);
+    expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } })).toMatchObject({
+      allow: false,
+      source: 'builtin-read-only',
+    });
+    expect((await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: unknown[] }>().policies).toEqual([]);
+  });
+
+  it('expires after ttlSeconds: the requester is back to read-only', async () => {
+    const { app } = await startServer({ demo: {} });
+    await register(app, { allowedTools: ['idea_memory_write'], ttlSeconds: 1 });
+    const query = { project: 'demo', requester: TA, tool: 'idea_memory_write' };
+    expect(await decide(app, query)).toMatchObject({ allow: true, source: 'ephemeral' });
+    const waited = await waitFor(async () => !(await decide(app, query)).allow, 'ephemeral policy expiry', 4_000, 25);
+    expect(waited).toBeGreaterThan(500);
+    expect(await decide(app, query)).toMatchObject({ allow: false, reason: 'not_in_allowlist', source: 'builtin-read-only' });
+    expect(await decide(app, { ...query, tool: 'idea_memory_read' })).toMatchObject({ allow: true, source: 'builtin-read-only' });
+    const listed = (await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: unknown[] }>();
+    expect(listed.policies).toEqual([]);
+  });
+
+  it('refuses a requester that is not a ticket-assistant of that project with 400 invalid_requester', async () => {
+    const { app } = await startServer({ demo: {}, other: {} });
+    for (const requester of ['DevFrontend', 'ticket-assistant:other:82', 'mcp', 'ticket-assistant:demo']) {
+      const response = await call(app, 'PUT', ephemeralUrl('demo', requester), { body: { allowedTools: ['idea_memory_write'] }, auth: true });
+      expect(response.statusCode, requester).toBe(400);
+      expect(errorCode(response), requester).toBe('invalid_requester');
+    }
+    // Nothing registered: DevFrontend still cannot write.
+    expect(await decide(app, { project: 'demo', requester: 'DevFrontend', tool: 'idea_memory_write' })).toMatchObject({ allow: false });
+    expect((await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: unknown[] }>().policies).toEqual([]);
+  });
+
+  it('validates the body: unknown tools, ttl above 86400, extra fields', async () => {
+    const { app } = await startServer({ demo: {} });
+    const badTools = await call(app, 'PUT', ephemeralUrl('demo', TA), { body: { allowedTools: ['idea_teleport'] }, auth: true });
+    expect(badTools.statusCode).toBe(400);
+    expect(errorCode(badTools)).toBe('invalid_tools');
+    for (const body of [
+      { allowedTools: [], ttlSeconds: 86_401 },
+      { allowedTools: [], ttlSeconds: 0 },
+      { allowedTools: [], extra: true },
+      { allowedTools: 'idea_memory_read' },
+    ]) {
+      const response = await call(app, 'PUT', ephemeralUrl('demo', TA), { body, auth: true });
+      expect(response.statusCode, JSON.stringify(body)).toBe(400);
+      expect(errorCode(response)).toBe('invalid_request');
+    }
+    expect((await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: unknown[] }>().policies).toEqual([]);
+  });
+
+  it('answers 404 unknown_project for an unknown project', async () => {
+    const { app } = await startServer({ demo: {} });
+    const response = await call(app, 'PUT', ephemeralUrl('nope', 'ticket-assistant:nope:1'), { body: { allowedTools: [] }, auth: true });
+    expect(response.statusCode).toBe(404);
+    expect(errorCode(response)).toBe('unknown_project');
+    const list = await call(app, 'GET', '/projects/nope/ephemeral-policies');
+    expect(list.statusCode).toBe(404);
+    expect(errorCode(list)).toBe('unknown_project');
+  });
+
+  it('is still denied with policy_invalid when the project file is invalid', async () => {
+    const { app } = await startServer({ demo: { policy: '{oops' } });
+    await call(app, 'PUT', ephemeralUrl('demo', TA), { body: { allowedTools: ['idea_memory_write'] }, auth: true });
+    expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_memory_write' })).toMatchObject({
+      allow: false,
+      reason: 'policy_invalid',
+    });
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * SPEC §3 and §4 freshness, end to end: a real port, real files and the real watcher. Each check
+ * polls /decide every 10 ms for up to 5 s (never a fixed sleep).
+ */
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Decision, DecideQuery } from '../../schemas/index.js';
+import { READ_TOOLS, cleanupAfterEach, listenServer, policyDoc, startServer, waitFor, writeProject } from './helpers.js';
+
+cleanupAfterEach();
+
+async function httpDecide(baseUrl: string, query: DecideQuery): Promise<Decision> {
+  const response = await fetch(`${baseUrl}/decide`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(query),
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Decision;
+}
+
+const writeQuery = { project: 'demo', requester: 'Main', tool: 'idea_memory_write' };
+const grant = `${JSON.stringify(policyDoc([...READ_TOOLS, 'idea_memory_write']), null, 2)}\n`;
+const withdraw = `${JSON.stringify(policyDoc([...READ_TOOLS]), null, 2)}\n`;
+
+async function until(baseUrl: string, query: DecideQuery, predicate: (d: Decision) => boolean, what: string): Promise<Decision> {
+  let last: Decision | undefined;
+  await waitFor(async () => {
+    last = await httpDecide(baseUrl, query);
+    return predicate(last);
+  }, what);
+  if (last === undefined) throw new Error('no decision');
+  return last;
+}
+
+describe('§4 hot reload through the watcher', () => {
+  it('picks up in-place writes (grant, then withdraw) on the next calls', async () => {
+    const server = await startServer({ demo: { policy: withdraw } });
+    const base = await listenServer(server);
+    expect((await httpDecide(base, writeQuery)).allow).toBe(false);
+    await writeFile(server.policyPath('demo'), grant);
+    const granted = await until(base, writeQuery, (d) => d.allow, 'grant by in-place write');
+    expect(granted).toMatchObject({ source: 'project-default', reason: 'allowed' });
+    await writeFile(server.policyPath('demo'), withdraw);
+    await until(base, writeQuery, (d) => !d.allow && d.reason === 'not_in_allowlist', 'withdraw by in-place write');
+  });
+
+  it('picks up an atomic rename-over (editor / git checkout style), repeatedly', async () => {
+    const server = await startServer({ demo: { policy: withdraw } });
+    const base = await listenServer(server);
+    for (let i = 0; i < 3; i += 1) {
+      for (const [content, allow] of [[grant, true], [withdraw, false]] as const) {
+        const temp = path.join(server.projectDir('demo'), '.ideai', `.tmp-${i}-${String(allow)}`);
+        await writeFile(temp, content);
+        await rename(temp, server.policyPath('demo'));
+        await until(base, writeQuery, (d) => d.allow === allow, `rename-over #${i} allow=${String(allow)}`);
+      }
+    }
+  });
+
+  it('goes back to builtin on delete and picks up a re-created file', async () => {
+    const server = await startServer({ demo: { policy: grant } });
+    const base = await listenServer(server);
+    expect((await httpDecide(base, writeQuery)).allow).toBe(true);
+    await rm(server.policyPath('demo'));
+    const deleted = await until(base, writeQuery, (d) => !d.allow, 'builtin after delete');
+    expect(deleted).toMatchObject({ source: 'builtin-read-only', revision: 'builtin' });
+    await writeFile(server.policyPath('demo'), grant);
+    await until(base, writeQuery, (d) => d.allow && d.source === 'project-default', 'grant after re-create');
+    // Deleting the whole .ideai/ folder and re-creating it works too.
+    await rm(path.join(server.projectDir('demo'), '.ideai'), { recursive: true });
+    await until(base, writeQuery, (d) => !d.allow && d.revision === 'builtin', 'builtin after .ideai removal');
+    await mkdir(path.join(server.projectDir('demo'), '.ideai'));
+    await writeFile(server.policyPath('demo'), grant);
+    await until(base, writeQuery, (d) => d.allow, 'grant after .ideai re-created');
+  });
+
+  it('watches a project whose .ideai/ is created after start', async () => {
+    const server = await startServer({ demo: {} });
+    const base = await listenServer(server);
+    expect((await httpDecide(base, writeQuery)).allow).toBe(false);
+    await mkdir(path.join(server.projectDir('demo'), '.ideai'));
+    await writeFile(server.policyPath('demo'), grant);
+    await until(base, writeQuery, (d) => d.allow, 'grant once .ideai/ exists');
+  });
+
+  it('goes invalid on a half-written file (no last good state) and valid again when complete', async () => {
+    const server = await startServer({ demo: { policy: grant } });
+    const base = await listenServer(server);
+    await writeFile(server.policyPath('demo'), grant.slice(0, Math.floor(grant.length / 2)));
+    await until(base, writeQuery, (d) => d.reason === 'policy_invalid', 'policy_invalid on half-written file');
+    expect(await httpDecide(base, { ...writeQuery, tool: 'idea_memory_read' })).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    await writeFile(server.policyPath('demo'), grant);
+    await until(base, writeQuery, (d) => d.allow, 'valid again');
+    // The service is still alive and ready.
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+
+  it('adds and removes projects as folders appear and disappear under the projects root', async () => {
+    const server = await startServer({ demo: {} });
+    const base = await listenServer(server);
+    const query = { project: 'late', requester: 'Main', tool: 'idea_memory_write' };
+    expect(await httpDecide(base, query)).toMatchObject({ reason: 'unknown_project' });
+    await writeProject(server.root, 'late', { policy: grant });
+    await until(base, query, (d) => d.allow, 'new project with a policy');
+    const listed = (await (await fetch(`${base}/projects`)).json()) as { projects: Array<{ id: string }> };
+    expect(listed.projects.map((p) => p.id).sort()).toEqual(['demo', 'late']);
+
+    // A project folder created empty gets builtin defaults, then its policy later.
+    await mkdir(path.join(server.root, 'empty-later'));
+    await until(base, { ...query, project: 'empty-later', tool: 'idea_memory_read' }, (d) => d.allow, 'empty project appears');
+    await writeProject(server.root, 'empty-later', { policy: grant });
+    await until(base, { ...query, project: 'empty-later' }, (d) => d.allow, 'policy of a project added at run time');
+
+    await rm(path.join(server.root, 'late'), { recursive: true });
+    await until(base, query, (d) => d.reason === 'unknown_project', 'removed project is unknown');
+    const after = (await (await fetch(`${base}/projects`)).json()) as { projects: Array<{ id: string }> };
+    expect(after.projects.map((p) => p.id).sort()).toEqual(['demo', 'empty-later']);
+  });
+
+  it('does not react to other files in .ideai/ (agents.json changes only the listing)', async () => {
+    const server = await startServer({ demo: { policy: grant, agents: [{ id: 'Main' }] } });
+    const base = await listenServer(server);
+    await writeFile(path.join(server.projectDir('demo'), '.ideai', 'agents.json'), JSON.stringify([{ id: 'Main' }, { id: 'QA' }]));
+    await waitFor(async () => {
+      const view = (await (await fetch(`${base}/projects/demo/mcp-tool-permissions`)).json()) as { agents: Array<{ agentId: string }> };
+      return view.agents.length === 2;
+    }, 'agents.json reloaded');
+    await writeFile(path.join(server.projectDir('demo'), '.ideai', 'permissions.json'), '{ not json');
+    expect((await httpDecide(base, writeQuery)).allow).toBe(true);
+  });
+});
