@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'write_failed',
+  'limit_exceeded',
   'internal_error',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,0 +1,130 @@
+/**
+ * `buildApp()` builds the PDP as a Fastify instance without listening (as in fastify/demo);
+ * `server/main.ts` reads the environment and listens. `await app.ready()` resolves once every
+ * project is loaded and watched; `await app.close()` stops the watcher.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import pino, { type Logger, type LoggerOptions } from 'pino';
+import { installAuth } from './auth.js';
+import { createAuditFile, type AuditFile } from './audit-file.js';
+import { installErrorHandling } from './error-handler.js';
+import { createMetrics, installMetrics, type PdpMetrics } from './metrics.js';
+import { PolicyService } from './policy-service.js';
+import { catalogRoutes } from './routes/catalog.js';
+import { decisionRoutes } from './routes/decisions.js';
+import { ephemeralRoutes } from './routes/ephemeral.js';
+import { healthRoutes } from './routes/health.js';
+import { permissionsRoutes } from './routes/permissions.js';
+import { ProjectRegistry } from './store/registry.js';
+import { uiPlugin } from './ui-plugin.js';
+
+export interface BuildAppOptions {
+  /** PDP_PROJECTS_ROOT: each direct sub-folder is a project named after it. */
+  projectsRoot?: string | undefined;
+  /** PDP_PROJECTS: explicit project id → absolute root folder. */
+  projects?: Readonly<Record<string, string>> | undefined;
+  /** Required on every mutating route (`Authorization: Bearer <token>`). */
+  adminToken: string;
+  /** When set, `/decide` and the GET routes (but health, `/ui`, `/docs`) need it or the admin token. */
+  decideToken?: string | undefined;
+  /** `false` (default) for silence, `true` or pino options for JSON logs, or a pino logger. */
+  logger?: boolean | LoggerOptions | Logger | undefined;
+  /** Safety-net rescan period of the files in ms (default 2000, 0 disables). */
+  rescanMs?: number | undefined;
+  /** PDP_AUDIT_FILE: append every decision as NDJSON to this file (rotated). */
+  auditFile?: string | undefined;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  bodyLimit?: number | undefined;
+}
+
+/** Fields never logged, wherever they appear. */
+const REDACT = ['req.headers.authorization', 'headers.authorization', 'authorization', 'adminToken', 'decideToken', 'token'];
+
+function makeLogger(option: BuildAppOptions['logger']): Logger {
+  if (option === undefined || option === false) return pino({ level: 'silent' });
+  if (option === true) return pino({ level: process.env['PDP_LOG_LEVEL'] ?? 'info', redact: REDACT });
+  if (typeof (option as Logger).child === 'function') return option as Logger;
+  return pino({ redact: REDACT, ...(option as LoggerOptions) });
+}
+
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const logger = makeLogger(options.logger);
+  const app = Fastify({
+    loggerInstance: logger as unknown as FastifyBaseLogger,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    logController: new LogController({ disableRequestLogging: true }),
+    // Query strings like ?allow=false&limit=50; nothing else is parsed from the URL.
+    routerOptions: { maxParamLength: 1024 },
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+
+  const metrics: PdpMetrics = createMetrics();
+  const audit: AuditFile | undefined =
+    options.auditFile === undefined || options.auditFile === ''
+      ? undefined
+      : createAuditFile(options.auditFile, { onError: (error) => logger.warn({ err: error }, 'audit file error') });
+  let service: PolicyService | undefined;
+  const registry = new ProjectRegistry({
+    projectsRoot: options.projectsRoot,
+    projects: options.projects,
+    logger,
+    rescanMs: options.rescanMs,
+    onReload: (project, outcome) => {
+      if (outcome === 'removed') {
+        service?.forgetProject(project);
+        metrics.forgetProject(project);
+      } else if (outcome === 'ok' || outcome === 'invalid') {
+        metrics.recordReload(project, outcome);
+      }
+    },
+  });
+  service = new PolicyService({ registry, logger, metrics, audit });
+  const policyService = service;
+  metrics.setProjectCountsProvider(() => {
+    const projects = registry.list();
+    return { total: projects.length, invalid: projects.filter((project) => project.state.policy.status === 'invalid').length };
+  });
+
+  installErrorHandling(app);
+  installAuth(app, { adminToken: options.adminToken, decideToken: options.decideToken });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'IdeA MCP tool permission service',
+        description: 'Policy decision service for the IdeA MCP tools: decisions, catalog, per-project and per-agent permissions.',
+        version: '1.0.0',
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Admin token (writes) or decide token (reads), see SPEC §7.' } },
+      },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  installMetrics(app, metrics);
+
+  const deps = { service: policyService };
+  await app.register(decisionRoutes, deps);
+  await app.register(catalogRoutes, deps);
+  await app.register(permissionsRoutes, deps);
+  await app.register(ephemeralRoutes, deps);
+  await app.register(healthRoutes, { isReady: () => registry.isReady, projectCount: () => registry.list().length });
+  await app.register(uiPlugin);
+
+  app.addHook('onReady', async () => {
+    await registry.start();
+  });
+  app.addHook('onClose', async () => {
+    await registry.close();
+    policyService.close();
+    await audit?.close();
+  });
+  return app;
+}

@@ -1,0 +1,153 @@
+/**
+ * Turns a policy document into the precomputed state decisions read: one frozen allowlist per
+ * agent override, one for the project default. Pure: bytes in, state out.
+ */
+import {
+  PolicyDocumentSchema,
+  READ_ONLY_DEFAULT,
+  findTool,
+  sortByCatalogOrder,
+  type PolicyDocument,
+  type PolicyError,
+  type PolicySource,
+  type ToolName,
+} from '../../schemas/index.js';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { createHash } from 'node:crypto';
+import { locateJsonError } from './json-location.js';
+
+export const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
+export const BUILTIN_REVISION = 'builtin';
+
+/** An effective allowlist, ready for O(1) decisions. */
+export interface Allowlist {
+  readonly source: PolicySource;
+  readonly allowed: ReadonlySet<string>;
+  /** The same tools in catalog order (for views and effective-policy answers). */
+  readonly tools: readonly ToolName[];
+  /** Names in the document that are not catalog tools: reported, never granted. */
+  readonly unknownTools: readonly string[];
+}
+
+export interface ValidPolicy {
+  readonly status: 'ok';
+  readonly revision: string;
+  readonly fileExists: boolean;
+  readonly document: PolicyDocument | null;
+  readonly projectDefault: Allowlist;
+  readonly overrides: ReadonlyMap<string, Allowlist>;
+}
+
+export interface InvalidPolicy {
+  readonly status: 'invalid';
+  readonly revision: string;
+  readonly fileExists: true;
+  readonly error: PolicyError;
+}
+
+export type CompiledPolicy = ValidPolicy | InvalidPolicy;
+
+const documentCheck = TypeCompiler.Compile(PolicyDocumentSchema);
+
+/** The canonical read-only allowlist (builtin default, anonymous requesters). */
+export const READ_ONLY_ALLOWLIST: Allowlist = makeAllowlist('builtin-read-only', READ_ONLY_DEFAULT);
+
+/** Builds an allowlist: catalog tools are granted, other names are only reported. */
+export function makeAllowlist(source: PolicySource, names: readonly string[]): Allowlist {
+  const known = new Set<ToolName>();
+  const unknown: string[] = [];
+  for (const name of names) {
+    const tool = findTool(name);
+    if (tool) known.add(tool.name);
+    else if (!unknown.includes(name)) unknown.push(name);
+  }
+  const tools = sortByCatalogOrder(known);
+  return Object.freeze({ source, allowed: new Set<string>(tools), tools: Object.freeze(tools), unknownTools: Object.freeze(unknown) });
+}
+
+/** Short content hash used as revision and ETag. */
+export function revisionOf(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex').slice(0, 16);
+}
+
+/** State of a project without a policy file: canonical read-only for everyone. */
+export function builtinPolicy(): ValidPolicy {
+  return {
+    status: 'ok',
+    revision: BUILTIN_REVISION,
+    fileExists: false,
+    document: null,
+    projectDefault: READ_ONLY_ALLOWLIST,
+    overrides: new Map(),
+  };
+}
+
+/** A policy file that exists but cannot be used: every call of the project is denied. */
+export function invalidPolicy(revision: string, error: Omit<PolicyError, 'file'>): InvalidPolicy {
+  return { status: 'invalid', revision, fileExists: true, error: { file: POLICY_FILE, ...error } };
+}
+
+/** Compiles a validated document. */
+export function compileDocument(document: PolicyDocument, revision: string): ValidPolicy {
+  const overrides = new Map<string, Allowlist>();
+  for (const agent of document.agents ?? []) {
+    overrides.set(agent.agentId, makeAllowlist('agent-override', agent.policy.allowedTools));
+  }
+  return {
+    status: 'ok',
+    revision,
+    fileExists: true,
+    document,
+    projectDefault: document.projectDefault
+      ? makeAllowlist('project-default', document.projectDefault.allowedTools)
+      : READ_ONLY_ALLOWLIST,
+    overrides,
+  };
+}
+
+/**
+ * Parses and validates the bytes of a policy file. Anything but a valid version-1 document,
+ * including a half-written file, is an invalid policy (fail closed), with a message that says
+ * what is wrong and where.
+ */
+export function compilePolicyFile(bytes: Uint8Array): CompiledPolicy {
+  const revision = revisionOf(bytes);
+  const text = Buffer.from(bytes).toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return invalidPolicy(revision, jsonErrorLocation(text, error));
+  }
+  const problem = documentProblem(parsed);
+  if (problem) return invalidPolicy(revision, problem);
+  return compileDocument(parsed as PolicyDocument, revision);
+}
+
+/** Why a parsed value is not a usable policy document, or `null` when it is one. */
+export function documentProblem(value: unknown): { message: string; path?: string } | null {
+  if (!documentCheck.Check(value)) {
+    const first = documentCheck.Errors(value).First();
+    const path = first?.path ?? '';
+    const version = (value as { version?: unknown } | null)?.version;
+    if (typeof value === 'object' && value !== null && version !== 1 && (path === '/version' || path === '')) {
+      return { message: `unsupported version ${JSON.stringify(version)} (expected 1)`, path: '/version' };
+    }
+    return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/' };
+  }
+  const seen = new Set<string>();
+  const agents = (value as PolicyDocument).agents ?? [];
+  for (const [index, agent] of agents.entries()) {
+    if (seen.has(agent.agentId)) {
+      return { message: `duplicate override for agent ${agent.agentId}`, path: `/agents/${index}/agentId` };
+    }
+    seen.add(agent.agentId);
+  }
+  return null;
+}
+
+function jsonErrorLocation(text: string, error: unknown): Omit<PolicyError, 'file'> {
+  const reason = error instanceof Error ? error.message : String(error);
+  const { line, column } = locateJsonError(text);
+  return { message: `invalid JSON at line ${line}, column ${column}: ${reason}`, line, column };
+}

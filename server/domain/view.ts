@@ -1,0 +1,79 @@
+/**
+ * Builds the permissions view of a project (the UI's `get_mcp_tool_permissions`, SPEC §5). Pure.
+ */
+import { sortByCatalogOrder, type AgentPermissions, type PermissionsView, type ToolName } from '../../schemas/index.js';
+import type { CompiledPolicy } from './compile.js';
+import type { AgentsFileState } from './agents-file.js';
+
+export function buildPermissionsView(project: string, policy: CompiledPolicy, agentsFile: AgentsFileState): PermissionsView {
+  const agentsFileInfo = { exists: agentsFile.exists, error: agentsFile.error };
+  if (policy.status === 'invalid') {
+    return {
+      project,
+      revision: policy.revision,
+      status: 'invalid',
+      error: policy.error,
+      fileExists: true,
+      projectDefault: { mode: 'builtin', allowedTools: [], unknownTools: [] },
+      agents: agentsFile.agents
+        .map((agent) => ({
+          agentId: agent.id,
+          name: agent.name,
+          declared: true,
+          mode: 'inherit' as const,
+          allowedTools: [],
+          added: [],
+          removed: [],
+          redundant: false,
+          unknownTools: [],
+        }))
+        .sort(byAgentId),
+      agentsFile: agentsFileInfo,
+    };
+  }
+  const defaults = policy.projectDefault;
+  const names = new Map(agentsFile.agents.map((agent) => [agent.id, agent.name]));
+  const ids = new Set<string>([...names.keys(), ...policy.overrides.keys()]);
+  const agents: AgentPermissions[] = [];
+  for (const agentId of ids) {
+    const override = policy.overrides.get(agentId);
+    const effective = override ?? defaults;
+    const added = override ? effective.tools.filter((tool) => !defaults.allowed.has(tool)) : [];
+    const removed = override ? defaults.tools.filter((tool) => !effective.allowed.has(tool)) : [];
+    agents.push({
+      agentId,
+      name: names.get(agentId) ?? agentId,
+      declared: names.has(agentId),
+      mode: override ? 'override' : 'inherit',
+      allowedTools: [...effective.tools],
+      added,
+      removed,
+      redundant: override !== undefined && added.length === 0 && removed.length === 0,
+      unknownTools: override ? [...override.unknownTools] : [],
+    });
+  }
+  agents.sort(byAgentId);
+  return {
+    project,
+    revision: policy.revision,
+    status: 'ok',
+    error: null,
+    fileExists: policy.fileExists,
+    projectDefault: {
+      mode: policy.document?.projectDefault ? 'custom' : 'builtin',
+      allowedTools: [...defaults.tools],
+      unknownTools: [...defaults.unknownTools],
+    },
+    agents,
+    agentsFile: agentsFileInfo,
+  };
+}
+
+/** Tools of the catalog that are not in `allowed`, in catalog order. */
+export function complement(allowed: ReadonlySet<string>, all: readonly ToolName[]): ToolName[] {
+  return sortByCatalogOrder(all.filter((tool) => !allowed.has(tool)));
+}
+
+function byAgentId(a: { agentId: string }, b: { agentId: string }): number {
+  return a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0;
+}

@@ -1,0 +1,42 @@
+/** The one error handler and not-found handler: every error leaves as `{ error: { code, message, details? } }`. */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { ErrorBody, ErrorCode } from '../schemas/index.js';
+import { AppError } from './errors.js';
+
+function body(code: ErrorCode | string, message: string, details?: Record<string, unknown>): ErrorBody {
+  return details === undefined ? { error: { code, message } } : { error: { code, message, details } };
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    if (error instanceof AppError) {
+      return reply.code(error.statusCode).send(body(error.code, error.message, error.details));
+    }
+    if (error.validation) {
+      const errors = error.validation.slice(0, 10).map((issue) => ({ path: issue.instancePath, message: issue.message ?? 'invalid' }));
+      const where = error.validationContext ?? 'request';
+      return reply
+        .code(400)
+        .send(body('invalid_request', `Invalid ${where}: ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`, { in: where, errors }));
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.code(413).send(body('payload_too_large', 'The request body is too large.'));
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply.code(415).send(body('unsupported_media_type', 'Send the body as application/json.'));
+      default:
+        break;
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      // Bad JSON, `__proto__` keys, an empty body with a JSON content type, a bad URL encoding...
+      return reply.code(400).send(body('invalid_request', `Invalid request: ${error.message}`));
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    return reply.code(500).send(body('internal_error', 'Internal error; the request was not applied.'));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send(body('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`)),
+  );
+}

@@ -1,0 +1,55 @@
+/**
+ * Entry point: reads the environment, builds the app, listens, and shuts down gracefully on
+ * SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the watcher, exit 0).
+ */
+import pino from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+
+const logger = pino({
+  level: process.env['PDP_LOG_LEVEL'] ?? 'info',
+  redact: ['req.headers.authorization', 'headers.authorization', 'authorization', 'token', 'adminToken', 'decideToken'],
+});
+
+async function main(): Promise<void> {
+  const config = await loadConfig();
+  const app = await buildApp({
+    projectsRoot: config.projectsRoot,
+    projects: config.projects,
+    adminToken: config.adminToken,
+    decideToken: config.decideToken,
+    auditFile: config.auditFile,
+    logger,
+  });
+  if (config.generatedTokenFile) logger.info({ file: config.generatedTokenFile }, 'admin token generated (PDP_ADMIN_TOKEN unset)');
+  let closing = false;
+  const shutdown = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took more than 10 s, exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'error while closing');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  await app.listen({ host: config.host, port: config.port });
+  logger.info(
+    { projectsRoot: config.projectsRoot, projects: Object.keys(config.projects), decideTokenRequired: config.decideToken !== undefined },
+    'policy decision service ready',
+  );
+}
+
+main().catch((error: unknown) => {
+  logger.fatal({ err: error }, error instanceof ConfigError ? error.message : 'failed to start');
+  process.exit(1);
+});

@@ -1,0 +1,248 @@
+/**
+ * The policy service: decisions over the in-memory state, the permissions views, and the writes.
+ * It holds no Fastify; routes call it and map its results and `AppError`s to HTTP.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import {
+  TOOL_CATALOG,
+  type DecideQuery,
+  type Decision,
+  type EffectivePolicy,
+  type EphemeralPolicy,
+  type PermissionsView,
+  type PolicyDocument,
+  type ProjectsResponse,
+  type RecentDecision,
+} from '../schemas/index.js';
+import { decide, resolveEffective, type DecisionContext } from './domain/decide.js';
+import { allowlistProblems, mergeProblems, withAgentOverride, withProjectDefault } from './domain/edit.js';
+import { buildPermissionsView, complement } from './domain/view.js';
+import { documentProblem } from './domain/compile.js';
+import { parseRequester } from './domain/requester.js';
+import { AppError, unknownProject } from './errors.js';
+import type { AuditFile } from './audit-file.js';
+import { auditRecordOf } from './audit-file.js';
+import type { PdpMetrics } from './metrics.js';
+import { EphemeralPolicies } from './store/ephemeral.js';
+import type { Project, WriteOptions } from './store/project.js';
+import { RecentDecisions } from './store/recent-decisions.js';
+import type { ProjectRegistry } from './store/registry.js';
+import { AGENT_ID_REGEX } from '../schemas/index.js';
+import { DEFAULT_EPHEMERAL_TTL_SECONDS } from '../schemas/index.js';
+
+const ALL_TOOLS = TOOL_CATALOG.map((tool) => tool.name);
+
+export interface PolicyServiceOptions {
+  readonly registry: ProjectRegistry;
+  readonly logger: Logger;
+  readonly metrics?: PdpMetrics | undefined;
+  readonly audit?: AuditFile | undefined;
+}
+
+export class PolicyService {
+  readonly ephemeral = new EphemeralPolicies();
+  readonly recent = new RecentDecisions();
+  private readonly registry: ProjectRegistry;
+  private readonly logger: Logger;
+  private readonly metrics: PdpMetrics | undefined;
+  private readonly audit: AuditFile | undefined;
+  /** Decision ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */
+  private readonly idPrefix = randomBytes(6).toString('hex');
+  private sequence = 0;
+
+  constructor(options: PolicyServiceOptions) {
+    this.registry = options.registry;
+    this.logger = options.logger;
+    this.metrics = options.metrics;
+    this.audit = options.audit;
+  }
+
+  /** Decides one call. Synchronous, never throws, never waits for a write or a reload. */
+  decide(query: DecideQuery): Decision {
+    const started = this.metrics ? performance.now() : 0;
+    const project = this.registry.get(query.project);
+    const decision = decide(query, this.contextOf(query.project, project)) as Decision;
+    decision.decisionId = `${this.idPrefix}-${(++this.sequence).toString(36)}`;
+    if (project) this.recent.record(query.project, decision);
+    if (!decision.allow) {
+      this.logger.info(
+        {
+          decisionId: decision.decisionId,
+          project: decision.project,
+          requester: decision.requester.id,
+          tool: decision.tool.name,
+          reason: decision.reason,
+          source: decision.source,
+          revision: decision.revision,
+        },
+        'decision denied',
+      );
+    } else if (this.logger.isLevelEnabled('debug')) {
+      this.logger.debug(
+        { decisionId: decision.decisionId, project: decision.project, requester: decision.requester.id, tool: decision.tool.name, source: decision.source, revision: decision.revision },
+        'decision allowed',
+      );
+    }
+    this.audit?.write(auditRecordOf(decision, query.requester));
+    this.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
+    return decision;
+  }
+
+  effective(projectId: string, requester: string): EffectivePolicy {
+    const project = this.project(projectId);
+    const resolution = resolveEffective(projectId, requester, this.contextOf(projectId, project));
+    const allowed = resolution.allowlist?.tools ?? [];
+    return {
+      project: projectId,
+      requester: { id: resolution.requester.id, kind: resolution.requester.kind },
+      source: resolution.allowlist?.source ?? 'none',
+      allowedTools: [...allowed],
+      deniedTools: complement(new Set(allowed), ALL_TOOLS),
+      revision: project.state.policy.revision,
+      boundIssue: resolution.boundIssue === null ? null : `#${resolution.boundIssue}`,
+    };
+  }
+
+  listProjects(): ProjectsResponse {
+    return {
+      projects: this.registry.list().map((project) => {
+        const { policy } = project.state;
+        const view = buildPermissionsView(project.id, policy, project.state.agents);
+        return {
+          id: project.id,
+          status: policy.status,
+          revision: policy.revision,
+          agents: view.agents.length,
+          overrides: policy.status === 'ok' ? policy.overrides.size : 0,
+        };
+      }),
+    };
+  }
+
+  view(projectId: string): PermissionsView {
+    const project = this.project(projectId);
+    return buildPermissionsView(project.id, project.state.policy, project.state.agents);
+  }
+
+  async putDefault(projectId: string, tools: readonly string[], options: WriteOptions): Promise<PermissionsView> {
+    this.checkTools(tools);
+    return this.write(projectId, (policy) => withProjectDefault(policy.document, tools), options);
+  }
+
+  async deleteDefault(projectId: string, options: WriteOptions): Promise<PermissionsView> {
+    return this.write(projectId, (policy) => withProjectDefault(policy.document, null), options);
+  }
+
+  async putAgent(projectId: string, agentId: string, tools: readonly string[], options: WriteOptions): Promise<PermissionsView> {
+    checkAgentId(agentId);
+    this.checkTools(tools);
+    return this.write(projectId, (policy) => withAgentOverride(policy.document, agentId, tools), options);
+  }
+
+  async deleteAgent(projectId: string, agentId: string, options: WriteOptions): Promise<PermissionsView> {
+    checkAgentId(agentId);
+    return this.write(projectId, (policy) => withAgentOverride(policy.document, agentId, null), options);
+  }
+
+  async putDocument(projectId: string, document: PolicyDocument, options: WriteOptions): Promise<PermissionsView> {
+    const problem = documentProblem(document);
+    if (problem) throw new AppError(400, 'invalid_request', `Invalid policy document: ${problem.message}.`, { ...problem });
+    const tools = mergeProblems([
+      document.projectDefault ? allowlistProblems(document.projectDefault.allowedTools) : null,
+      ...(document.agents ?? []).map((agent) => allowlistProblems(agent.policy.allowedTools)),
+    ]);
+    if (tools) throw invalidTools(tools);
+    return this.write(projectId, () => document, { ...options, allowInvalid: true });
+  }
+
+  putEphemeral(projectId: string, requester: string, tools: readonly string[], boundIssue: string | undefined, ttlSeconds: number | undefined): EphemeralPolicy {
+    this.project(projectId);
+    this.checkEphemeralRequester(projectId, requester);
+    this.checkTools(tools);
+    return this.ephemeral.put(projectId, requester, tools, boundIssue, ttlSeconds ?? DEFAULT_EPHEMERAL_TTL_SECONDS);
+  }
+
+  deleteEphemeral(projectId: string, requester: string): void {
+    this.project(projectId);
+    this.checkEphemeralRequester(projectId, requester);
+    this.ephemeral.delete(projectId, requester);
+  }
+
+  listEphemeral(projectId: string): EphemeralPolicy[] {
+    this.project(projectId);
+    return this.ephemeral.list(projectId);
+  }
+
+  recentDecisions(projectId: string, allow: boolean | undefined, limit: number): RecentDecision[] {
+    this.project(projectId);
+    return this.recent.query(projectId, allow, limit);
+  }
+
+  /** Forgets the in-memory extras of a project that disappeared. */
+  forgetProject(projectId: string): void {
+    this.ephemeral.dropProject(projectId);
+    this.recent.dropProject(projectId);
+  }
+
+  close(): void {
+    this.ephemeral.close();
+  }
+
+  private async write(projectId: string, edit: Parameters<Project['write']>[0], options: WriteOptions): Promise<PermissionsView> {
+    const project = this.project(projectId);
+    try {
+      const state = await project.write(edit, options);
+      this.metrics?.recordPolicyWrite('ok');
+      this.logger.info({ project: projectId, revision: state.policy.revision }, 'policy written');
+      return buildPermissionsView(project.id, state.policy, state.agents);
+    } catch (error) {
+      this.metrics?.recordPolicyWrite(error instanceof AppError ? error.code : 'internal_error');
+      throw error;
+    }
+  }
+
+  private project(projectId: string): Project {
+    const project = this.registry.get(projectId);
+    if (!project) throw unknownProject(projectId);
+    return project;
+  }
+
+  private contextOf(projectId: string, project: Project | undefined): DecisionContext {
+    return {
+      policy: project?.state.policy,
+      ephemeral: (requesterId) => this.ephemeral.grant(projectId, requesterId),
+    };
+  }
+
+  private checkTools(tools: readonly string[]): void {
+    const problems = allowlistProblems(tools);
+    if (problems) throw invalidTools(problems);
+  }
+
+  private checkEphemeralRequester(projectId: string, requester: string): void {
+    const parsed = parseRequester(requester);
+    if (parsed.kind !== 'ticket-assistant' || parsed.project !== projectId || !parsed.issue) {
+      throw new AppError(
+        400,
+        'invalid_requester',
+        `Ephemeral policies are for ticket-assistant:${projectId}:<issue> requesters only, not ${JSON.stringify(requester)}.`,
+      );
+    }
+  }
+}
+
+function checkAgentId(agentId: string): void {
+  if (!AGENT_ID_REGEX.test(agentId)) {
+    throw new AppError(400, 'invalid_agent_id', `Invalid agent id ${JSON.stringify(agentId)}: 1 to 128 characters, no ':', '/', '\\' or control characters, not starting with a space.`);
+  }
+}
+
+function invalidTools(details: { unknown: string[]; duplicates: string[]; empty: number }): AppError {
+  const parts = [
+    details.unknown.length ? `unknown: ${details.unknown.join(', ')}` : '',
+    details.duplicates.length ? `duplicates: ${details.duplicates.join(', ')}` : '',
+    details.empty ? `${details.empty} empty name(s)` : '',
+  ].filter(Boolean);
+  return new AppError(400, 'invalid_tools', `Invalid allowlist (${parts.join('; ')}); nothing was written.`, { ...details });
+}

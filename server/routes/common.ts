@@ -1,0 +1,27 @@
+/** Shared route bits: the typed app, error responses for the OpenAPI document, ETag/If-Match helpers. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import { ErrorBodySchema } from '../../schemas/index.js';
+import type { PolicyService } from '../policy-service.js';
+
+export type TypedApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export interface RouteDeps {
+  readonly service: PolicyService;
+}
+
+/** Error responses, documented once per status. */
+export const errors = (...statuses: number[]): Record<number, typeof ErrorBodySchema> =>
+  Object.fromEntries(statuses.map((status) => [status, ErrorBodySchema]));
+
+/** The revision a client sent in `If-Match` (quotes and a weak `W/` prefix stripped). */
+export function ifMatchOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['if-match'];
+  if (typeof header !== 'string' || header.trim() === '') return undefined;
+  const value = header.trim().replace(/^W\//, '');
+  return value.startsWith('"') && value.endsWith('"') && value.length >= 2 ? value.slice(1, -1) : value;
+}
+
+export function setEtag(reply: FastifyReply, revision: string): void {
+  reply.header('etag', `"${revision}"`);
+}

@@ -1,0 +1,35 @@
+/** POST /decide and POST /decide/batch (SPEC §5). */
+import { DecideBatchBodySchema, DecideBatchResponseSchema, DecideQuerySchema, DecisionSchema } from '../../schemas/index.js';
+import { errors, type RouteDeps, type TypedApp } from './common.js';
+
+export async function decisionRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {
+  app.post(
+    '/decide',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: ['decisions'],
+        summary: 'Decide one tool call',
+        description: 'Always 200 for a well-formed body; `allow` is the decision. Denials are logged and kept in the recent-decisions ring.',
+        body: DecideQuerySchema,
+        response: { 200: DecisionSchema, ...errors(400, 401, 413, 415) },
+      },
+    },
+    async (request) => service.decide(request.body),
+  );
+
+  app.post(
+    '/decide/batch',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: ['decisions'],
+        summary: 'Decide up to 100 tool calls in one round trip',
+        description: 'Answers `decisions` in the order of `queries`, each exactly what /decide would answer.',
+        body: DecideBatchBodySchema,
+        response: { 200: DecideBatchResponseSchema, ...errors(400, 401, 413, 415) },
+      },
+    },
+    async (request) => ({ decisions: request.body.queries.map((query) => service.decide(query)) }),
+  );
+}

@@ -1,0 +1,196 @@
+/**
+ * The set of projects the service serves (SPEC §3): the direct sub-folders of `projectsRoot`
+ * and the explicit `projects`, each loaded at start and kept fresh by ONE chokidar watcher that
+ * only looks at the paths that matter (project folders, their `.ideai/`, the two files in it),
+ * plus a cheap periodic stat rescan as a safety net for any event a platform drops.
+ */
+import { watch, type FSWatcher } from 'chokidar';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { PROJECT_ID_REGEX } from '../../schemas/index.js';
+import { Project, type ReloadOutcome } from './project.js';
+
+const WATCHED_FILES = new Set(['mcp-tool-permissions.json', 'agents.json']);
+
+export interface RegistryOptions {
+  readonly projectsRoot?: string | undefined;
+  readonly projects?: Readonly<Record<string, string>> | undefined;
+  readonly logger: Logger;
+  /** Safety-net rescan period in ms (0 disables it). */
+  readonly rescanMs?: number | undefined;
+  /** Told after every reload that changed a project, and when projects come and go. */
+  readonly onReload?: ((project: string, outcome: ReloadOutcome | 'added' | 'removed') => void) | undefined;
+}
+
+export class ProjectRegistry {
+  private readonly projects = new Map<string, Project>();
+  private readonly byRoot = new Map<string, Project>();
+  private readonly explicit: ReadonlyMap<string, string>;
+  private readonly root: string | undefined;
+  private watcher: FSWatcher | undefined;
+  private rescanTimer: NodeJS.Timeout | undefined;
+  private rescanning = false;
+  private closed = false;
+  private ready = false;
+
+  constructor(private readonly options: RegistryOptions) {
+    this.root = options.projectsRoot === undefined ? undefined : path.resolve(options.projectsRoot);
+    this.explicit = new Map(Object.entries(options.projects ?? {}).map(([id, root]) => [id, path.resolve(root)]));
+  }
+
+  /** Loads every project, then starts watching; resolves once the watcher is ready. */
+  async start(): Promise<void> {
+    for (const [id, root] of this.explicit) await this.add(id, root);
+    if (this.root !== undefined) {
+      for (const id of await this.rootFolders()) if (!this.projects.has(id)) await this.add(id, path.join(this.root, id));
+    }
+    const paths = [...(this.root === undefined ? [] : [this.root]), ...this.explicit.values()];
+    if (paths.length > 0) {
+      const watcher = watch(paths, {
+        ignoreInitial: true,
+        depth: 2,
+        atomic: false, // we want the rename itself, not chokidar's 100 ms unlink/add coalescing
+        ignored: (file) => !this.isRelevant(file),
+      });
+      this.watcher = watcher;
+      watcher.on('all', (event, file) => this.onEvent(event, file));
+      watcher.on('error', (error) => this.options.logger.warn({ err: error }, 'watcher error'));
+      await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    }
+    const rescanMs = this.options.rescanMs ?? 2000;
+    if (rescanMs > 0) {
+      this.rescanTimer = setInterval(() => void this.rescan(), rescanMs);
+      this.rescanTimer.unref();
+    }
+    this.ready = true;
+  }
+
+  get isReady(): boolean {
+    return this.ready && !this.closed;
+  }
+
+  get(id: string): Project | undefined {
+    return this.projects.get(id);
+  }
+
+  list(): Project[] {
+    return [...this.projects.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.rescanTimer) clearInterval(this.rescanTimer);
+    await this.watcher?.close();
+  }
+
+  /** Compares every project's files with what was read, and the root's folders with the projects. */
+  async rescan(): Promise<void> {
+    if (this.rescanning || this.closed) return;
+    this.rescanning = true;
+    try {
+      if (this.root !== undefined) {
+        const folders = new Set(await this.rootFolders());
+        for (const id of folders) if (!this.projects.has(id)) await this.add(id, path.join(this.root, id));
+        for (const project of this.list()) {
+          if (!this.explicit.has(project.id) && !folders.has(project.id)) this.remove(project.id);
+        }
+      }
+      for (const project of this.list()) {
+        if (await project.changedOnDisk()) this.reload(project);
+      }
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'rescan failed');
+    } finally {
+      this.rescanning = false;
+    }
+  }
+
+  /** Only project folders, their `.ideai/` and the two files in it pass the watcher's filter. */
+  private isRelevant(file: string): boolean {
+    if (file === this.root) return true;
+    const parent = path.dirname(file);
+    if (this.root !== undefined && parent === this.root) return PROJECT_ID_REGEX.test(path.basename(file));
+    if (this.isProjectRoot(file)) return true;
+    const name = path.basename(file);
+    if (name === '.ideai') return this.isProjectRoot(parent);
+    return WATCHED_FILES.has(name) && path.basename(parent) === '.ideai' && this.isProjectRoot(path.dirname(parent));
+  }
+
+  private isProjectRoot(folder: string): boolean {
+    if (this.root !== undefined && path.dirname(folder) === this.root) return true;
+    for (const root of this.explicit.values()) if (root === folder) return true;
+    return false;
+  }
+
+  private onEvent(event: string, file: string): void {
+    if (this.closed) return;
+    if (this.root !== undefined && path.dirname(file) === this.root) {
+      const id = path.basename(file);
+      if (this.explicit.has(id)) return;
+      if (event === 'addDir' && !this.projects.has(id)) void this.add(id, file);
+      else if (event === 'unlinkDir') this.remove(id);
+      else if (this.projects.has(id)) this.reload(this.projects.get(id) as Project);
+      return;
+    }
+    const name = path.basename(file);
+    const projectRoot = name === '.ideai' ? path.dirname(file) : WATCHED_FILES.has(name) ? path.dirname(path.dirname(file)) : file;
+    const project = this.byRoot.get(projectRoot);
+    if (project) this.reload(project);
+  }
+
+  private reload(project: Project): void {
+    project
+      .reload()
+      .then((outcome) => {
+        if (outcome === 'unchanged') return;
+        this.options.logger.info({ project: project.id, status: outcome, revision: project.state.policy.revision }, 'policy reloaded');
+        this.options.onReload?.(project.id, outcome);
+      })
+      .catch((error: unknown) => this.options.logger.error({ err: error, project: project.id }, 'reload failed'));
+  }
+
+  private async add(id: string, root: string): Promise<void> {
+    if (this.projects.has(id) || this.closed) return;
+    try {
+      const project = await Project.open(id, root);
+      if (this.projects.has(id) || this.closed) return;
+      this.projects.set(id, project);
+      this.byRoot.set(project.root, project);
+      this.options.logger.info({ project: id, status: project.state.policy.status }, 'project loaded');
+      this.options.onReload?.(id, 'added');
+    } catch (error) {
+      this.options.logger.error({ err: error, project: id }, 'project failed to load');
+    }
+  }
+
+  private remove(id: string): void {
+    const project = this.projects.get(id);
+    if (project && this.projects.delete(id)) {
+      if (this.byRoot.get(project.root) === project) this.byRoot.delete(project.root);
+      this.options.logger.info({ project: id }, 'project removed');
+      this.options.onReload?.(id, 'removed');
+    }
+  }
+
+  private async rootFolders(): Promise<string[]> {
+    if (this.root === undefined) return [];
+    let entries;
+    try {
+      entries = await fs.readdir(this.root, { withFileTypes: true });
+    } catch (error) {
+      this.options.logger.warn({ err: error, root: this.root }, 'cannot list the projects root');
+      return [];
+    }
+    const ids: string[] = [];
+    for (const entry of entries) {
+      if (!PROJECT_ID_REGEX.test(entry.name)) continue;
+      if (entry.isDirectory()) ids.push(entry.name);
+      else if (entry.isSymbolicLink()) {
+        const stats = await fs.stat(path.join(this.root, entry.name)).catch(() => undefined);
+        if (stats?.isDirectory()) ids.push(entry.name);
+      }
+    }
+    return ids;
+  }
+}
