@@ -1,0 +1,159 @@
+/**
+ * Child processes of the benchmark: server children (forked, report their port over IPC), the
+ * service's real entry point (for the start-to-ready figure), and the bits read from /proc.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from './fixtures.js';
+
+export type ServerMode = 'ours' | 'bare' | 'cedar' | 'cedar-text';
+
+/** Admin token given to every service child (loopback only, throwaway). */
+export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+
+export interface RunningServer {
+  readonly mode: ServerMode;
+  readonly pid: number;
+  readonly port: number;
+  readonly origin: string;
+  stop(): Promise<void>;
+}
+
+export interface ServerOptions {
+  projectsRoot: string;
+  /** Absolute path of the service's app module (dist/server/app.js or server/app.ts). */
+  appModule: string;
+  /** When set, the child runs with `--cpu-prof` and writes its profile into this folder on exit. */
+  cpuProfDir?: string;
+  logger?: boolean;
+}
+
+const CHILD_ENTRY = path.join(REPO_ROOT, 'bench', 'servers', 'child.ts');
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve();
+    }, timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** Forks a server child and resolves once it listens. */
+export function startServer(mode: ServerMode, options: ServerOptions): Promise<RunningServer> {
+  const execArgv = ['--import', 'tsx'];
+  if (options.cpuProfDir) execArgv.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`);
+  const child = fork(CHILD_ENTRY, [mode], {
+    cwd: REPO_ROOT,
+    execArgv,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      BENCH_PROJECTS_ROOT: options.projectsRoot,
+      BENCH_APP_MODULE: options.appModule,
+      BENCH_ADMIN_TOKEN,
+      BENCH_LOGGER: options.logger ? '1' : '0',
+    },
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null): void => reject(new Error(`${mode} server exited (${String(code)}) before listening:\n${stderr}`));
+    child.once('exit', onExit);
+    child.once('message', (message: unknown) => {
+      child.off('exit', onExit);
+      const port = (message as { port?: number }).port ?? 0;
+      resolve({
+        mode,
+        pid: child.pid ?? 0,
+        port,
+        origin: `http://127.0.0.1:${port}`,
+        stop: async () => {
+          child.kill('SIGTERM');
+          await waitForExit(child, 10_000);
+        },
+      });
+    });
+  });
+}
+
+/** A port that was free a moment ago (for the real entry point, which takes PDP_PORT). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface MainProcess {
+  readonly pid: number;
+  readonly origin: string;
+  /** `performance.now()` just before the spawn. */
+  readonly spawnedAt: number;
+  readonly entry: string;
+  stop(): Promise<void>;
+}
+
+/** The service's own entry point: dist/server/main.js when built, else server/main.ts through tsx. */
+export function mainEntry(useDist: boolean): { args: string[]; label: string } {
+  const dist = path.join(REPO_ROOT, 'dist', 'server', 'main.js');
+  if (useDist && existsSync(dist)) return { args: [dist], label: 'node dist/server/main.js' };
+  return { args: ['--import', 'tsx', path.join(REPO_ROOT, 'server', 'main.ts')], label: 'node --import tsx server/main.ts' };
+}
+
+/** Spawns the real service (`npm start` equivalent) on a free loopback port with `projectsRoot`. */
+export async function startMain(projectsRoot: string, useDist: boolean): Promise<MainProcess> {
+  const port = await freePort();
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), 'pdp-bench-state-'));
+  const entry = mainEntry(useDist);
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, entry.args, {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      PDP_HOST: '127.0.0.1',
+      PDP_PORT: String(port),
+      PDP_PROJECTS_ROOT: projectsRoot,
+      PDP_PROJECTS: '',
+      PDP_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+      PDP_DECIDE_TOKEN: '',
+      PDP_STATE_DIR: stateDir,
+    },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  return {
+    pid: child.pid ?? 0,
+    origin: `http://127.0.0.1:${port}`,
+    spawnedAt,
+    entry: entry.label,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await waitForExit(child, 10_000);
+    },
+  };
+}
+
+/** Resident set size and its peak (VmHWM) of a process, in MB, from /proc. */
+export async function memoryOf(pid: number): Promise<{ rssMb: number; peakRssMb: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+}

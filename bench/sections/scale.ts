@@ -1,0 +1,95 @@
+/**
+ * Scale: N projects × 50 agents (10 overrides each) under one PDP_PROJECTS_ROOT, served by the
+ * service's real entry point. Figures: process start → `/readyz` 200, RSS, and `/decide`
+ * throughput against the same entry point serving one project of the same shape (interleaved).
+ */
+import { rm } from 'node:fs/promises';
+import { request } from 'undici';
+import { makeScaleRoot, scaleQueryMix } from '../lib/fixtures.js';
+import type { BenchContext, SectionResult } from '../lib/context.js';
+import { interleavedLoad, rpsOf } from '../lib/interleave.js';
+import { memoryOf, startMain, type MainProcess } from '../lib/processes.js';
+import { fmt, median, pairedRatio } from '../lib/stats.js';
+
+const READY_TIMEOUT_MS = 60_000;
+
+/** Polls `/readyz` every 5 ms; resolves with ms since the spawn. */
+async function timeToReady(service: MainProcess): Promise<number> {
+  const deadline = service.spawnedAt + READY_TIMEOUT_MS;
+  while (performance.now() < deadline) {
+    try {
+      const response = await request(`${service.origin}/readyz`, { headersTimeout: 1_000, bodyTimeout: 1_000 });
+      await response.body.text();
+      if (response.statusCode === 200) return performance.now() - service.spawnedAt;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`service on ${service.origin} not ready within ${READY_TIMEOUT_MS} ms`);
+}
+
+export async function scaleSection(ctx: BenchContext): Promise<SectionResult> {
+  const projects = ctx.settings.scaleProjects;
+  ctx.log(`  generating ${projects} projects × 50 agents...`);
+  const big = await makeScaleRoot(projects);
+  const small = await makeScaleRoot(1);
+  const running: MainProcess[] = [];
+  try {
+    // Cold starts, alternating big and small, the last pair stays up for the throughput runs.
+    const readyBig: number[] = [];
+    const readySmall: number[] = [];
+    const starts = Math.max(2, ctx.settings.rounds);
+    let bigService: MainProcess | undefined;
+    let smallService: MainProcess | undefined;
+    for (let i = 0; i < starts; i += 1) {
+      const last = i === starts - 1;
+      for (const [root, samples] of [
+        [big.root, readyBig],
+        [small.root, readySmall],
+      ] as const) {
+        const service = await startMain(root, ctx.useDist);
+        running.push(service);
+        samples.push(await timeToReady(service));
+        if (!last) {
+          await service.stop();
+          running.splice(running.indexOf(service), 1);
+        } else if (root === big.root) bigService = service;
+        else smallService = service;
+      }
+    }
+    const entry = bigService!.entry;
+    const idle = await memoryOf(bigService!.pid);
+    const idleSmall = await memoryOf(smallService!.pid);
+    ctx.log(`  ready (${entry}): ${projects} projects ${readyBig.map((ms) => fmt(ms, 'ms')).join(', ')}; 1 project ${readySmall.map((ms) => fmt(ms, 'ms')).join(', ')}`);
+    ctx.log(`  RSS after ready: ${fmt(idle.rssMb, 'MB')} (${projects} projects), ${fmt(idleSmall.rssMb, 'MB')} (1 project)`);
+
+    const results = await interleavedLoad(ctx, [
+      { name: `${projects} projects`, origin: bigService!.origin, bodies: scaleQueryMix(big.ids) },
+      { name: '1 project', origin: smallService!.origin, bodies: scaleQueryMix(small.ids) },
+    ]);
+    const loaded = await memoryOf(bigService!.pid);
+    const bigRps = rpsOf(results.get(`${projects} projects`) ?? []);
+    const smallRps = rpsOf(results.get('1 project') ?? []);
+    const ratio = pairedRatio(bigRps, smallRps);
+    const worstReady = Math.max(...readyBig);
+    const section = `scale (${projects}×50)`;
+    return {
+      rows: [
+        { section, figure: `start → /readyz 200, median of ${readyBig.length} (${entry})`, value: fmt(median(readyBig), 'ms'), target: '', pass: null },
+        { section, figure: 'start → /readyz 200, worst', value: fmt(worstReady, 'ms'), target: '≤ 3000 ms', pass: worstReady <= 3_000 },
+        { section, figure: 'start → /readyz 200, 1 project (node boot floor)', value: fmt(median(readySmall), 'ms'), target: '', pass: null },
+        { section, figure: 'RSS after ready', value: fmt(idle.rssMb, 'MB'), baseline: `1 project: ${fmt(idleSmall.rssMb, 'MB')}`, target: '', pass: null },
+        { section, figure: 'peak RSS (VmHWM) after load', value: fmt(loaded.peakRssMb, 'MB'), target: '≤ 300 MB', pass: loaded.peakRssMb <= 300 },
+        { section, figure: `decide throughput, ${projects} projects`, value: fmt(median(bigRps), 'req/s'), target: '', pass: null },
+        { section, figure: 'decide throughput, 1 project', value: fmt(median(smallRps), 'req/s'), target: '', pass: null },
+        { section, figure: `throughput ${projects} projects / 1 project`, value: `${fmt(ratio)}×`, baseline: '1 project', target: '≥ 0.9×', pass: ratio >= 0.9 },
+      ],
+      raw: { readyBigMs: readyBig, readySmallMs: readySmall, idle, idleSmall, loaded, throughput: Object.fromEntries(results) },
+    };
+  } finally {
+    await Promise.all(running.map((service) => service.stop()));
+    await rm(big.root, { recursive: true, force: true });
+    await rm(small.root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The two baseline servers the service is compared with (SPEC §9):
+ *  - `bare`: Fastify + the same TypeBox type provider + the same `DecideQuerySchema` body schema and
+ *    `DecisionSchema` response schema, answering a constant decision: the stack's own ceiling;
+ *  - `cedar` / `cedar-text`: the same route deciding the same policy with `@cedar-policy/cedar-wasm`,
+ *    either on a policy set parsed once (`statefulIsAuthorized`, the fastest way to use Cedar) or
+ *    by handing the policy text to `isAuthorized` on every call (the plain API).
+ */
+import { randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import { DecideQuerySchema, DecisionSchema, findTool, type Decision } from '../../schemas/index.js';
+import { loadCedarProject, type CedarProject } from './cedar-policy.js';
+
+const routeSchema = { body: DecideQuerySchema, response: { 200: DecisionSchema } } as const;
+
+const CONSTANT_DECISION: Decision = {
+  allow: true,
+  reason: 'allowed',
+  message: 'Tool idea_ticket_read is allowed for agent Main in project demo (policy: project-default).',
+  source: 'project-default',
+  requester: { id: 'Main', kind: 'agent' },
+  tool: { name: 'idea_ticket_read', access: 'read' },
+  project: 'demo',
+  revision: '3f2a9c1b0d4e5f60',
+  decisionId: '00000000-0000-4000-8000-000000000000',
+};
+
+/** Fastify with the service's validation stack: the TypeBox type provider and its validator compiler. */
+function typedFastify() {
+  const app = Fastify({ logger: false }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  return app;
+}
+
+/** Bare Fastify route: body validated by the same schema, constant answer. */
+export function buildBareApp(): FastifyInstance {
+  const app = typedFastify();
+  app.post('/decide', { schema: routeSchema }, async () => CONSTANT_DECISION);
+  app.get('/readyz', async () => ({ status: 'ok' }));
+  return app;
+}
+
+interface LoadedProject extends CedarProject {
+  readonly policySetId: string;
+}
+
+async function loadCedarProjects(projectsRoot: string, preparse: boolean): Promise<Map<string, LoadedProject>> {
+  const projects = new Map<string, LoadedProject>();
+  const entries = await readdir(projectsRoot, { withFileTypes: true });
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const compiled = await loadCedarProject(path.join(projectsRoot, entry.name), entry.name);
+    const policySetId = `project:${entry.name}`;
+    if (preparse) {
+      const parsed = cedar.preparsePolicySet(policySetId, { staticPolicies: compiled.text });
+      if (parsed.type !== 'success') throw new Error(`Cedar rejected the policy of ${entry.name}: ${JSON.stringify(parsed.errors)}`);
+    }
+    projects.set(entry.name, { ...compiled, policySetId });
+  }
+  return projects;
+}
+
+/** Fastify route deciding with Cedar; `preparse` selects the stateful (parsed once) API. */
+export async function buildCedarApp(projectsRoot: string, preparse: boolean): Promise<FastifyInstance> {
+  const projects = await loadCedarProjects(projectsRoot, preparse);
+  const app = typedFastify();
+  app.post('/decide', { schema: routeSchema }, async (request) => {
+    const { project, requester, tool } = request.body;
+    const loaded = projects.get(project);
+    const access = findTool(tool)?.access ?? 'unknown';
+    if (!loaded) {
+      return decision(false, 'unknown_project', 'none', requester, tool, access, project, 'none');
+    }
+    const principal = { type: 'Agent', id: requester };
+    const action = { type: 'Action', id: tool };
+    const resource = { type: 'Project', id: project };
+    const answer = preparse
+      ? cedar.statefulIsAuthorized({ principal, action, resource, context: {}, preparsedPolicySetId: loaded.policySetId, entities: loaded.entities })
+      : cedar.isAuthorized({ principal, action, resource, context: {}, policies: { staticPolicies: loaded.text }, entities: loaded.entities });
+    // Fail closed, like the service: a Cedar failure is a denial.
+    const allow = answer.type === 'success' && answer.response.decision === 'allow';
+    const viaOverride =
+      answer.type === 'success' && answer.response.diagnostics.reason.some((id) => loaded.overridePolicyIds.has(id));
+    const reason = allow ? 'allowed' : access === 'unknown' ? 'unknown_tool' : 'not_in_allowlist';
+    return decision(allow, reason, viaOverride ? 'agent-override' : 'project-default', requester, tool, access, project, loaded.policySetId);
+  });
+  app.get('/readyz', async () => ({ status: 'ok' }));
+  return app;
+}
+
+function decision(
+  allow: boolean,
+  reason: Decision['reason'],
+  source: Decision['source'],
+  requester: string,
+  tool: string,
+  access: Decision['tool']['access'],
+  project: string,
+  revision: string,
+): Decision {
+  const verdict = allow ? 'allowed' : 'denied';
+  return {
+    allow,
+    reason,
+    message: `Tool ${tool} is ${verdict} for agent ${requester} in project ${project} (policy: ${source}).`,
+    source,
+    requester: { id: requester, kind: 'agent' },
+    tool: { name: tool, access },
+    project,
+    revision,
+    decisionId: randomUUID(),
+  };
+}
