@@ -1,9 +1,10 @@
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditRecordOf, createAuditFile, type AuditFile, type AuditRecord } from '../../server/audit-file.js';
 import type { Decision } from '../../schemas/index.js';
+import { buildApp } from '../../server/app.js';
 
 const FIELDS = [
   'at',
@@ -204,5 +205,47 @@ describe('createAuditFile', () => {
   it('refuses nonsensical options', () => {
     expect(() => createAuditFile('/tmp/never-created.ndjson', { maxBytes: 0 })).toThrow(RangeError);
     expect(() => createAuditFile('/tmp/never-created.ndjson', { maxFiles: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('audit file wired into the app (PDP_AUDIT_FILE)', () => {
+  it('appends every decision the API answers, without the tokens', async () => {
+    const folder = await tempFolder();
+    await mkdir(join(folder, 'projects', 'demo'), { recursive: true });
+    const path = join(folder, 'audit', 'decisions.ndjson');
+    const app = await buildApp({
+      projectsRoot: join(folder, 'projects'),
+      adminToken: 'admin-token-never-logged',
+      decideToken: 'decide-token-never-logged',
+      auditFile: path,
+    });
+    try {
+      await app.ready();
+      const headers = { authorization: 'Bearer decide-token-never-logged' };
+      const denied = await app.inject({
+        method: 'POST',
+        url: '/decide',
+        headers,
+        payload: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' },
+      });
+      const batch = await app.inject({
+        method: 'POST',
+        url: '/decide/batch',
+        headers,
+        payload: { queries: [{ project: 'demo', requester: 'mcp', tool: 'idea_ticket_read' }] },
+      });
+      expect(denied.statusCode).toBe(200);
+      expect(batch.statusCode).toBe(200);
+      const ids = [denied.json<Decision>().decisionId, batch.json<{ decisions: Decision[] }>().decisions[0]?.decisionId];
+      await app.close();
+
+      const lines = await readLines(path);
+      expect(lines.map((line) => line.decisionId)).toEqual(ids);
+      expect(lines[0]).toMatchObject({ project: 'demo', requester: 'QA', tool: 'idea_memory_write', allow: false, reason: 'not_in_allowlist' });
+      expect(lines[1]).toMatchObject({ requester: 'mcp', requesterKind: 'anonymous', allow: true, reason: 'allowed' });
+      expect(await readFile(path, 'utf8')).not.toContain('never-logged');
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -1,4 +1,7 @@
 import Fastify from 'fastify';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   DECISION_BUCKETS,
@@ -9,6 +12,7 @@ import {
   type PdpMetrics,
 } from '../../server/metrics.js';
 import { DECISION_REASONS } from '../../schemas/index.js';
+import { buildApp } from '../../server/app.js';
 
 /** The value of the sample `series` (name with its labels exactly as exported), or undefined. */
 function sample(text: string, series: string): number | undefined {
@@ -181,5 +185,41 @@ describe('installMetrics', () => {
     await app.inject({ method: 'GET', url: '/ping' });
     const response = await app.inject({ method: 'GET', url: '/metrics' });
     expect(sample(response.body, 'pdp_http_requests_total{method="GET",route="/ping",status="200"}')).toBe(1);
+  });
+});
+
+describe('metrics wired into the app', () => {
+  it('counts a POST /decide denial and serves it on GET /metrics behind the decide token', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'pdp-metrics-'));
+    await mkdir(join(root, 'demo'));
+    const app = await buildApp({ projectsRoot: root, adminToken: 'admin-token-for-test', decideToken: 'decide-token-for-test' });
+    apps.push({
+      close: async () => {
+        await app.close();
+        await rm(root, { recursive: true, force: true });
+      },
+    });
+    await app.ready();
+    const auth = { authorization: 'Bearer decide-token-for-test' };
+    const series = 'pdp_decisions_total{allow="false",reason="not_in_allowlist"}';
+
+    const before = await app.inject({ method: 'GET', url: '/metrics', headers: auth });
+    expect(before.statusCode).toBe(200);
+    expect(sample(before.body, series)).toBe(0);
+    expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
+
+    const decided = await app.inject({
+      method: 'POST',
+      url: '/decide',
+      headers: auth,
+      payload: { project: 'demo', requester: 'DevFrontend', tool: 'idea_memory_write' },
+    });
+    expect(decided.json()).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+
+    const after = await app.inject({ method: 'GET', url: '/metrics', headers: auth });
+    expect(sample(after.body, series)).toBe(1);
+    expect(sample(after.body, 'pdp_decision_duration_seconds_count')).toBe(1);
+    expect(sample(after.body, 'pdp_projects')).toBe(1);
+    expect(sample(after.body, 'pdp_http_requests_total{method="POST",route="/decide",status="200"}')).toBe(1);
   });
 });
