@@ -68,7 +68,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     options.auditFile === undefined || options.auditFile === ''
       ? undefined
       : createAuditFile(options.auditFile, { onError: (error) => logger.warn({ err: error }, 'audit file error') });
-  let service: PolicyService | undefined;
   const registry = new ProjectRegistry({
     projectsRoot: options.projectsRoot,
     projects: options.projects,
@@ -76,15 +75,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     rescanMs: options.rescanMs,
     onReload: (project, outcome) => {
       if (outcome === 'removed') {
-        service?.forgetProject(project);
+        service.forgetProject(project);
         metrics.forgetProject(project);
       } else if (outcome === 'ok' || outcome === 'invalid') {
         metrics.recordReload(project, outcome);
       }
     },
   });
-  service = new PolicyService({ registry, logger, metrics, audit });
-  const policyService = service;
+  // onReload only fires after start(), once `service` exists.
+  const service = new PolicyService({ registry, logger, metrics, audit });
   metrics.setProjectCountsProvider(() => {
     const projects = registry.list();
     return { total: projects.length, invalid: projects.filter((project) => project.state.policy.status === 'invalid').length };
@@ -110,7 +109,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(swaggerUi, { routePrefix: '/docs' });
   installMetrics(app, metrics);
 
-  const deps = { service: policyService };
+  const deps = { service: service };
   await app.register(decisionRoutes, deps);
   await app.register(catalogRoutes, deps);
   await app.register(permissionsRoutes, deps);
@@ -123,7 +122,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   app.addHook('onClose', async () => {
     await registry.close();
-    policyService.close();
+    service.close();
     await audit?.close();
   });
   return app;
