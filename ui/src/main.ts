@@ -15,6 +15,11 @@ function scheduleRender(): void {
   queueMicrotask(() => {
     scheduled = false;
     renderInto(root as HTMLElement, renderPage(panel));
+    const focusId = panel.state.focusAfterRender;
+    if (focusId !== null && !panel.state.loading) {
+      panel.state.focusAfterRender = null;
+      document.getElementById(focusId)?.focus();
+    }
   });
 }
 

@@ -64,6 +64,8 @@ export interface PanelState {
   savedUntil: number;
   /** Explicit open/closed choices per target and group (defaults come from the group's access). */
   openGroups: Map<string, boolean>;
+  /** Element to focus after the next render, when the action removed the focused element. */
+  focusAfterRender: string | null;
 }
 
 const TOKEN_KEY = 'idea-pdp.token';
@@ -98,6 +100,7 @@ export class Panel {
       saveProblem: null,
       savedUntil: 0,
       openGroups: new Map(),
+      focusAfterRender: null,
     };
     // Ask for the token once per session; without it the panel is a read-only view.
     if (this.state.token === null && storage.getItem(TOKEN_DISMISSED_KEY) === null) {
@@ -212,6 +215,7 @@ export class Panel {
         proceed();
       },
     };
+    this.state.focusAfterRender = 'switch-stay';
     this.onChange();
   }
 
@@ -219,12 +223,20 @@ export class Panel {
     const pending = this.state.pendingSwitch;
     this.state.pendingSwitch = null;
     pending?.proceed();
+    this.focusTarget();
     this.onChange();
   }
 
   cancelSwitch(): void {
     this.state.pendingSwitch = null;
+    this.focusTarget();
     this.onChange();
+  }
+
+  /** Focus back on the selected target's button (its id is the one the target list renders). */
+  private focusTarget(): void {
+    const target = this.state.target;
+    this.state.focusAfterRender = target.kind === 'default' ? 'target-default' : `target-agent-${encodeURIComponent(target.agentId)}`;
   }
 
   selectTarget(target: TargetKey): void {
@@ -273,6 +285,7 @@ export class Panel {
     if (saved === undefined || !this.canWrite()) return;
     // The override starts from the effective state: a replacement, not a patch.
     this.state.draft = { target: this.state.target, allowed: new Set(saved.allowed), createsOverride: true, dropsUnknown: false };
+    this.state.focusAfterRender = 'editor-title';
     this.onChange();
   }
 
@@ -317,14 +330,22 @@ export class Panel {
     const confirmation = this.state.confirmation;
     this.state.confirmation = null;
     if (confirmation === null) return this.onChange();
+    this.state.focusAfterRender = this.confirmationFocus(confirmation);
     this.changeAllowed((next) => {
       for (const name of confirmation.tools) next.add(name);
     });
   }
 
   cancelWriteTools(): void {
+    const confirmation = this.state.confirmation;
     this.state.confirmation = null;
+    if (confirmation !== null) this.state.focusAfterRender = this.confirmationFocus(confirmation);
     this.onChange();
+  }
+
+  private confirmationFocus(confirmation: WriteConfirmation): string {
+    const [only] = confirmation.tools;
+    return confirmation.tools.length === 1 && only !== undefined ? `tool-${only}` : `group-toggle-${confirmation.groupId}`;
   }
 
   /** Asks for the unknown names to be dropped (the next save only keeps catalog tools anyway). */
@@ -353,6 +374,7 @@ export class Panel {
 
   cancelDraft(): void {
     this.clearEditing();
+    this.state.focusAfterRender = 'editor-title';
     this.onChange();
   }
 
@@ -382,6 +404,7 @@ export class Panel {
       this.state.draft = null;
       this.state.confirmation = null;
       this.state.savedUntil = Date.now() + SAVED_FEEDBACK_MS;
+      this.state.focusAfterRender = 'editor-title';
       setTimeout(() => this.onChange(), SAVED_FEEDBACK_MS + 50);
     } catch (error) {
       // The draft stays as it is: the user can fix the cause and save again.
@@ -398,6 +421,7 @@ export class Panel {
   /** After a 412: reload the current policy (the draft is abandoned, the target kept). */
   reloadAfterConflict(): void {
     this.clearEditing();
+    this.state.focusAfterRender = 'editor-title';
     void this.load();
   }
 

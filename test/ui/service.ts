@@ -1,0 +1,69 @@
+/**
+ * The real service for the browser tests: `buildApp` on a loopback port over a temp copy of the
+ * demo projects, plus the API calls the tests make behind the page's back.
+ */
+import type { FastifyInstance } from 'fastify';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildApp } from '../../server/app.js';
+import type { Decision, PermissionsView } from '../../schemas/index.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DEMO_PROJECTS = path.join(repoRoot, 'examples', 'projects');
+export const ADMIN_TOKEN = 'ui-test-admin-token';
+
+export interface RunningService {
+  app: FastifyInstance;
+  baseUrl: string;
+  projectsRoot: string;
+  close(): Promise<void>;
+  decide(project: string, requester: string, tool: string): Promise<Decision>;
+  permissions(project: string): Promise<{ view: PermissionsView; etag: string }>;
+  /** An authenticated admin call, as another user (curl, another browser) would make it. */
+  admin(method: string, urlPath: string, body?: unknown): Promise<Response>;
+}
+
+/** Starts the service over a temp copy of `examples/projects` (demo and sandbox). */
+export async function startService(options: { decideToken?: string } = {}): Promise<RunningService> {
+  const tempDir = await mkdtemp(path.join(os.tmpdir(), 'pdp-ui-e2e-'));
+  const projectsRoot = path.join(tempDir, 'projects');
+  await cp(DEMO_PROJECTS, projectsRoot, { recursive: true });
+  const app = await buildApp({ projectsRoot, adminToken: ADMIN_TOKEN, decideToken: options.decideToken, logger: false, rescanMs: 0 });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  const baseUrl = `http://127.0.0.1:${address.port}`;
+  const authorization = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+  return {
+    app,
+    baseUrl,
+    projectsRoot,
+    async close() {
+      await app.close();
+      await rm(tempDir, { recursive: true, force: true });
+    },
+    async decide(project, requester, tool) {
+      const response = await fetch(`${baseUrl}/decide`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...authorization },
+        body: JSON.stringify({ project, requester, tool }),
+      });
+      if (response.status !== 200) throw new Error(`/decide answered ${response.status}`);
+      return (await response.json()) as Decision;
+    },
+    async permissions(project) {
+      const response = await fetch(`${baseUrl}/projects/${encodeURIComponent(project)}/mcp-tool-permissions`, { headers: authorization });
+      if (response.status !== 200) throw new Error(`GET permissions answered ${response.status}`);
+      return { view: (await response.json()) as PermissionsView, etag: response.headers.get('etag') ?? '' };
+    },
+    admin(method, urlPath, body) {
+      return fetch(baseUrl + urlPath, {
+        method,
+        headers: { ...authorization, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    },
+  };
+}
