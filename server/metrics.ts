@@ -177,8 +177,8 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'pdp_' });
 
-  // Decisions: slot = (allow ? 0 : 1) * reasons + reasonIndex; one extra pair for a reason added
-  // to the schema but not known here (counted as "other" rather than lost).
+  // Decisions: slot = (allow ? 0 : 1) * reasons + reasonIndex. A reason outside DECISION_REASONS
+  // (only possible through a cast) is counted as "other" rather than lost.
   const reasons: readonly string[] = [...DECISION_REASONS, 'other'];
   const reasonIndex = new Map<string, number>(DECISION_REASONS.map((reason, index) => [reason, index]));
   const otherIndex = reasons.length - 1;
@@ -268,7 +268,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
   const httpCells = new Map<string, Map<string, Map<number, HttpCell>>>();
   const httpLatencyCells = new Map<string, Map<string, HistogramCell>>();
   const allHttpCells: HttpCell[] = [];
-  const httpRequests = new Counter({
+  new Counter({
     name: 'pdp_http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status code.',
     labelNames: ['method', 'route', 'status'] as const,
