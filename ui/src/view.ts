@@ -202,8 +202,7 @@ function renderTargets(panel: Panel): Child {
       h(
         'button',
         { id, type: 'button', class: `target${current ? ' target-current' : ''}`, 'aria-current': current ? 'true' : null, onclick: () => panel.selectTarget(target) },
-        h('span', { class: 'target-name' }, name),
-        dirty ? h('span', { class: 'badge badge-dirty' }, 'Non enregistré') : null,
+        h('span', { class: 'target-name' }, name, dirty ? h('span', { class: 'target-dirty' }, 'Modifications non enregistrées') : null),
         badge,
       ),
     );
