@@ -3,6 +3,7 @@
  * below the HTTP status line (refused connection, reset, timeout, oversized body, closed client)
  * becomes a {@link TransportFailure} whose message is a short human cause for denial messages.
  */
+import { EventEmitter } from 'node:events';
 import type { Pool } from 'undici';
 
 /** The whole exchange (connect, send, headers, body) failed; `message` is the cause. */
@@ -25,30 +26,33 @@ export interface ExchangeRequest {
 
 /**
  * Runs one request and reads its whole body, or fails within `timeoutMs`. The deadline is
- * enforced twice: the abort signal tears the request down in undici, and the race makes sure the
- * caller gets its answer on time even if some stage ignored the signal.
+ * enforced twice: the abort signal tears the request down in undici (socket included), and the
+ * race makes sure the caller gets its answer on time even if some stage ignored the signal.
  */
 export async function exchangeWithDeadline(pool: Pool, request: ExchangeRequest, timeoutMs: number): Promise<Exchange> {
-  const controller = new AbortController();
+  // undici accepts an EventEmitter as abort signal; it costs a fraction of an AbortController,
+  // which matters on a path that adds well under a millisecond to every tool call.
+  const abort = new EventEmitter();
   let timer: NodeJS.Timeout | undefined;
+  let timedOut: TransportFailure | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
-      const failure = new TransportFailure(`timeout after ${timeoutMs} ms`);
-      controller.abort(failure);
-      reject(failure);
+      timedOut = new TransportFailure(`timeout after ${timeoutMs} ms`);
+      abort.emit('abort');
+      reject(timedOut);
     }, timeoutMs);
   });
   try {
-    return await Promise.race([exchange(pool, request, controller.signal), deadline]);
+    return await Promise.race([exchange(pool, request, abort), deadline]);
   } catch (error) {
-    if (controller.signal.aborted && controller.signal.reason instanceof TransportFailure) throw controller.signal.reason;
+    if (timedOut !== undefined) throw timedOut;
     throw new TransportFailure(describeTransportError(error), { cause: error });
   } finally {
     clearTimeout(timer);
   }
 }
 
-async function exchange(pool: Pool, request: ExchangeRequest, signal: AbortSignal): Promise<Exchange> {
+async function exchange(pool: Pool, request: ExchangeRequest, signal: EventEmitter): Promise<Exchange> {
   const response = await pool.request({
     method: request.method,
     path: request.path,

@@ -156,6 +156,18 @@ describe('batch answers that cannot be trusted', () => {
     expectUnavailable(await client.decide(query), /allows with reason policy_invalid/);
   });
 
+  it('a timed-out request is torn down, not left hanging on its socket', async () => {
+    let closed = 0;
+    const fake = await startFakeHttp((_r, response) => response.on('close', () => (closed += 1)));
+    cleanups.push(fake.close);
+    const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
+    cleanups.push(() => client.close());
+    expectUnavailable(await client.decide(query), /timeout after 250 ms/);
+    const deadline = Date.now() + 2000;
+    while (closed === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(closed).toBe(1);
+  });
+
   it('a closed client denies instead of throwing', async () => {
     const fake = await startFakeHttp((_r, response, body) => sendJson(response, 200, cannedDecision(body as typeof query, true)));
     cleanups.push(fake.close);
