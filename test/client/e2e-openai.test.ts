@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { guardOpenAiToolCalls, type ClientDecision } from '../../client/index.js';
-import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { runAgentLoop } from '../../examples/openai-invoker/agent-loop.js';
 import { sendJson, startFakeHttp, type FakeServer } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';

@@ -3,7 +3,6 @@
  * about the timeout and the tool never runs, through both guards.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerResponse } from 'node:http';
 import { PdpClient, guardOpenAiToolCalls, type ClientDecision } from '../../client/index.js';
 import { cannedDecision, closedPortUrl, sendJson, startBlackHole, startFakeHttp, type FakeServer } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
@@ -12,7 +11,6 @@ const TIMEOUT_MS = 250;
 const MARGIN_MS = 600; // two busy cores: generous, and still far from "hangs"
 const query = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' } as const;
 
-type Answer = (response: ServerResponse, body: unknown, isBatch: boolean) => void;
 const queriesOf = (body: unknown) => (body as { queries: (typeof query)[] }).queries;
 
 /** Each fault: how to start it. `null` answer = nothing listens. */
