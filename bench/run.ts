@@ -3,7 +3,8 @@
  * process tree and interleaved, prints a table, and writes bench/results/latest.{json,md}.
  * Flags (all optional): --quick, --duration=S, --rounds=N, --warmup=S, --connections=N,
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,
- * latency, revocation, scale), --tsx (service from sources, no build), --profile, --out=DIR,
+ * latency, revocation, scale), --tsx (service from sources, no build), --no-build (reuse dist/),
+ * --profile[=ours|bare|cedar|cedar-text], --out=DIR,
  * --no-write. See bench/README.md.
  */
 import { spawnSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { BenchContext, SectionResult, Settings } from './lib/context.js';
+import type { ServerMode } from './lib/processes.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { chooseGenerator, describeGenerator, type Generator } from './lib/load.js';
 import { describeMachine, renderTable, writeReport, type Report, type Row } from './lib/report.js';
@@ -63,6 +65,9 @@ function settingsFrom(flags: Map<string, string>): Settings {
 function chooseServiceBuild(flags: Map<string, string>, log: (line: string) => void, note: (line: string) => void) {
   const source = path.join(REPO_ROOT, 'server', 'app.ts');
   const dist = path.join(REPO_ROOT, 'dist', 'server', 'app.js');
+  if (flags.has('no-build') && !flags.has('tsx') && existsSync(dist)) {
+    return { appModule: dist, useDist: true, label: 'compiled dist/ (tsc, existing build), node 20' };
+  }
   if (!flags.has('tsx')) {
     log('building dist/ (npm run build)...');
     const build = spawnSync('npm', ['run', 'build'], { cwd: REPO_ROOT, encoding: 'utf8' });
@@ -83,7 +88,8 @@ async function main(): Promise<void> {
     notes.push(line);
     log(`  note: ${line}`);
   };
-  const requested = flags.get('sections')?.split(',') ?? Object.keys(SECTIONS);
+  const sectionsFlag = flags.get('sections');
+  const requested = sectionsFlag === 'none' ? [] : (sectionsFlag?.split(',') ?? Object.keys(SECTIONS));
   const unknown = requested.filter((name) => !(name in SECTIONS));
   if (unknown.length > 0) throw new Error(`unknown sections: ${unknown.join(', ')}`);
 
@@ -109,7 +115,10 @@ async function main(): Promise<void> {
   if (flags.has('profile')) {
     log('\n== profile (service under --cpu-prof, not a measured figure)');
     await mkdir(outDir, { recursive: true });
-    const summary = await profileSection(ctx, outDir);
+    const target = flags.get('profile');
+    const mode = target === 'true' || target === undefined ? 'ours' : target;
+    if (!['ours', 'bare', 'cedar', 'cedar-text'].includes(mode)) throw new Error(`--profile=${mode}: not a server`);
+    const summary = await profileSection(ctx, outDir, mode as ServerMode);
     raw['profile'] = summary;
     log(`  profile written to ${path.relative(REPO_ROOT, summary.file)} (${summary.totalMs.toFixed(0)} ms of samples)`);
     for (const entry of summary.byPackage.slice(0, 10)) log(`  ${entry.percent.toFixed(1).padStart(5)}%  ${entry.name}`);

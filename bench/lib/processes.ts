@@ -20,15 +20,33 @@ export interface RunningServer {
   readonly pid: number;
   readonly port: number;
   readonly origin: string;
+  /** Starts the child's in-process CPU profiler. */
+  startProfile(): Promise<void>;
+  /** Stops it and writes the `.cpuprofile` to `file`. */
+  stopProfile(file: string): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** Sends one IPC command to a child and waits for the answer carrying `key`. */
+function ask(child: ChildProcess, message: object, key: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (answer: unknown): void => {
+      if (typeof answer !== 'object' || answer === null || !(key in answer)) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve();
+    };
+    const onExit = (): void => reject(new Error(`server child exited while waiting for ${key}`));
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    child.send(message);
+  });
 }
 
 export interface ServerOptions {
   projectsRoot: string;
   /** Absolute path of the service's app module (dist/server/app.js or server/app.ts). */
   appModule: string;
-  /** When set, the child runs with `--cpu-prof` and writes its profile into this folder on exit. */
-  cpuProfDir?: string;
   logger?: boolean;
 }
 
@@ -51,7 +69,6 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<void> {
 /** Forks a server child and resolves once it listens. */
 export function startServer(mode: ServerMode, options: ServerOptions): Promise<RunningServer> {
   const execArgv = ['--import', 'tsx'];
-  if (options.cpuProfDir) execArgv.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`);
   const child = fork(CHILD_ENTRY, [mode], {
     cwd: REPO_ROOT,
     execArgv,
@@ -80,6 +97,8 @@ export function startServer(mode: ServerMode, options: ServerOptions): Promise<R
         pid: child.pid ?? 0,
         port,
         origin: `http://127.0.0.1:${port}`,
+        startProfile: () => ask(child, { cmd: 'profile-start' }, 'profiling'),
+        stopProfile: (file) => ask(child, { cmd: 'profile-stop', file }, 'profiled'),
         stop: async () => {
           child.kill('SIGTERM');
           await waitForExit(child, 10_000);

@@ -1,15 +1,15 @@
 /**
- * Optional (`--profile`): runs the service child under `node --cpu-prof` through one load run and
- * summarizes the profile's self time by function and by package. Not part of the measured figures:
- * the profiler itself costs throughput.
+ * Optional (`--profile`): records a CPU profile of the service child (V8's sampling profiler, the
+ * same `.cpuprofile` as `node --cpu-prof`, started over IPC after a warm-up so start-up does not
+ * drown the load) and summarizes self time by function and by package. Percentages are of busy
+ * time (idle samples left out). Not a measured figure: the profiler costs throughput.
  */
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { REPO_ROOT, demoQueryMix, makeDemoRoot } from '../lib/fixtures.js';
 import type { BenchContext } from '../lib/context.js';
 import { runLoad } from '../lib/load.js';
-import { startServer } from '../lib/processes.js';
+import { startServer, type ServerMode } from '../lib/processes.js';
 
 interface ProfileNode {
   id: number;
@@ -42,6 +42,8 @@ export function summarizeProfile(profile: CpuProfile, file: string, top = 20): P
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfUs = new Map<number, number>();
   profile.samples.forEach((id, index) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+  const isIdle = (id: number): boolean => byId.get(id)?.callFrame.functionName === '(idle)';
+  for (const id of [...selfUs.keys()]) if (isIdle(id)) selfUs.delete(id);
   const total = [...selfUs.values()].reduce((sum, us) => sum + us, 0);
   const functions = new Map<string, { name: string; where: string; us: number }>();
   const packages = new Map<string, number>();
@@ -72,24 +74,20 @@ export function summarizeProfile(profile: CpuProfile, file: string, top = 20): P
   };
 }
 
-/** Profiles the service under the demo mix for `durationSec * 2` seconds. */
-export async function profileSection(ctx: BenchContext, outDir: string): Promise<ProfileSummary> {
+/** Profiles the service under the demo mix for `durationSec * 2` seconds, after a warm-up. */
+export async function profileSection(ctx: BenchContext, outDir: string, mode: ServerMode = 'ours'): Promise<ProfileSummary> {
   const root = await makeDemoRoot();
-  const profDir = await mkdtemp(path.join(os.tmpdir(), 'pdp-bench-prof-'));
-  const server = await startServer('ours', { projectsRoot: root, appModule: ctx.appModule, cpuProfDir: profDir });
+  const server = await startServer(mode, { projectsRoot: root, appModule: ctx.appModule });
+  const kept = path.join(outDir, `${mode === 'ours' ? 'service' : mode}.cpuprofile`);
   try {
     const options = { origin: server.origin, bodies: demoQueryMix(), connections: ctx.settings.connections };
     await runLoad(ctx.generator, { ...options, durationSec: ctx.settings.warmupSec });
+    await server.startProfile();
     await runLoad(ctx.generator, { ...options, durationSec: ctx.settings.durationSec * 2 });
+    await server.stopProfile(kept);
   } finally {
     await server.stop();
+    await rm(root, { recursive: true, force: true });
   }
-  const [name] = (await readdir(profDir)).filter((file) => file.endsWith('.cpuprofile'));
-  if (!name) throw new Error('the service child wrote no CPU profile');
-  const text = await readFile(path.join(profDir, name), 'utf8');
-  const kept = path.join(outDir, 'service.cpuprofile');
-  await writeFile(kept, text);
-  await rm(profDir, { recursive: true, force: true });
-  await rm(root, { recursive: true, force: true });
-  return summarizeProfile(JSON.parse(text) as CpuProfile, kept);
+  return summarizeProfile(JSON.parse(await readFile(kept, 'utf8')) as CpuProfile, kept);
 }

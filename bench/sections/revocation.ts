@@ -76,7 +76,9 @@ export async function revocationSection(ctx: BenchContext): Promise<SectionResul
       const response = await pool.request({
         method: granted ? 'PUT' : 'DELETE',
         path: agentPath,
-        headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        headers: granted
+          ? { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, 'content-type': 'application/json' }
+          : { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` },
         ...(granted ? { body: JSON.stringify({ allowedTools: GRANTED_TOOLS }) } : {}),
       });
       await response.body.text();

@@ -1,7 +1,8 @@
 /**
  * The two baseline servers the service is compared with (SPEC §9):
- *  - `bare`: Fastify + the same TypeBox type provider + the same `DecideQuerySchema` body schema and
- *    `DecisionSchema` response schema, answering a constant decision: the stack's own ceiling;
+ *  - `bare`: Fastify + the same TypeBox type provider and validator compiler + the same
+ *    `DecideQuerySchema` body schema and `DecisionSchema` response schema, answering a constant
+ *    decision (tool and project echoed): the stack's own ceiling;
  *  - `cedar` / `cedar-text`: the same route deciding the same policy with `@cedar-policy/cedar-wasm`,
  *    either on a policy set parsed once (`statefulIsAuthorized`, the fastest way to use Cedar) or
  *    by handing the policy text to `isAuthorized` on every call (the plain API).
@@ -39,7 +40,12 @@ function typedFastify() {
 /** Bare Fastify route: body validated by the same schema, constant answer. */
 export function buildBareApp(): FastifyInstance {
   const app = typedFastify();
-  app.post('/decide', { schema: routeSchema }, async () => CONSTANT_DECISION);
+  // The tool and project are echoed because PdpClient rightly refuses an `allow` about another call.
+  app.post('/decide', { schema: routeSchema }, async (request) => ({
+    ...CONSTANT_DECISION,
+    tool: { name: request.body.tool, access: 'read' as const },
+    project: request.body.project,
+  }));
   app.get('/readyz', async () => ({ status: 'ok' }));
   return app;
 }

@@ -5,8 +5,11 @@
  * env: BENCH_PROJECTS_ROOT (projects root), BENCH_APP_MODULE (absolute path of the service's
  * app module: dist/server/app.js or server/app.ts), BENCH_ADMIN_TOKEN, BENCH_LOGGER=1 to keep the service's logger on.
  * Sends `{ port }` to the parent once listening; exits cleanly on SIGTERM or when the parent goes
- * (a clean exit is what lets `--cpu-prof` write its profile).
+ * (a clean exit is what lets `--cpu-prof` write its profile). IPC `{ cmd: 'profile-start' }` and
+ * `{ cmd: 'profile-stop', file }` record a CPU profile of just the time in between.
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { ServerMode } from '../lib/processes.js';
@@ -35,6 +38,29 @@ async function build(mode: ServerMode, projectsRoot: string): Promise<FastifyIns
   }
 }
 
+let profiler: Session | undefined;
+
+/**
+ * CPU profiling on demand (same .cpuprofile format as `node --cpu-prof`), so that the profile
+ * covers the load only and not the start-up (module loading would dominate it otherwise).
+ */
+async function onProfileCommand(message: { cmd?: string; file?: string }): Promise<void> {
+  if (message.cmd === 'profile-start') {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
+    await profiler.post('Profiler.start');
+    process.send?.({ profiling: true });
+  } else if (message.cmd === 'profile-stop' && profiler && message.file) {
+    const { profile } = await profiler.post('Profiler.stop');
+    await writeFile(message.file, JSON.stringify(profile));
+    profiler.disconnect();
+    profiler = undefined;
+    process.send?.({ profiled: message.file });
+  }
+}
+
 async function main(): Promise<void> {
   const mode = process.argv[2] as ServerMode | undefined;
   const projectsRoot = process.env['BENCH_PROJECTS_ROOT'] ?? '';
@@ -51,6 +77,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('disconnect', stop);
+  process.on('message', (message: { cmd?: string; file?: string }) => void onProfileCommand(message));
   process.send?.({ port });
 }
 
