@@ -4,7 +4,8 @@
  * Run with `npm run build:ui` (or `tsx ui/build.ts`).
  */
 import { build } from 'esbuild';
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,11 +13,14 @@ const uiDir = path.dirname(fileURLToPath(import.meta.url));
 /** Where the built assets go; `server/ui-plugin.ts` serves this folder. */
 export const UI_DIST_DIR = path.resolve(uiDir, '..', 'dist', 'ui');
 
-/** Builds the UI into `outDir` (default `dist/ui/`) and returns that folder. */
+/**
+ * Builds the UI into `outDir` (default `dist/ui/`) and returns that folder. Each file is written
+ * to a temp name and renamed over the old one, so a service serving the folder (or a second build
+ * running at the same time, e.g. two test files) never sees a half-written file.
+ */
 export async function buildUi(outDir: string = UI_DIST_DIR): Promise<string> {
-  await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true });
-  await build({
+  const result = await build({
     entryPoints: [path.join(uiDir, 'src', 'main.ts')],
     outfile: path.join(outDir, 'app.js'),
     bundle: true,
@@ -27,9 +31,17 @@ export async function buildUi(outDir: string = UI_DIST_DIR): Promise<string> {
     sourcemap: true,
     legalComments: 'none',
     logLevel: 'warning',
+    write: false,
   });
-  await copyFile(path.join(uiDir, 'index.html'), path.join(outDir, 'index.html'));
-  await copyFile(path.join(uiDir, 'styles.css'), path.join(outDir, 'styles.css'));
+  const files = result.outputFiles.map((file) => ({ target: file.path, contents: file.contents as Uint8Array }));
+  for (const name of ['index.html', 'styles.css']) {
+    files.push({ target: path.join(outDir, name), contents: await readFile(path.join(uiDir, name)) });
+  }
+  for (const { target, contents } of files) {
+    const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
+    await writeFile(temp, contents);
+    await rename(temp, target);
+  }
   return outDir;
 }
 

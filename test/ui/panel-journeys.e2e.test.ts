@@ -1,0 +1,160 @@
+/**
+ * The permissions panel in a real browser against the real service: the two main journeys (grant
+ * and withdraw a write tool, checked with the next /decide), the dirty-draft protection, the 412
+ * path and keyboard-only use.
+ */
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, type RunningService } from './service.js';
+import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
+
+const harness = useBrowserHarness();
+
+describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, real service)', { timeout: 20_000 }, () => {
+  const { openPanel, target, toolBox } = harness;
+  const page = (): Page => harness.page;
+  const service = (): RunningService => harness.service;
+
+  it('grants a write tool to one agent: create an override, tick, save; the next /decide allows it', async () => {
+    expect((await service().decide('demo', 'QA', 'idea_ticket_update_carnet')).allow).toBe(false);
+    await openPanel();
+    await page().getByRole('tab', { name: 'Tools MCP IdeA' }).click();
+    await target('QA').click();
+    await expect.poll(() => text(page().locator('.mode'))).toContain('Hérite du défaut projet');
+    expect(await page().getByRole('checkbox').count()).toBe(0); // read-only until "Créer un override"
+    expect(await text(target('QA'))).toContain('Hérité');
+
+    await page().getByRole('button', { name: 'Créer un override' }).click();
+    const carnet = toolBox("Modifier le carnet d'un ticket", 'idea_ticket_update_carnet');
+    await carnet.check();
+    expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 1 écriture autorisé');
+    expect(await page().getByRole('button', { name: 'Tickets, 1 sur 7 autorisé' }).getAttribute('aria-expanded')).toBe('true');
+    expect(await text(page().locator('.actions'))).toContain('Modifications non enregistrées');
+    expect((await service().decide('demo', 'QA', 'idea_ticket_update_carnet')).allow).toBe(false); // not saved yet
+
+    await page().getByRole('button', { name: 'Enregistrer' }).click();
+    await expect.poll(() => text(page().getByRole('status')), POLL).toBe('Permissions enregistrées');
+    expect(await text(target('QA'))).toContain('Override');
+    expect(await text(page().locator('#state-idea_ticket_update_carnet'))).toBe('Ajouté');
+    const decision = await service().decide('demo', 'QA', 'idea_ticket_update_carnet');
+    expect(decision).toMatchObject({ allow: true, source: 'agent-override' });
+    expect((await service().decide('demo', 'QA', 'idea_memory_write')).allow).toBe(false);
+    // The feedback goes away after about 2 s.
+    await expect.poll(() => text(page().getByRole('status')), POLL).toBe('');
+  });
+
+
+  it('withdraws a write tool: untick, save; the next /decide denies it, then offers to delete the useless override', async () => {
+    expect((await service().decide('demo', 'DevFrontend', 'idea_ticket_update_carnet')).allow).toBe(true);
+    await openPanel();
+    await target('DevFrontend').click();
+    expect(await text(page().locator('.mode'))).toContain('Override personnalisé');
+    const carnet = toolBox("Modifier le carnet d'un ticket", 'idea_ticket_update_carnet');
+    expect(await carnet.isChecked()).toBe(true);
+    await carnet.uncheck();
+    expect(await page().getByRole('button', { name: 'Tickets, 0 sur 7 autorisé' }).count()).toBe(1);
+    expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 0 écriture autorisé');
+    await page().getByRole('button', { name: 'Enregistrer' }).click();
+    await expect.poll(() => text(page().getByRole('status')), POLL).toBe('Permissions enregistrées');
+    expect(await service().decide('demo', 'DevFrontend', 'idea_ticket_update_carnet')).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+
+    // The override now equals the default: never deleted silently, offered instead.
+    const cleanup = page().getByRole('button', { name: 'Supprimer l\u2019override inutile' });
+    await cleanup.click();
+    await expect.poll(async () => (await service().permissions('demo')).view.agents.find((agent) => agent.agentId === 'DevFrontend')?.mode, POLL).toBe('inherit');
+    await expect.poll(() => text(target('DevFrontend'))).toContain('Hérité');
+  });
+
+
+  it('protects a dirty draft when the user switches target, and keeps it on "Continuer l\u2019édition"', async () => {
+    await openPanel();
+    await target('QA').click();
+    await page().getByRole('button', { name: 'Créer un override' }).click();
+    await toolBox('Écrire la mémoire projet', 'idea_memory_write').check();
+    await target('Main').click();
+    const dialog = page().getByRole('alertdialog');
+    expect(await text(dialog)).toContain('Modifications non enregistrées pour « QA »');
+    await page().getByRole('button', { name: 'Continuer l\u2019édition' }).click();
+    expect(await dialog.count()).toBe(0);
+    expect(await text(page().locator('#editor-title'))).toContain('QA');
+    expect(await toolBox('Écrire la mémoire projet', 'idea_memory_write').isChecked()).toBe(true);
+
+    await page().getByRole('button', { name: 'Actualiser' }).click(); // refresh is guarded too
+    await page().getByRole('button', { name: 'Abandonner les modifications' }).click();
+    await target('Main').click();
+    expect(await text(page().locator('#editor-title'))).toContain('Main');
+    expect(await page().getByRole('alertdialog').count()).toBe(0);
+    expect((await service().permissions('demo')).view.agents.find((agent) => agent.agentId === 'QA')?.mode).toBe('inherit');
+  });
+
+
+  it('sends If-Match and, on 412, says someone else changed the policy, keeps the draft and offers to reload', async () => {
+    await openPanel();
+    await target('DevFrontend').click();
+    await toolBox('Écrire la mémoire projet', 'idea_memory_write').check();
+    // Someone else changes the policy behind the page's back.
+    const other = await service().admin('PUT', `/projects/demo/mcp-tool-permissions/agents/${encodeURIComponent('Git')}`, {
+      allowedTools: ['idea_list_agents', 'idea_ticket_list'],
+    });
+    expect(other.status).toBe(200);
+    const requests: string[] = [];
+    page().on('request', (request) => {
+      if (request.method() === 'PUT') requests.push(request.headers()['if-match'] ?? '');
+    });
+    await page().getByRole('button', { name: 'Enregistrer' }).click();
+    const error = page().locator('#save-error');
+    await expect.poll(() => error.count(), POLL).toBe(1);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toMatch(/^"[^"]+"$/);
+    expect(await text(error)).toContain("Quelqu'un d'autre a modifié cette policy");
+    expect(await toolBox('Écrire la mémoire projet', 'idea_memory_write').isChecked()).toBe(true); // draft intact
+    expect(await text(page().locator('.actions'))).toContain('Modifications non enregistrées');
+    expect((await service().decide('demo', 'DevFrontend', 'idea_memory_write')).allow).toBe(false); // nothing written
+
+    await page().getByRole('button', { name: 'Recharger' }).click();
+    await expect.poll(() => text(target('Git')), POLL).toContain('Override');
+    expect(await toolBox('Écrire la mémoire projet', 'idea_memory_write').isChecked()).toBe(false);
+    expect(await page().locator('.dirty-note').count()).toBe(0);
+  });
+
+
+  it('works with the keyboard only: tabs with arrows, targets, override, checkbox and save', async () => {
+    await page().goto(`${service().baseUrl}/ui/`);
+    await page().locator('#token-input').waitFor();
+    const focusedId = (): Promise<string> => page().evaluate(() => document.activeElement?.id ?? '');
+    const tabTo = async (id: string): Promise<void> => {
+      for (let step = 0; step < 80; step += 1) {
+        if ((await focusedId()) === id) return;
+        await page().keyboard.press('Tab');
+      }
+      throw new Error(`never reached #${id} with Tab (focus on #${await focusedId()})`);
+    };
+    await tabTo('token-input');
+    await page().keyboard.type(ADMIN_TOKEN);
+    await page().keyboard.press('Enter');
+    await page().locator('#target-default').waitFor();
+
+    await tabTo('tab-mcp');
+    await page().keyboard.press('ArrowLeft');
+    expect(await focusedId()).toBe('tab-system');
+    expect(await page().getByRole('tab', { name: 'Système' }).getAttribute('aria-selected')).toBe('true');
+    expect(await page().locator('#panel-mcp').isHidden()).toBe(true);
+    await page().keyboard.press('ArrowRight');
+    expect(await page().getByRole('tab', { name: 'Tools MCP IdeA' }).getAttribute('aria-selected')).toBe('true');
+    // Visible focus on the tab.
+    expect(await page().evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle)).not.toBe('none');
+
+    await tabTo('target-agent-QA');
+    await page().keyboard.press('Enter');
+    await tabTo('create-override');
+    await page().keyboard.press('Enter');
+    await tabTo('tool-idea_ask_agent');
+    await page().keyboard.press('Space');
+    expect(await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').isChecked()).toBe(true);
+    await tabTo('save');
+    await page().keyboard.press('Enter');
+    await expect.poll(() => text(page().getByRole('status')), POLL).toBe('Permissions enregistrées');
+    expect(await service().decide('demo', 'QA', 'idea_ask_agent')).toMatchObject({ allow: true, source: 'agent-override' });
+  });
+
+});
