@@ -5,17 +5,19 @@ import {
   READ_TOOLS,
   WRITE_TOOLS,
   call,
-  cleanupAfterEach,
+  setupSpecFile,
   decide,
   decideBatch,
   errorCode,
   policyDoc,
+  sharedServer,
   startServer,
 } from './helpers.js';
 
-cleanupAfterEach();
+setupSpecFile();
 
 describe('§5 POST /decide validation', () => {
+  const server = sharedServer({ demo: {} });
   const valid = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
   const malformed: Array<[string, unknown]> = [
     ['missing tool', { project: 'demo', requester: 'Main' }],
@@ -33,7 +35,7 @@ describe('§5 POST /decide validation', () => {
   ];
 
   it.each(malformed)('answers 400 invalid_request for %s', async (_label, body) => {
-    const { app } = await startServer({ demo: {} });
+    const { app } = server();
     const response = await call(app, 'POST', '/decide', { body });
     expect(response.statusCode).toBe(400);
     const parsed = response.json<{ error: { code: string; message: string } }>();
@@ -43,7 +45,7 @@ describe('§5 POST /decide validation', () => {
   });
 
   it('answers 400 for a missing body', async () => {
-    const { app } = await startServer({ demo: {} });
+    const { app } = server();
     const response = await app.inject({ method: 'POST', url: '/decide' });
     expect(response.statusCode).toBeGreaterThanOrEqual(400);
     expect(response.statusCode).toBeLessThan(500);
@@ -51,7 +53,7 @@ describe('§5 POST /decide validation', () => {
   });
 
   it('answers 200 with allow=false (never an error status) for well-formed bodies that deny', async () => {
-    const { app } = await startServer({ demo: {} });
+    const { app } = server();
     for (const body of [
       { project: 'nope', requester: 'Main', tool: 'idea_memory_read' },
       { project: 'demo', requester: 'Main', tool: 'nope' },
@@ -100,8 +102,10 @@ describe('§5 POST /decide/batch', () => {
     expect(new Set(batch.map((d) => d.decisionId)).size).toBe(queries.length);
   });
 
+  const plain = sharedServer({ demo: {} });
+
   it('accepts 1 and 100 queries, refuses 0 and 101 with 400 invalid_request', async () => {
-    const { app } = await startServer({ demo: {} });
+    const { app } = plain();
     const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
     expect(await decideBatch(app, [query])).toHaveLength(1);
     const hundred = await decideBatch(app, Array.from({ length: 100 }, (_, i) => ({ ...query, tool: ALL_TOOLS[i % 25] ?? '' })));
@@ -115,7 +119,7 @@ describe('§5 POST /decide/batch', () => {
   });
 
   it('refuses the whole batch when one query is malformed, or the envelope has an extra field', async () => {
-    const { app } = await startServer({ demo: {} });
+    const { app } = plain();
     const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
     for (const body of [{ queries: [query, { ...query, tool: 1 }] }, { queries: [query], extra: 1 }, { queries: query }, [query]]) {
       const response = await call(app, 'POST', '/decide/batch', { body });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   READ_TOOLS,
   call,
-  cleanupAfterEach,
+  setupSpecFile,
   decide,
   ephemeralUrl,
   errorCode,
@@ -12,7 +12,7 @@ import {
   waitFor,
 } from './helpers.js';
 
-cleanupAfterEach();
+setupSpecFile();
 
 const TA = 'ticket-assistant:demo:82';
 
@@ -47,21 +47,33 @@ describe('§6 ephemeral policies', () => {
     ).toMatchObject({ allow: false, source: 'builtin-read-only' });
   });
 
-  it.each([
-    ['#82', '82'],
-    ['#82', '#82'],
-    ['82', '#82'],
-    ['82', '82'],
-  ])('boundIssue %j accepts issueRef %j for an issue-scoped tool', async (boundIssue, issueRef) => {
+  it('accepts issueRef "#82" and "82" for a boundIssue of "#82" or "82" (issue-scoped tools)', async () => {
     const { app } = await startServer({ demo: {} });
-    await register(app, { allowedTools: ['idea_ticket_update_carnet', 'idea_ticket_read'], boundIssue });
-    for (const tool of ['idea_ticket_update_carnet', 'idea_ticket_read']) {
-      expect(await decide(app, { project: 'demo', requester: TA, tool, arguments: { issueRef } })).toMatchObject({
-        allow: true,
-        reason: 'allowed',
-        source: 'ephemeral',
+    for (const [boundIssue, issueRef] of [
+      ['#82', '82'],
+      ['#82', '#82'],
+      ['82', '#82'],
+      ['82', '82'],
+    ] as const) {
+      await register(app, { allowedTools: ['idea_ticket_update_carnet', 'idea_ticket_read'], boundIssue });
+      for (const tool of ['idea_ticket_update_carnet', 'idea_ticket_read']) {
+        expect(await decide(app, { project: 'demo', requester: TA, tool, arguments: { issueRef } }), `${boundIssue} ${issueRef}`).toMatchObject({
+          allow: true,
+          reason: 'allowed',
+          source: 'ephemeral',
+        });
+      }
+      // Re-registering replaces the bound ticket.
+      expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_read', arguments: { issueRef: '#83' } })).toMatchObject({
+        allow: false,
+        reason: 'issue_out_of_bounds',
       });
     }
+    await register(app, { allowedTools: ['idea_ticket_read'], boundIssue: '#83' });
+    expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_read', arguments: { issueRef: '#82' } })).toMatchObject({
+      allow: false,
+      reason: 'issue_out_of_bounds',
+    });
   });
 
   it('denies an issue-scoped tool with issue_out_of_bounds when issueRef is missing or names another ticket', async () => {
@@ -75,7 +87,6 @@ describe('§6 ephemeral policies', () => {
       { issueRef: '#820' },
       { issueRef: '8' },
       { issueRef: '' },
-      { issueRef: 82 },
       { issueRef: ['#82'] },
       { other: '#82' },
     ];

@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, vi } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../server/app.js';
 import type { Decision, DecideQuery } from '../../schemas/index.js';
@@ -37,8 +37,12 @@ export interface SpecServer {
 
 const cleanups: Array<() => Promise<void>> = [];
 
-/** Registers the per-test cleanup (close apps, remove temp folders). Call once per test file. */
-export function cleanupAfterEach(): void {
+/**
+ * Call once per test file: registers the per-test cleanup (close apps, remove temp folders) and
+ * raises the timeouts, since a test may poll for up to 5 s on a loaded 2-core machine.
+ */
+export function setupSpecFile(): void {
+  vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
   afterEach(async () => {
     while (cleanups.length > 0) {
       const cleanup = cleanups.pop();
@@ -66,9 +70,10 @@ export async function writeProject(root: string, id: string, fixture: ProjectFix
 /** Makes `<tmp>/projects/<id>/...` for every fixture and a sentinel file in `<tmp>`. */
 export async function makeProjectsRoot(
   projects: Record<string, ProjectFixture>,
+  track: (cleanup: () => Promise<void>) => void = (cleanup) => cleanups.push(cleanup),
 ): Promise<{ outer: string; root: string }> {
   const outer = await mkdtemp(path.join(os.tmpdir(), 'pdp-spec-'));
-  cleanups.push(() => rm(outer, { recursive: true, force: true }));
+  track(() => rm(outer, { recursive: true, force: true }));
   const root = path.join(outer, 'projects');
   await mkdir(root);
   await writeFile(path.join(outer, 'sentinel.txt'), 'do not touch\n');
@@ -78,24 +83,27 @@ export async function makeProjectsRoot(
 
 export interface StartOptions {
   decideToken?: string;
+  /** The app's safety-net rescan period; hot-reload tests pass 0 so only the watcher can help. */
+  rescanMs?: number;
   /** Called after the fixtures are written and before the app starts. */
   prepare?: (root: string) => Promise<void>;
 }
 
-/** Builds the app on a fresh projects root and waits until it is ready. */
-export async function startServer(
+async function launch(
   projects: Record<string, ProjectFixture>,
-  options: StartOptions = {},
+  options: StartOptions,
+  track: (cleanup: () => Promise<void>) => void,
 ): Promise<SpecServer> {
-  const { outer, root } = await makeProjectsRoot(projects);
+  const { outer, root } = await makeProjectsRoot(projects, track);
   if (options.prepare !== undefined) await options.prepare(root);
   const app = await buildApp({
     projectsRoot: root,
     adminToken: ADMIN_TOKEN,
     logger: false,
     ...(options.decideToken === undefined ? {} : { decideToken: options.decideToken }),
+    ...(options.rescanMs === undefined ? {} : { rescanMs: options.rescanMs }),
   });
-  cleanups.push(() => app.close());
+  track(() => app.close());
   await app.ready();
   return {
     outer,
@@ -103,6 +111,33 @@ export async function startServer(
     app,
     projectDir: (project) => path.join(root, project),
     policyPath: (project) => path.join(root, project, '.ideai', POLICY_FILE),
+  };
+}
+
+/** Builds the app on a fresh projects root for one test (closed after it) and waits until ready. */
+export async function startServer(
+  projects: Record<string, ProjectFixture>,
+  options: StartOptions = {},
+): Promise<SpecServer> {
+  return launch(projects, options, (cleanup) => cleanups.push(cleanup));
+}
+
+/**
+ * One server for a whole `describe` block, for tests that only read fixed fixtures (starting the
+ * app costs a few hundred ms). Returns a getter valid inside the tests.
+ */
+export function sharedServer(projects: Record<string, ProjectFixture>, options: StartOptions = {}): () => SpecServer {
+  const own: Array<() => Promise<void>> = [];
+  let server: SpecServer | undefined;
+  beforeAll(async () => {
+    server = await launch(projects, options, (cleanup) => own.push(cleanup));
+  });
+  afterAll(async () => {
+    while (own.length > 0) await own.pop()?.();
+  });
+  return () => {
+    if (server === undefined) throw new Error('shared server not started');
+    return server;
   };
 }
 

@@ -6,9 +6,12 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery } from '../../schemas/index.js';
-import { READ_TOOLS, cleanupAfterEach, listenServer, policyDoc, startServer, waitFor, writeProject } from './helpers.js';
+import { READ_TOOLS, setupSpecFile, listenServer, policyDoc, startServer, waitFor, writeProject } from './helpers.js';
 
-cleanupAfterEach();
+setupSpecFile();
+
+/** No safety-net rescan: only the file watcher can make these tests pass. */
+const WATCHER_ONLY = { rescanMs: 0 };
 
 async function httpDecide(baseUrl: string, query: DecideQuery): Promise<Decision> {
   const response = await fetch(`${baseUrl}/decide`, {
@@ -24,19 +27,25 @@ const writeQuery = { project: 'demo', requester: 'Main', tool: 'idea_memory_writ
 const grant = `${JSON.stringify(policyDoc([...READ_TOOLS, 'idea_memory_write']), null, 2)}\n`;
 const withdraw = `${JSON.stringify(policyDoc([...READ_TOOLS]), null, 2)}\n`;
 
-async function until(baseUrl: string, query: DecideQuery, predicate: (d: Decision) => boolean, what: string): Promise<Decision> {
+async function until(
+  baseUrl: string,
+  query: DecideQuery,
+  predicate: (d: Decision) => boolean,
+  what: string,
+  timeoutMs = 5_000,
+): Promise<Decision> {
   let last: Decision | undefined;
   await waitFor(async () => {
     last = await httpDecide(baseUrl, query);
     return predicate(last);
-  }, what);
+  }, what, timeoutMs);
   if (last === undefined) throw new Error('no decision');
   return last;
 }
 
 describe('§4 hot reload through the watcher', () => {
   it('picks up in-place writes (grant, then withdraw) on the next calls', async () => {
-    const server = await startServer({ demo: { policy: withdraw } });
+    const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
     const base = await listenServer(server);
     expect((await httpDecide(base, writeQuery)).allow).toBe(false);
     await writeFile(server.policyPath('demo'), grant);
@@ -46,8 +55,31 @@ describe('§4 hot reload through the watcher', () => {
     await until(base, writeQuery, (d) => !d.allow && d.reason === 'not_in_allowlist', 'withdraw by in-place write');
   });
 
-  it('picks up an atomic rename-over (editor / git checkout style), repeatedly', async () => {
+  it('picks up an edit made right after the previous one was picked up (no event lost)', async () => {
+    // Each edit lands a few ms after the watcher reported the previous one: a watcher that
+    // drops a second event on the same path within a short window (chokidar throttles
+    // 'change' per path for 50 ms) misses it.
+    const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
+    const base = await listenServer(server);
+    for (let i = 0; i < 6; i += 1) {
+      const allow = i % 2 === 0;
+      await writeFile(server.policyPath('demo'), allow ? grant : withdraw);
+      await until(base, writeQuery, (d) => d.allow === allow, `in-place edit #${i} allow=${String(allow)}`);
+    }
+  });
+
+  it('with default options, successive edits are each visible well within 1 s (SPEC §4 freshness)', async () => {
     const server = await startServer({ demo: { policy: withdraw } });
+    const base = await listenServer(server);
+    for (let i = 0; i < 6; i += 1) {
+      const allow = i % 2 === 0;
+      await writeFile(server.policyPath('demo'), allow ? grant : withdraw);
+      await until(base, writeQuery, (d) => d.allow === allow, `edit #${i} within 1 s`, 1_000);
+    }
+  });
+
+  it('picks up an atomic rename-over (editor / git checkout style), repeatedly', async () => {
+    const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
     const base = await listenServer(server);
     for (let i = 0; i < 3; i += 1) {
       for (const [content, allow] of [[grant, true], [withdraw, false]] as const) {
@@ -60,7 +92,7 @@ describe('§4 hot reload through the watcher', () => {
   });
 
   it('goes back to builtin on delete and picks up a re-created file', async () => {
-    const server = await startServer({ demo: { policy: grant } });
+    const server = await startServer({ demo: { policy: grant } }, WATCHER_ONLY);
     const base = await listenServer(server);
     expect((await httpDecide(base, writeQuery)).allow).toBe(true);
     await rm(server.policyPath('demo'));
@@ -77,7 +109,7 @@ describe('§4 hot reload through the watcher', () => {
   });
 
   it('watches a project whose .ideai/ is created after start', async () => {
-    const server = await startServer({ demo: {} });
+    const server = await startServer({ demo: {} }, WATCHER_ONLY);
     const base = await listenServer(server);
     expect((await httpDecide(base, writeQuery)).allow).toBe(false);
     await mkdir(path.join(server.projectDir('demo'), '.ideai'));
@@ -86,7 +118,7 @@ describe('§4 hot reload through the watcher', () => {
   });
 
   it('goes invalid on a half-written file (no last good state) and valid again when complete', async () => {
-    const server = await startServer({ demo: { policy: grant } });
+    const server = await startServer({ demo: { policy: grant } }, WATCHER_ONLY);
     const base = await listenServer(server);
     await writeFile(server.policyPath('demo'), grant.slice(0, Math.floor(grant.length / 2)));
     await until(base, writeQuery, (d) => d.reason === 'policy_invalid', 'policy_invalid on half-written file');
@@ -98,7 +130,7 @@ describe('§4 hot reload through the watcher', () => {
   });
 
   it('adds and removes projects as folders appear and disappear under the projects root', async () => {
-    const server = await startServer({ demo: {} });
+    const server = await startServer({ demo: {} }, WATCHER_ONLY);
     const base = await listenServer(server);
     const query = { project: 'late', requester: 'Main', tool: 'idea_memory_write' };
     expect(await httpDecide(base, query)).toMatchObject({ reason: 'unknown_project' });
@@ -120,7 +152,7 @@ describe('§4 hot reload through the watcher', () => {
   });
 
   it('does not react to other files in .ideai/ (agents.json changes only the listing)', async () => {
-    const server = await startServer({ demo: { policy: grant, agents: [{ id: 'Main' }] } });
+    const server = await startServer({ demo: { policy: grant, agents: [{ id: 'Main' }] } }, WATCHER_ONLY);
     const base = await listenServer(server);
     await writeFile(path.join(server.projectDir('demo'), '.ideai', 'agents.json'), JSON.stringify([{ id: 'Main' }, { id: 'QA' }]));
     await waitFor(async () => {

@@ -5,7 +5,7 @@ import {
   ALL_TOOLS,
   READ_TOOLS,
   call,
-  cleanupAfterEach,
+  setupSpecFile,
   decide,
   ephemeralUrl,
   errorCode,
@@ -13,7 +13,7 @@ import {
   startServer,
 } from './helpers.js';
 
-cleanupAfterEach();
+setupSpecFile();
 
 const effectiveUrl = (project: string, requester: string) =>
   `/projects/${encodeURIComponent(project)}/requesters/${encodeURIComponent(requester)}/effective`;

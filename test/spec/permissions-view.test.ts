@@ -1,9 +1,9 @@
 /** SPEC §3 and §5: GET /projects/:project/mcp-tool-permissions (the UI's get_mcp_tool_permissions). */
 import { describe, expect, it } from 'vitest';
 import type { PermissionsView } from '../../schemas/index.js';
-import { READ_TOOLS, call, cleanupAfterEach, errorCode, permissionsUrl, policyDoc, startServer } from './helpers.js';
+import { READ_TOOLS, call, setupSpecFile, errorCode, permissionsUrl, policyDoc, startServer } from './helpers.js';
 
-cleanupAfterEach();
+setupSpecFile();
 
 async function getView(app: Awaited<ReturnType<typeof startServer>>['app'], project = 'demo') {
   const response = await call(app, 'GET', permissionsUrl(project));
@@ -48,20 +48,26 @@ describe('§5 permissions view', () => {
     expect(view.agents).toEqual([inherit('DevFrontend', 'Front'), inherit('Git')]);
   });
 
-  it.each([
-    ['an object without agents', { members: [{ id: 'Main' }] }],
-    ['a string', '"Main"'],
-    ['bad JSON', '[{"id": "Main"'],
-    ['agents not an array', { agents: { id: 'Main' } }],
-  ])('lists no declared agent and reports agents.json when it is %s', async (_label, agents) => {
-    const { app } = await startServer({ demo: { agents, policy: policyDoc(undefined, { QA: ['idea_memory_read'] }) } });
-    const view = await getView(app);
-    // The policy itself is fine: only the listing is affected.
-    expect(view.status).toBe('ok');
-    expect(view.agents.map((a) => a.agentId)).toEqual(['QA']);
-    expect(view.agentsFile?.exists).toBe(true);
-    expect(typeof view.agentsFile?.error).toBe('string');
-    expect(view.agentsFile?.error).not.toBe('');
+  it('lists no declared agent and reports agents.json when its shape is wrong', async () => {
+    const shapes: Record<string, unknown> = {
+      'no-agents-key': { members: [{ id: 'Main' }] },
+      'a-string': '"Main"',
+      'bad-json': '[{"id": "Main"',
+      'agents-object': { agents: { id: 'Main' } },
+    };
+    const overrideOnly = policyDoc(undefined, { QA: ['idea_memory_read'] });
+    const { app } = await startServer(
+      Object.fromEntries(Object.entries(shapes).map(([project, agents]) => [project, { agents, policy: overrideOnly }])),
+    );
+    for (const project of Object.keys(shapes)) {
+      const view = await getView(app, project);
+      // The policy itself is fine: only the listing is affected.
+      expect(view.status, project).toBe('ok');
+      expect(view.agents.map((a) => a.agentId), project).toEqual(['QA']);
+      expect(view.agentsFile?.exists, project).toBe(true);
+      expect(typeof view.agentsFile?.error, project).toBe('string');
+      expect(view.agentsFile?.error, project).not.toBe('');
+    }
   });
 
   it('compares each override with the effective default: added, removed, redundant; sorts agents; marks override-only agents', async () => {

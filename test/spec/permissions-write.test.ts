@@ -8,7 +8,7 @@ import {
   WRITE_TOOLS,
   agentUrl,
   call,
-  cleanupAfterEach,
+  setupSpecFile,
   decide,
   defaultUrl,
   errorCode,
@@ -18,7 +18,7 @@ import {
   startServer,
 } from './helpers.js';
 
-cleanupAfterEach();
+setupSpecFile();
 
 type App = Awaited<ReturnType<typeof startServer>>['app'];
 

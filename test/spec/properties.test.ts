@@ -157,9 +157,9 @@ describe('properties: decisions equal the SPEC §4 model', () => {
         await checkEveryDecision(model);
         await checkView(model);
       }),
-      { numRuns: 40 },
+      { numRuns: 25 },
     );
-  }, 30_000);
+  }, 60_000);
 
   it('after random whole documents written through the API', async () => {
     await fc.assert(
@@ -169,18 +169,18 @@ describe('properties: decisions equal the SPEC §4 model', () => {
       }),
       { numRuns: 100 },
     );
-  }, 30_000);
+  }, 60_000);
 
   it('anonymous requesters never get a write tool', async () => {
     await fc.assert(
-      fc.asyncProperty(modelArb, fc.constantFrom('', 'mcp'), async (model, requester) => {
+      fc.asyncProperty(modelArb, async (model) => {
         await applyByDocument(model);
-        const decisions = await decideBatch(app, WRITE_TOOLS.map((tool) => ({ project: 'demo', requester, tool })));
-        for (const decision of decisions) expect(decision.allow).toBe(false);
+        const queries = ['', 'mcp'].flatMap((requester) => WRITE_TOOLS.map((tool) => ({ project: 'demo', requester, tool })));
+        for (const decision of await decideBatch(app, queries)) expect(decision.allow).toBe(false);
       }),
-      { numRuns: 100 },
+      { numRuns: 50 },
     );
-  }, 30_000);
+  }, 60_000);
 
   it('garbage tool names are never allowed, whoever asks, even when every tool is granted', async () => {
     await applyByDocument({ projectDefault: [...ALL_TOOLS], overrides: new Map(AGENTS.map((agent) => [agent, [...ALL_TOOLS]])) });
@@ -213,7 +213,7 @@ describe('properties: decisions equal the SPEC §4 model', () => {
       }),
       { numRuns: 100 },
     );
-  }, 30_000);
+  }, 60_000);
 
   it('random requester strings get exactly the model allowlist (no id is special except "", "mcp" and ticket-assistants)', async () => {
     const model: Model = { projectDefault: ['idea_memory_write', 'idea_ticket_list'], overrides: new Map([['QA', ['idea_ask_agent']]]) };
@@ -231,5 +231,5 @@ describe('properties: decisions equal the SPEC §4 model', () => {
       }),
       { numRuns: 100 },
     );
-  }, 30_000);
+  }, 60_000);
 });

@@ -7,7 +7,7 @@ import {
   READ_TOOLS,
   WRITE_TOOLS,
   call,
-  cleanupAfterEach,
+  setupSpecFile,
   decide,
   permissionsUrl,
   policyDoc,
@@ -15,7 +15,7 @@ import {
   waitFor,
 } from './helpers.js';
 
-cleanupAfterEach();
+setupSpecFile();
 
 /** The message must name the tool, the requester and the project (SPEC §5). */
 function expectMessageNames(decision: Decision, tool: string, requester: string, project: string): void {

@@ -6,7 +6,7 @@ import {
   READ_TOOLS,
   agentUrl,
   call,
-  cleanupAfterEach,
+  setupSpecFile,
   decide,
   defaultUrl,
   ephemeralUrl,
@@ -18,7 +18,7 @@ import {
   startServer,
 } from './helpers.js';
 
-cleanupAfterEach();
+setupSpecFile();
 
 type Write = ['PUT' | 'DELETE', string, unknown];
 
