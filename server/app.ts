@@ -6,7 +6,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { installAuth } from './auth.js';
 import { createAuditFile, type AuditFile } from './audit-file.js';
@@ -60,6 +60,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     routerOptions: { maxParamLength: 1024 },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // A bad percent-encoding (`%C0%AE`) or an over-long parameter is refused by the router before
+    // any hook or error handler runs: keep the one error shape of SPEC §5 there too.
+    frameworkErrors: (error, _request, reply) => {
+      const raw = reply as unknown as FastifyReply;
+      void raw.code(error.statusCode ?? 400).send({ error: { code: 'invalid_request', message: `Invalid request: ${error.message}` } });
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
 
