@@ -55,6 +55,10 @@ export class ProjectRegistry {
       });
       this.watcher = watcher;
       watcher.on('all', (event, file) => this.onEvent(event, file));
+      // chokidar throttles and de-duplicates per-file 'change' events, and loses some of a quick
+      // series of rename-overs (it re-watches the new inode late). The raw inotify events of the
+      // watched folders are complete, so they trigger reloads too (coalesced per project).
+      watcher.on('raw', (_event, rawPath, details) => this.onRawEvent(rawPath, details));
       watcher.on('error', (error) => this.options.logger.warn({ err: error }, 'watcher error'));
       await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
     }
@@ -137,6 +141,15 @@ export class ProjectRegistry {
     const projectRoot = name === '.ideai' ? path.dirname(file) : WATCHED_FILES.has(name) ? path.dirname(path.dirname(file)) : file;
     const project = this.byRoot.get(projectRoot);
     if (project) this.reload(project);
+  }
+
+  private onRawEvent(rawPath: unknown, details: unknown): void {
+    const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+    if (this.closed || typeof watched !== 'string') return;
+    const name = typeof rawPath === 'string' ? path.basename(rawPath) : '';
+    if (WATCHED_FILES.has(path.basename(watched))) this.onEvent('raw', watched);
+    else if (WATCHED_FILES.has(name) && path.basename(watched) === '.ideai') this.onEvent('raw', path.join(watched, name));
+    else if (name === '.ideai' && this.isProjectRoot(watched)) this.onEvent('raw', path.join(watched, name));
   }
 
   private reload(project: Project): void {
