@@ -9,6 +9,7 @@
  * `tools/call` (and `tools/list`) entry already in that map and replaces the map's own `set` so any
  * later entry for those methods is wrapped when it is stored. There is no path from a request to a
  * tool handler that skips the wrapper, and the wrapper runs before the SDK even parses the request.
+ * (The dispatcher's other source, `fallbackRequestHandler`, is wrapped the same way.)
  * If a future SDK stops keeping its handlers in that map, installing the guard throws instead of
  * leaving the server silently unguarded.
  */
@@ -101,8 +102,39 @@ export function guardMcpServer(server: object, options: McpGuardOptions): McpGua
     configurable: false,
     enumerable: false,
   });
+  guardFallbackHandler(target, state);
   Object.defineProperty(target, GUARD_STATE, { value: state, writable: false, configurable: false, enumerable: false });
   return state;
+}
+
+/**
+ * The dispatcher falls back to `fallbackRequestHandler` for a method without an entry in the map,
+ * so a host could serve `tools/call` from there. Whatever is assigned to it (before or after the
+ * guard), what the dispatcher reads is a wrapper that guards those two methods.
+ */
+function guardFallbackHandler(server: object, state: GuardState): void {
+  let raw = (server as { fallbackRequestHandler?: Handler }).fallbackRequestHandler;
+  let wrapped: Handler | undefined;
+  const wrap = (handler: Handler): Handler => {
+    const calls = wrapHandler('tools/call', handler, state);
+    const lists = wrapHandler('tools/list', handler, state);
+    return async (request, extra) => {
+      const method = isJsonObject(request) ? request['method'] : undefined;
+      if (method === 'tools/call') return calls(request, extra);
+      if (method === 'tools/list') return lists(request, extra);
+      return handler(request, extra);
+    };
+  };
+  if (raw !== undefined) wrapped = wrap(raw);
+  Object.defineProperty(server, 'fallbackRequestHandler', {
+    get: () => wrapped,
+    set: (handler: Handler | undefined) => {
+      raw = handler;
+      wrapped = raw === undefined ? undefined : wrap(raw);
+    },
+    configurable: false,
+    enumerable: true,
+  });
 }
 
 function lowLevelServer(server: object): object {

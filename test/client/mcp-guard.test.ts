@@ -212,6 +212,27 @@ describe('guardMcpServer on the low-level Server', () => {
     expect(ran).toEqual(['idea_ticket_read']);
   });
 
+  it.each([
+    ['before the guard', true],
+    ['after the guard', false],
+  ])('guards tools/call served by a fallbackRequestHandler set %s', async (_name, setFirst) => {
+    const { client } = await setup();
+    const ran: string[] = [];
+    const server = new Server({ name: 't', version: '0' }, { capabilities: { tools: {} } });
+    const fallback: NonNullable<Server['fallbackRequestHandler']> = async (request) => {
+      if (request.method !== 'tools/call') throw new Error(`unexpected ${request.method}`);
+      ran.push(String(request.params?.['name']));
+      return { content: [{ type: 'text' as const, text: 'fallback ran' }] };
+    };
+    if (setFirst) server.fallbackRequestHandler = fallback;
+    guardMcpServer(server, { client, project: 'demo', requester: 'QA' });
+    if (!setFirst) server.fallbackRequestHandler = fallback;
+    const { call } = await connect(server);
+    expect((await call('idea_memory_write')).isError).toBe(true);
+    expect(await call('idea_ticket_list')).toEqual({ isError: false, text: 'fallback ran' });
+    expect(ran).toEqual(['idea_ticket_list']);
+  });
+
   it('refuses to guard something that is not an MCP server', async () => {
     const { client } = await setup();
     expect(() => guardMcpServer({}, { client, project: 'demo', requester: 'QA' })).toThrow(TypeError);
