@@ -35,6 +35,34 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
   });
 
 
+  it('has 32 px rows, 40 px main actions, visible badges text, and stacks the columns when narrow', async () => {
+    await openPanel();
+    await target('DevFrontend').click();
+    await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').check();
+    const heights = await page().locator('.group-body:not([hidden]) .tool-line').evaluateAll((rows) => rows.map((row) => row.getBoundingClientRect().height));
+    expect(heights.length).toBeGreaterThanOrEqual(16);
+    expect(Math.min(...heights)).toBeGreaterThanOrEqual(32);
+    for (const name of ['Enregistrer', 'Annuler', 'Actualiser', 'Réinitialiser l\u2019override']) {
+      const box = await page().getByRole('button', { name, exact: true }).boundingBox();
+      expect(box?.height, name).toBeGreaterThanOrEqual(40);
+    }
+    // Badges carry text, never only a colour.
+    const badges = await page().locator('.badge').allInnerTexts();
+    expect(badges.every((badge) => badge.trim() !== '')).toBe(true);
+    expect(badges).toEqual(expect.arrayContaining(['Lecture', 'Écriture', 'Hérité', 'Override']));
+
+    const side = async (): Promise<{ targets: DOMRect; editor: DOMRect }> => ({
+      targets: await page().locator('nav.targets').evaluate((element) => element.getBoundingClientRect().toJSON() as DOMRect),
+      editor: await page().locator('section.editor').evaluate((element) => element.getBoundingClientRect().toJSON() as DOMRect),
+    });
+    const wide = await side();
+    expect(wide.editor.left).toBeGreaterThanOrEqual(wide.targets.right); // two columns
+    await page().setViewportSize({ width: 420, height: 900 });
+    const narrow = await side();
+    expect(narrow.editor.top).toBeGreaterThanOrEqual(narrow.targets.bottom); // stacked, target list first
+    expect(await page().evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420); // no sideways scroll
+  });
+
   it('is read-only without a token: no checkbox, no save', async () => {
     await openPanel(null);
     await target('DevFrontend').click();

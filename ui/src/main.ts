@@ -23,7 +23,12 @@ function scheduleRender(): void {
   });
 }
 
-let panel: Panel;
+// The API reads the token from the panel's state at each request (the user may change it).
 const api = new PermissionsApi(apiRoot(window.location.pathname), () => panel.state.token);
-panel = new Panel(api, window.sessionStorage, scheduleRender);
+const panel: Panel = new Panel(api, window.sessionStorage, scheduleRender);
 void panel.load(new URLSearchParams(window.location.search).get('project') ?? undefined);
+
+// Leaving the page (reload, close) with unsaved changes asks the browser's own confirmation.
+window.addEventListener('beforeunload', (event) => {
+  if (panel.dirty()) event.preventDefault();
+});
