@@ -99,6 +99,22 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
   });
 
 
+  it('shows an invalid policy file (with its line) read-only, and recovers when the file is fixed', async () => {
+    const file = path.join(service().projectsRoot, 'demo', '.ideai', 'mcp-tool-permissions.json');
+    await writeFile(file, '{\n  "version": 1,\n  "agents": [\n');
+    await expect.poll(async () => (await service().permissions('demo')).view.status, POLL).toBe('invalid');
+    await openPanel();
+    const banner = page().getByRole('alert');
+    expect(await text(banner)).toContain('La policy de ce projet est invalide');
+    expect(await text(banner)).toMatch(/mcp-tool-permissions\.json:\d+/);
+    expect(await page().getByRole('checkbox').count()).toBe(0); // writes would be refused (409)
+    await writeFile(file, JSON.stringify({ version: 1 }));
+    await expect.poll(async () => (await service().permissions('demo')).view.status, POLL).toBe('ok');
+    await page().getByRole('button', { name: 'Actualiser' }).click();
+    await expect.poll(() => page().getByRole('alert').count(), POLL).toBe(0);
+    expect(await page().getByRole('checkbox').count()).toBeGreaterThan(0);
+  });
+
   it('shows a load error with "Réessayer", a project selector, and the empty state of a project without agents', async () => {
     // A project folder added while the service runs appears without a restart.
     await mkdir(path.join(service().projectsRoot, 'empty'), { recursive: true });
