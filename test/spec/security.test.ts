@@ -102,6 +102,7 @@ describe('§7 decide token', () => {
     '/projects/demo/requesters/Main/effective',
     '/projects/demo/decisions',
     '/projects/demo/ephemeral-policies',
+    '/metrics',
   ];
   const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
 
