@@ -123,7 +123,10 @@ export class PdpClient {
    */
   async decide(query: DecideQuery): Promise<ClientDecision> {
     try {
-      const answer = await this.exchange({ method: 'POST', path: '/decide', body: JSON.stringify(query) }, this.timeoutMs);
+      const answer = await this.exchange(
+        { method: 'POST', path: '/decide', body: JSON.stringify(query), retryOnStaleSocket: true },
+        this.timeoutMs,
+      );
       if (answer.status !== 200) return unavailable(query, httpCause(answer));
       const body = parseJson(answer.text);
       if (body === undefined) return unavailable(query, 'invalid JSON in the answer');
@@ -151,7 +154,7 @@ export class PdpClient {
     const denyAll = (cause: string) => queries.map((query) => unavailable(query, cause));
     try {
       const answer = await this.exchange(
-        { method: 'POST', path: '/decide/batch', body: JSON.stringify({ queries }) },
+        { method: 'POST', path: '/decide/batch', body: JSON.stringify({ queries }), retryOnStaleSocket: true },
         this.timeoutMs,
       );
       if (answer.status !== 200) return denyAll(httpCause(answer));
@@ -277,7 +280,8 @@ export class PdpClient {
   ): Promise<{ body: Static<T>; headers: Exchange['headers'] }> {
     let answer: Exchange;
     try {
-      const request: ExchangeRequest = { method, path, headers };
+      // Reads are retried on a stale socket; writes never (a replayed write could answer 412).
+      const request: ExchangeRequest = { method, path, headers, retryOnStaleSocket: method === 'GET' };
       if (body !== undefined) request.body = JSON.stringify(body);
       answer = await this.exchange(request, timeoutMs);
     } catch (error) {
@@ -303,8 +307,7 @@ export class PdpClient {
   private exchange(request: Omit<ExchangeRequest, 'headers'> & { headers?: Record<string, string> }, timeoutMs: number) {
     const headers: Record<string, string> = { ...this.baseHeaders, ...request.headers };
     if (request.body !== undefined) headers['content-type'] = 'application/json';
-    const full: ExchangeRequest = { method: request.method, path: this.pathPrefix + request.path, headers };
-    if (request.body !== undefined) full.body = request.body;
+    const full: ExchangeRequest = { ...request, path: this.pathPrefix + request.path, headers };
     return exchangeWithDeadline(this.pool, full, timeoutMs);
   }
 }

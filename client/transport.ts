@@ -22,6 +22,11 @@ export interface ExchangeRequest {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /**
+   * Safe to send twice (a decision query, a read): when a kept-alive socket turns out to be
+   * closed by the service, it is retried once on a fresh one, within the same deadline.
+   */
+  retryOnStaleSocket?: boolean;
 }
 
 /**
@@ -43,13 +48,33 @@ export async function exchangeWithDeadline(pool: Pool, request: ExchangeRequest,
     }, timeoutMs);
   });
   try {
-    return await Promise.race([exchange(pool, request, abort), deadline]);
+    return await Promise.race([exchangeOnce(pool, request, abort, () => timedOut !== undefined), deadline]);
   } catch (error) {
     if (timedOut !== undefined) throw timedOut;
     throw new TransportFailure(describeTransportError(error), { cause: error });
   } finally {
     clearTimeout(timer);
   }
+}
+
+async function exchangeOnce(
+  pool: Pool,
+  request: ExchangeRequest,
+  signal: EventEmitter,
+  expired: () => boolean,
+): Promise<Exchange> {
+  try {
+    return await exchange(pool, request, signal);
+  } catch (error) {
+    if (request.retryOnStaleSocket !== true || expired() || !isStaleSocket(error)) throw error;
+    return exchange(pool, request, signal);
+  }
+}
+
+/** The service closed an idle kept-alive socket just as the request went out. */
+function isStaleSocket(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 async function exchange(pool: Pool, request: ExchangeRequest, signal: EventEmitter): Promise<Exchange> {

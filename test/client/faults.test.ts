@@ -166,6 +166,27 @@ describe('batch answers that cannot be trusted', () => {
     expect(closed).toBe(1);
   });
 
+  it('a socket the service drops is retried once for a decision, never for a write', async () => {
+    let seen = 0;
+    const fake = await startFakeHttp((request, response, body) => {
+      seen += 1;
+      if (seen % 2 === 1) return request.socket.destroy(); // every first attempt dies mid-request
+      if (request.method === 'POST') return sendJson(response, 200, cannedDecision(body as typeof query, true));
+      return sendJson(response, 500, { error: { code: 'internal_error', message: 'unexpected' } });
+    });
+    cleanups.push(fake.close);
+    const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
+    cleanups.push(() => client.close());
+    expect((await client.decide(query)).allow).toBe(true);
+    expect(seen).toBe(2);
+    const write = await client.putAgent('demo', 'QA', []).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(write).toMatchObject({ code: 'pdp_unavailable' });
+    expect(seen).toBe(3);
+  });
+
   it('a closed client denies instead of throwing', async () => {
     const fake = await startFakeHttp((_r, response, body) => sendJson(response, 200, cannedDecision(body as typeof query, true)));
     cleanups.push(fake.close);
