@@ -4,6 +4,7 @@
  * a child process (`node --import tsx server/main.ts`), and deadline-based polling.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -102,7 +103,7 @@ export function isStableError(body: unknown): boolean {
 export interface ServiceProcess {
   readonly child: ChildProcess;
   readonly pid: number;
-  /** `http://127.0.0.1:<port>`, read from the "Server listening at" log line. */
+  /** `http://127.0.0.1:<port>`. */
   readonly baseUrl: string;
   /** Everything the child wrote so far (stdout then stderr interleaved as received). */
   output(): string;
@@ -149,35 +150,44 @@ export async function runUntilExit(env: Record<string, string>, timeoutMs = STAR
   return { code, output: spawned.output() };
 }
 
+/** A port free right now on 127.0.0.1 (the OS picks it; the child binds it a moment later). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
 /**
- * Starts `server/main.ts` (PDP_PORT=0 unless given) and resolves once `/readyz` answers 200.
- * Throws with the child's output if it exits or is not ready before the deadline.
+ * Starts `server/main.ts` on a free loopback port (whatever PDP_LOG_LEVEL says) and resolves once
+ * `/readyz` answers 200. Throws with the child's output if it exits or is not ready in time; retries
+ * once on another port if the one picked was taken in between.
  */
 export async function startService(env: Record<string, string>, deadlineMs = START_DEADLINE_MS): Promise<ServiceProcess> {
-  const spawned = spawnMain({ PDP_HOST: '127.0.0.1', PDP_PORT: '0', ...env });
+  try {
+    return await startOnce(env, deadlineMs);
+  } catch (error) {
+    if (error instanceof Error && error.message.includes('EADDRINUSE')) return startOnce(env, deadlineMs);
+    throw error;
+  }
+}
+
+async function startOnce(env: Record<string, string>, deadlineMs: number): Promise<ServiceProcess> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const spawned = spawnMain({ PDP_HOST: '127.0.0.1', ...env, PDP_PORT: String(port) });
   const { child } = spawned;
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   void spawned.exited.then((value) => (exit = value));
-  const fail = (why: string): Error => {
-    child.kill('SIGKILL');
-    return new Error(`${why}\n--- child output ---\n${spawned.output()}`);
-  };
-  let baseUrl = '';
   try {
     await waitFor(
-      () => {
-        if (exit) throw fail(`service exited early (${JSON.stringify(exit)})`);
-        const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(spawned.output());
-        if (match?.[1]) baseUrl = match[1];
-        return baseUrl !== '';
-      },
-      'the "Server listening" log line',
-      deadlineMs,
-      25,
-    );
-    await waitFor(
       async () => {
-        if (exit) throw fail(`service exited early (${JSON.stringify(exit)})`);
+        if (exit) throw new Error(`service exited early (${JSON.stringify(exit)})`);
         const response = await fetch(`${baseUrl}/readyz`).catch(() => undefined);
         return response?.status === 200;
       },
@@ -186,11 +196,12 @@ export async function startService(env: Record<string, string>, deadlineMs = STA
       25,
     );
   } catch (error) {
-    if (error instanceof Error && error.message.includes('--- child output ---')) throw error;
-    throw fail(error instanceof Error ? error.message : String(error));
+    child.kill('SIGKILL');
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`${why}\n--- child output ---\n${spawned.output()}`);
   }
   const pid = child.pid;
-  if (pid === undefined) throw fail('no pid');
+  if (pid === undefined) throw new Error('no pid');
   return {
     child,
     pid,
