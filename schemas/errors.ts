@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'unsupported_media_type',
   'write_failed',
   'limit_exceeded',
+  'ui_not_built',
   'internal_error',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
