@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# IdeA MCP tool permission service (PDP). See docs/operating.md.
+# IdeA MCP tool permission service (PDP). See README.md.
 #
 #   docker build -t idea-pdp .
 #   docker compose up -d            (docker-compose.yml: read-only root, tokens, mounted projects)

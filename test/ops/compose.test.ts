@@ -196,8 +196,8 @@ describe('docker-compose.yml', () => {
     expect(environment.PDP_DECIDE_TOKEN).toMatch(/^\$\{PDP_DECIDE_TOKEN:\?[^}]+\}$/);
   });
 
-  it('uses only environment variables that docs/operating.md documents', () => {
-    const docs = read('docs/operating.md');
+  it('uses only environment variables that the README documents', () => {
+    const docs = read('README.md');
     for (const name of Object.keys(pdp.environment ?? {})) expect(docs, name).toContain(`\`${name}\``);
     for (const name of ['PDP_ADMIN_TOKEN_FILE', 'PDP_DECIDE_TOKEN_FILE']) expect(docs).toContain(`\`${name}\``);
   });
