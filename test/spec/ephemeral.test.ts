@@ -127,6 +127,22 @@ describe('§6 ephemeral policies', () => {
     expect((await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: unknown[] }>().policies).toEqual([]);
   });
 
+  it('defaults ttlSeconds to 3600 and a missing boundIssue to null', async () => {
+    const { app } = await startServer({ demo: {} });
+    await register(app, { allowedTools: ['idea_ticket_update_carnet'] });
+    const [policy] = (await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: Array<{ expiresAt: string; boundIssue: unknown }> }>().policies;
+    expect(policy?.boundIssue).toBeNull();
+    const remaining = Date.parse(policy?.expiresAt ?? '') - Date.now();
+    expect(remaining).toBeGreaterThan(3_500_000);
+    expect(remaining).toBeLessThanOrEqual(3_601_000);
+    // Without a bound ticket, issue-scoped tools are not restricted to one issueRef.
+    for (const issueRef of ['#1', '#82', undefined]) {
+      expect(
+        await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', ...(issueRef === undefined ? {} : { arguments: { issueRef } }) }),
+      ).toMatchObject({ allow: true, source: 'ephemeral' });
+    }
+  });
+
   it('expires after ttlSeconds: the requester is back to read-only', async () => {
     const { app } = await startServer({ demo: {} });
     await register(app, { allowedTools: ['idea_memory_write'], ttlSeconds: 1 });

@@ -160,8 +160,15 @@ describe('§5 PUT/DELETE agent override', () => {
       expect(errorCode(removal)).toBe('invalid_agent_id');
     }
     expect(await readText(server.policyPath('demo'))).toBeUndefined();
-    // The longest valid id is accepted.
-    await write(server.app, 'PUT', agentUrl('demo', 'y'.repeat(128)), { allowedTools: [] });
+    // Valid ids (spaces inside, dots, non-ASCII, the longest length) are accepted and decided on.
+    for (const agentId of ['y'.repeat(128), 'Dev Frontend', 'Développeur', 'a.b-c_d', '日本語', 'x']) {
+      await write(server.app, 'PUT', agentUrl('demo', agentId), { allowedTools: ['idea_memory_write'] });
+      expect(await decide(server.app, { project: 'demo', requester: agentId, tool: 'idea_memory_write' }), agentId).toMatchObject({
+        allow: true,
+        source: 'agent-override',
+        requester: { id: agentId, kind: 'agent' },
+      });
+    }
   });
 });
 
@@ -257,6 +264,37 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
       expect(['invalid_request', 'invalid_tools', 'invalid_agent_id']).toContain(errorCode(response));
     }
     expect(await readText(server.policyPath('demo'))).toBe(before);
+  });
+});
+
+describe('§5 concurrent writes are serialized', () => {
+  it('loses no update when 20 agents are written at once', async () => {
+    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) } });
+    const agents = Array.from({ length: 20 }, (_, i) => `Agent${String(i).padStart(2, '0')}`);
+    const responses = await Promise.all(
+      agents.map((agent, i) => call(server.app, 'PUT', agentUrl('demo', agent), { body: { allowedTools: [WRITE_TOOLS[i % 16] ?? ''] }, auth: true })),
+    );
+    for (const response of responses) expect(response.statusCode, response.body).toBe(200);
+    const parsed = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as { agents: Array<{ agentId: string; policy: { allowedTools: string[] } }> };
+    expect(parsed.agents.map((a) => a.agentId)).toEqual(agents);
+    agents.forEach((agent, i) => expect(parsed.agents[i]?.policy.allowedTools, agent).toEqual([WRITE_TOOLS[i % 16]]));
+    const decisions = await Promise.all(agents.map((agent, i) => decide(server.app, { project: 'demo', requester: agent, tool: WRITE_TOOLS[i % 16] ?? '' })));
+    for (const decision of decisions) expect(decision).toMatchObject({ allow: true, source: 'agent-override' });
+  });
+
+  it('lets exactly one of several writes with the same If-Match win', async () => {
+    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) } });
+    const { revision } = await view(server.app);
+    const responses = await Promise.all(
+      WRITE_TOOLS.slice(0, 8).map((tool) =>
+        call(server.app, 'PUT', defaultUrl('demo'), { body: { allowedTools: [tool] }, auth: true, headers: { 'if-match': `"${revision}"` } }),
+      ),
+    );
+    const statuses = responses.map((r) => r.statusCode).sort();
+    expect(statuses).toEqual([200, 412, 412, 412, 412, 412, 412, 412]);
+    const winner = responses.findIndex((r) => r.statusCode === 200);
+    const parsed = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as { projectDefault: { allowedTools: string[] } };
+    expect(parsed.projectDefault.allowedTools).toEqual([WRITE_TOOLS[winner]]);
   });
 });
 

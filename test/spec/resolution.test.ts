@@ -11,6 +11,7 @@ import {
   decide,
   permissionsUrl,
   policyDoc,
+  sharedServer,
   startServer,
   waitFor,
 } from './helpers.js';
@@ -25,8 +26,10 @@ function expectMessageNames(decision: Decision, tool: string, requester: string,
 }
 
 describe('§4 builtin defaults (no policy file)', () => {
+  const plain = sharedServer({ demo: {} });
+
   it('lets an agent call the 9 read tools and nothing else, with source builtin-read-only and revision "builtin"', async () => {
-    const { app } = await startServer({ demo: {} });
+    const { app } = plain();
     for (const tool of READ_TOOLS) {
       const d = await decide(app, { project: 'demo', requester: 'Main', tool });
       expect(d).toMatchObject({
@@ -54,7 +57,7 @@ describe('§4 builtin defaults (no policy file)', () => {
   });
 
   it('gives every decision its own non-empty decisionId', async () => {
-    const { app } = await startServer({ demo: {} });
+    const { app } = plain();
     const ids = new Set<string>();
     for (let i = 0; i < 20; i += 1) {
       const d = await decide(app, { project: 'demo', requester: 'Main', tool: 'idea_memory_read' });
@@ -73,9 +76,10 @@ describe('§4 builtin defaults (no policy file)', () => {
 
 describe('§4 anonymous requesters ("" and "mcp")', () => {
   const grantsWrites = policyDoc(['idea_memory_write', 'idea_ask_agent'], { QA: [...READ_TOOLS, 'idea_memory_write'] });
+  const shared = sharedServer({ demo: { policy: grantsWrites } });
 
   it.each(['', 'mcp'])('requester %j gets the canonical read-only set even when the project default grants writes', async (requester) => {
-    const { app } = await startServer({ demo: { policy: grantsWrites } });
+    const { app } = shared();
     for (const tool of WRITE_TOOLS) {
       const d = await decide(app, { project: 'demo', requester, tool });
       expect(d).toMatchObject({
@@ -97,7 +101,7 @@ describe('§4 anonymous requesters ("" and "mcp")', () => {
   });
 
   it('does not treat look-alikes ("MCP", " mcp") as anonymous', async () => {
-    const { app } = await startServer({ demo: { policy: grantsWrites } });
+    const { app } = shared();
     for (const requester of ['MCP', 'mcp2']) {
       const d = await decide(app, { project: 'demo', requester, tool: 'idea_memory_write' });
       expect(d.requester).toEqual({ id: requester, kind: 'agent' });
@@ -110,9 +114,10 @@ describe('§4 agents: override, then project default, then builtin', () => {
     QA: ['idea_ticket_list', 'idea_ask_agent'],
     Git: [],
   });
+  const layered = sharedServer({ demo: { policy: doc } });
 
   it('uses the project default for an agent without override', async () => {
-    const { app } = await startServer({ demo: { policy: doc } });
+    const { app } = layered();
     const write = await decide(app, { project: 'demo', requester: 'Main', tool: 'idea_memory_write' });
     expect(write).toMatchObject({ allow: true, reason: 'allowed', source: 'project-default', requester: { id: 'Main', kind: 'agent' } });
     expect(write.revision).not.toBe('builtin');
@@ -122,7 +127,7 @@ describe('§4 agents: override, then project default, then builtin', () => {
   });
 
   it('replaces the default by the override, which can also remove read tools', async () => {
-    const { app } = await startServer({ demo: { policy: doc } });
+    const { app } = layered();
     expect(await decide(app, { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' })).toMatchObject({
       allow: true,
       reason: 'allowed',
@@ -151,7 +156,7 @@ describe('§4 agents: override, then project default, then builtin', () => {
   });
 
   it('matches agent ids exactly (case-sensitive)', async () => {
-    const { app } = await startServer({ demo: { policy: doc } });
+    const { app } = layered();
     const d = await decide(app, { project: 'demo', requester: 'qa', tool: 'idea_ask_agent' });
     expect(d).toMatchObject({ allow: false, source: 'project-default' });
   });
