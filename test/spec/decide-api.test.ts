@@ -208,6 +208,27 @@ describe('§5 GET /projects', () => {
   });
 });
 
+describe('§5 error shape', () => {
+  const server = sharedServer({ demo: {} });
+
+  it('answers unknown routes and methods with the error shape', async () => {
+    for (const [method, url] of [
+      ['GET', '/nope'],
+      ['GET', '/projects/demo/nope'],
+      ['DELETE', '/catalog'],
+      ['PUT', '/decide'],
+    ] as const) {
+      const response = await call(server().app, method, url, { auth: true });
+      expect(response.statusCode, `${method} ${url}`).toBeGreaterThanOrEqual(400);
+      expect(response.statusCode, `${method} ${url}`).toBeLessThan(500);
+      const body = response.json<{ error: { code: unknown; message: unknown } }>();
+      expect(typeof body.error.code, `${method} ${url}`).toBe('string');
+      expect(body.error.code).toMatch(/^[a-z]+(_[a-z]+)*$/);
+      expect(typeof body.error.message).toBe('string');
+    }
+  });
+});
+
 describe('§5 health', () => {
   it('answers /healthz and /readyz with 200 once ready', async () => {
     const { app } = await startServer({ demo: {}, other: {} });

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, vi } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../server/app.js';
+import { buildApp, type BuildAppOptions } from '../../server/app.js';
 import type { Decision, DecideQuery } from '../../schemas/index.js';
 
 export const ADMIN_TOKEN = 'spec-admin-token-0123456789abcdef';
@@ -87,6 +87,8 @@ export interface StartOptions {
   rescanMs?: number;
   /** Called after the fixtures are written and before the app starts. */
   prepare?: (root: string) => Promise<void>;
+  /** Passed to `buildApp` as `logger` (default false). */
+  logger?: BuildAppOptions['logger'];
 }
 
 async function launch(
@@ -99,7 +101,7 @@ async function launch(
   const app = await buildApp({
     projectsRoot: root,
     adminToken: ADMIN_TOKEN,
-    logger: false,
+    logger: options.logger ?? false,
     ...(options.decideToken === undefined ? {} : { decideToken: options.decideToken }),
     ...(options.rescanMs === undefined ? {} : { rescanMs: options.rescanMs }),
   });
@@ -139,6 +141,14 @@ export function sharedServer(projects: Record<string, ProjectFixture>, options: 
     if (server === undefined) throw new Error('shared server not started');
     return server;
   };
+}
+
+/** A second app on the same projects root (a restart): closed after the test. */
+export async function restartOn(server: SpecServer): Promise<FastifyInstance> {
+  const app = await buildApp({ projectsRoot: server.root, adminToken: ADMIN_TOKEN, logger: false });
+  cleanups.push(() => app.close());
+  await app.ready();
+  return app;
 }
 
 /** Starts the app on a real loopback port; returns its base URL. */

@@ -15,6 +15,7 @@ import {
   permissionsUrl,
   policyDoc,
   readText,
+  restartOn,
   startServer,
 } from './helpers.js';
 
@@ -264,6 +265,24 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
       expect(['invalid_request', 'invalid_tools', 'invalid_agent_id']).toContain(errorCode(response));
     }
     expect(await readText(server.policyPath('demo'))).toBe(before);
+  });
+});
+
+describe('§5 durability and revision consistency', () => {
+  it('gives the same revision and view after a restart as the write answered (revision = hash of the bytes on disk)', async () => {
+    const server = await startServer({ demo: { agents: [{ id: 'Main' }] } });
+    await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: ['idea_memory_write', 'idea_memory_read'] });
+    const answered = await write(server.app, 'PUT', agentUrl('demo', 'QA'), { allowedTools: ['idea_ask_agent'] });
+    const restarted = await restartOn(server);
+    const reloaded = (await call(restarted, 'GET', permissionsUrl('demo'))).json<PermissionsView>();
+    expect(reloaded).toEqual(answered);
+    // A write with the revision the write answered is accepted by the restarted service.
+    const next = await call(restarted, 'PUT', defaultUrl('demo'), {
+      body: { allowedTools: [] },
+      auth: true,
+      headers: { 'if-match': `"${answered.revision}"` },
+    });
+    expect(next.statusCode, next.body).toBe(200);
   });
 });
 

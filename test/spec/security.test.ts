@@ -1,4 +1,6 @@
 /** SPEC §7: tokens, body limits, prototype-pollution ids, path traversal. */
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   ADMIN_TOKEN,
@@ -16,6 +18,7 @@ import {
   readText,
   snapshotTree,
   startServer,
+  waitFor,
 } from './helpers.js';
 
 setupSpecFile();
@@ -259,5 +262,30 @@ describe('§7 path traversal', () => {
     for (const file of changed) expect(file.startsWith('projects/demo/.ideai/'), file).toBe(true);
     expect(after['sentinel.txt']).toBe(before['sentinel.txt']);
     expect(await decide(server.app, { project: 'victim', requester: 'QA', tool: 'idea_memory_write' })).toMatchObject({ allow: false });
+  });
+});
+
+describe('§5 and §7 logs', () => {
+  it('logs every denial at info with the decision fields, and never a token', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
+        done();
+      },
+    });
+    const logger = pino({ level: 'info' }, stream);
+    const server = await startServer({ demo: {} }, { decideToken: DECIDE_TOKEN, logger });
+    const auth = { authorization: `Bearer ${DECIDE_TOKEN}` };
+    const denied = await call(server.app, 'POST', '/decide', { body: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' }, headers: auth });
+    const decision = denied.json<{ decisionId: string }>();
+    await call(server.app, 'PUT', agentUrl('demo', 'QA'), { body: { allowedTools: ['idea_memory_write'] }, auth: true });
+    await call(server.app, 'PUT', agentUrl('demo', 'QA'), { body: { allowedTools: [] }, headers: { authorization: 'Bearer wrong-secret-token' } });
+    await call(server.app, 'GET', '/catalog', { headers: auth });
+    await waitFor(async () => lines.some((line) => line.includes(decision.decisionId)), 'denial logged', 2_000);
+    const entry = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((record) => record['decisionId'] === decision.decisionId);
+    expect(entry).toMatchObject({ level: 30, project: 'demo', requester: 'QA', tool: 'idea_memory_write', reason: 'not_in_allowlist', source: 'builtin-read-only' });
+    const all = lines.join('\n');
+    for (const secret of [ADMIN_TOKEN, DECIDE_TOKEN, 'wrong-secret-token']) expect(all).not.toContain(secret);
   });
 });
