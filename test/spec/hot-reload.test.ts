@@ -6,7 +6,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery } from '../../schemas/index.js';
-import { READ_TOOLS, setupSpecFile, listenServer, policyDoc, startServer, waitFor, writeProject } from './helpers.js';
+import { ADMIN_TOKEN, READ_TOOLS, listenServer, policyDoc, readText, setupSpecFile, startServer, waitFor, writeProject } from './helpers.js';
 
 setupSpecFile();
 
@@ -149,6 +149,42 @@ describe('§4 hot reload through the watcher', () => {
     await until(base, query, (d) => d.reason === 'unknown_project', 'removed project is unknown');
     const after = (await (await fetch(`${base}/projects`)).json()) as { projects: Array<{ id: string }> };
     expect(after.projects.map((p) => p.id).sort()).toEqual(['demo', 'empty-later']);
+  });
+
+  it('denies with policy_invalid when a folder replaces the policy file at run time, and recovers', async () => {
+    const server = await startServer({ demo: { policy: grant } }, WATCHER_ONLY);
+    const base = await listenServer(server);
+    await rm(server.policyPath('demo'));
+    await mkdir(server.policyPath('demo'));
+    await until(base, writeQuery, (d) => d.reason === 'policy_invalid', 'policy_invalid with a folder at the file path');
+    await rm(server.policyPath('demo'), { recursive: true });
+    await writeFile(server.policyPath('demo'), grant);
+    await until(base, writeQuery, (d) => d.allow, 'valid again once the folder is a file');
+  });
+
+  it('follows a project folder renamed under the projects root', async () => {
+    const server = await startServer({ demo: { policy: grant } }, WATCHER_ONLY);
+    const base = await listenServer(server);
+    await rename(server.projectDir('demo'), path.join(server.root, 'renamed'));
+    await until(base, writeQuery, (d) => d.reason === 'unknown_project', 'old id unknown');
+    await until(base, { ...writeQuery, project: 'renamed' }, (d) => d.allow, 'new id serves the moved policy');
+  });
+
+  it('never loses an external edit made just before an API write', async () => {
+    const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
+    const base = await listenServer(server);
+    // The external edit and the API write race: the write must build on the file as it is on disk.
+    await writeFile(server.policyPath('demo'), grant);
+    const response = await fetch(`${base}/projects/demo/mcp-tool-permissions/agents/QA`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: JSON.stringify({ allowedTools: ['idea_ask_agent'] }),
+    });
+    expect(response.status).toBe(200);
+    expect(await httpDecide(base, writeQuery)).toMatchObject({ allow: true, source: 'project-default' });
+    expect(await httpDecide(base, { ...writeQuery, requester: 'QA', tool: 'idea_ask_agent' })).toMatchObject({ allow: true });
+    const onDisk = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as { projectDefault: { allowedTools: string[] } };
+    expect(onDisk.projectDefault.allowedTools).toContain('idea_memory_write');
   });
 
   it('does not react to other files in .ideai/ (agents.json changes only the listing)', async () => {
