@@ -60,7 +60,7 @@ describe('server/main.ts', () => {
     expect(code).not.toBe('running');
     expect(code).not.toBe(0);
     expect(started.output()).not.toContain('admin-secret-for-main-test');
-  });
+  }, 60_000);
 
   it('generates the admin token in PDP_STATE_DIR (0600), logs the path but never the token, and serves PDP_PROJECTS too', async () => {
     const { outer, root } = await makeProjectsRoot({ demo: {} });
@@ -116,5 +116,5 @@ describe('server/main.ts', () => {
     } finally {
       expect(await stop(started)).toBe(0);
     }
-  });
+  }, 60_000);
 });
