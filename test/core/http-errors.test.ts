@@ -1,0 +1,43 @@
+/** The framework-level errors keep the one error shape with a stable code. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../server/app.js';
+import { demoProjectsRoot } from '../../server/config.js';
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await buildApp({ projectsRoot: demoProjectsRoot(), adminToken: 'token', rescanMs: 0 });
+  await app.ready();
+});
+afterAll(() => app.close());
+
+describe('framework errors', () => {
+  it('answers 415 unsupported_media_type to a body that is not JSON', async () => {
+    const response = await app.inject({ method: 'POST', url: '/decide', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'project=demo' });
+    expect(response.statusCode).toBe(415);
+    expect(response.json()).toMatchObject({ error: { code: 'unsupported_media_type' } });
+  });
+
+  it('answers 400 invalid_request to malformed JSON and to an empty JSON body', async () => {
+    for (const payload of ['{"project": ', '']) {
+      const response = await app.inject({ method: 'POST', url: '/decide', headers: { 'content-type': 'application/json' }, payload });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ error: { code: 'invalid_request' } });
+    }
+  });
+
+  it('answers 404 not_found to a route that does not exist, without echoing a token', async () => {
+    const response = await app.inject({ method: 'GET', url: '/nope', headers: { authorization: 'Bearer token' } });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({ error: { code: 'not_found' } });
+    expect(response.body).not.toContain('token');
+  });
+
+  it('serves the bundled demo projects: QA is denied idea_memory_write with a message naming tool, agent and project', async () => {
+    const response = await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' } });
+    expect(response.json()).toMatchObject({ allow: false, reason: 'not_in_allowlist', source: 'builtin-read-only' });
+    expect(response.json().message).toMatch(/idea_memory_write.*QA.*demo/);
+    const granted = await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester: 'DevFrontend', tool: 'idea_ticket_update_carnet' } });
+    expect(granted.json()).toMatchObject({ allow: true, source: 'agent-override' });
+  });
+});
