@@ -229,6 +229,49 @@ describe('§5 error shape', () => {
   });
 });
 
+describe('§5 OpenAPI and metrics', () => {
+  const server = sharedServer({ demo: {} });
+
+  it('publishes an OpenAPI document at /docs covering every route', async () => {
+    const response = await call(server().app, 'GET', '/docs/json');
+    expect(response.statusCode).toBe(200);
+    const doc = response.json<{ openapi?: string; swagger?: string; paths: Record<string, Record<string, unknown>> }>();
+    expect(doc.openapi ?? doc.swagger).toBeTruthy();
+    const expected: Array<[string, string]> = [
+      ['/decide', 'post'],
+      ['/decide/batch', 'post'],
+      ['/catalog', 'get'],
+      ['/projects', 'get'],
+      ['/projects/{project}/mcp-tool-permissions', 'get'],
+      ['/projects/{project}/mcp-tool-permissions', 'put'],
+      ['/projects/{project}/mcp-tool-permissions/default', 'put'],
+      ['/projects/{project}/mcp-tool-permissions/default', 'delete'],
+      ['/projects/{project}/mcp-tool-permissions/agents/{agentId}', 'put'],
+      ['/projects/{project}/mcp-tool-permissions/agents/{agentId}', 'delete'],
+      ['/projects/{project}/requesters/{requester}/effective', 'get'],
+      ['/projects/{project}/decisions', 'get'],
+      ['/projects/{project}/ephemeral-policies', 'get'],
+      ['/projects/{project}/ephemeral-policies/{requester}', 'put'],
+      ['/projects/{project}/ephemeral-policies/{requester}', 'delete'],
+      ['/healthz', 'get'],
+      ['/readyz', 'get'],
+    ];
+    for (const [route, method] of expected) expect(doc.paths[route]?.[method], `${method} ${route}`).toBeDefined();
+    expect(JSON.stringify(doc.paths['/decide']?.['post'])).toContain('requester');
+  });
+
+  it('counts decisions by reason in /metrics (Prometheus text)', async () => {
+    await decide(server().app, { project: 'demo', requester: 'Main', tool: 'idea_memory_write' });
+    await decide(server().app, { project: 'demo', requester: 'Main', tool: 'idea_teleport' });
+    const response = await call(server().app, 'GET', '/metrics');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/plain/);
+    expect(response.body).toMatch(/not_in_allowlist/);
+    expect(response.body).toMatch(/unknown_tool/);
+    expect(response.body).toMatch(/^# TYPE \S+ (counter|gauge|histogram|summary)$/m);
+  });
+});
+
 describe('§5 health', () => {
   it('answers /healthz and /readyz with 200 once ready', async () => {
     const { app } = await startServer({ demo: {}, other: {} });

@@ -62,6 +62,46 @@ describe('server/main.ts', () => {
     expect(started.output()).not.toContain('admin-secret-for-main-test');
   }, 60_000);
 
+  it('serves the bundled demo projects when neither PDP_PROJECTS_ROOT nor PDP_PROJECTS is set', async () => {
+    const { outer } = await makeProjectsRoot({});
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const started = startMain({ PDP_PORT: String(port), PDP_ADMIN_TOKEN: 'admin-secret-for-demo-test', PDP_STATE_DIR: path.join(outer, 'state') });
+    try {
+      await waitFor(async () => {
+        if (started.child.exitCode !== null) throw new Error(`main exited: ${started.output()}`);
+        try {
+          return (await fetch(`${base}/readyz`)).status === 200;
+        } catch {
+          return false;
+        }
+      }, 'main.ts ready', 20_000, 50);
+      const projects = (await (await fetch(`${base}/projects`)).json()) as { projects: Array<{ id: string; status: string }> };
+      expect(projects.projects.map((p) => [p.id, p.status])).toEqual([
+        ['demo', 'ok'],
+        ['sandbox', 'ok'],
+      ]);
+      const view = (await (await fetch(`${base}/projects/demo/mcp-tool-permissions`)).json()) as {
+        agents: Array<{ agentId: string; mode: string; added: string[] }>;
+      };
+      expect(view.agents.map((a) => a.agentId)).toEqual(['Architect', 'DevFrontend', 'Git', 'Main', 'QA']);
+      expect(view.agents.find((a) => a.agentId === 'DevFrontend')).toMatchObject({ mode: 'override', added: ['idea_ticket_update_carnet'] });
+      const ask = async (requester: string, tool: string) =>
+        ((await (
+          await fetch(`${base}/decide`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ project: 'demo', requester, tool }),
+          })
+        ).json()) as { allow: boolean }).allow;
+      expect(await ask('DevFrontend', 'idea_ticket_update_carnet')).toBe(true);
+      expect(await ask('QA', 'idea_ticket_update_carnet')).toBe(false);
+      expect(await ask('Main', 'idea_memory_write')).toBe(false);
+    } finally {
+      expect(await stop(started)).toBe(0);
+    }
+  }, 60_000);
+
   it('generates the admin token in PDP_STATE_DIR (0600), logs the path but never the token, and serves PDP_PROJECTS too', async () => {
     const { outer, root } = await makeProjectsRoot({ demo: {} });
     const explicitRoot = await writeProject(path.join(outer, 'elsewhere'), 'ext', { policy: policyDoc(['idea_memory_write']) });
