@@ -4,7 +4,7 @@
  * Flags (all optional): --quick, --duration=S, --rounds=N, --warmup=S, --connections=N,
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,
  * latency, revocation, scale), --tsx (service from sources, no build), --no-build (reuse dist/),
- * --profile[=ours|bare|cedar|cedar-text], --out=DIR,
+ * --profile[=ours|bare|cedar|cedar-text|scale], --out=DIR,
  * --no-write. See bench/README.md.
  */
 import { spawnSync } from 'node:child_process';
@@ -18,7 +18,7 @@ import { REPO_ROOT } from './lib/fixtures.js';
 import { chooseGenerator, describeGenerator, type Generator } from './lib/load.js';
 import { describeMachine, renderTable, writeReport, type Report, type Row } from './lib/report.js';
 import { latencySection } from './sections/latency.js';
-import { profileSection } from './sections/profile.js';
+import { profileScale, profileSection } from './sections/profile.js';
 import { revocationSection } from './sections/revocation.js';
 import { scaleSection } from './sections/scale.js';
 import { throughputSection } from './sections/throughput.js';
@@ -117,13 +117,15 @@ async function main(): Promise<void> {
     await mkdir(outDir, { recursive: true });
     const target = flags.get('profile');
     const mode = target === 'true' || target === undefined ? 'ours' : target;
-    if (!['ours', 'bare', 'cedar', 'cedar-text'].includes(mode)) throw new Error(`--profile=${mode}: not a server`);
-    const summary = await profileSection(ctx, outDir, mode as ServerMode);
-    raw['profile'] = summary;
-    log(`  profile written to ${path.relative(REPO_ROOT, summary.file)} (${summary.totalMs.toFixed(0)} ms of samples)`);
-    for (const entry of summary.byPackage.slice(0, 10)) log(`  ${entry.percent.toFixed(1).padStart(5)}%  ${entry.name}`);
-    log('  top self time:');
-    for (const entry of summary.topFunctions.slice(0, 15)) log(`  ${entry.percent.toFixed(1).padStart(5)}%  ${entry.name}  ${entry.where}`);
+    if (!['ours', 'bare', 'cedar', 'cedar-text', 'scale'].includes(mode)) throw new Error(`--profile=${mode}: not a server`);
+    const summaries = mode === 'scale' ? await profileScale(ctx, outDir) : await profileSection(ctx, outDir, mode as ServerMode);
+    raw['profile'] = summaries;
+    for (const summary of summaries) {
+      log(`  ${summary.label}: ${summary.totalMs.toFixed(0)} ms busy, profile in ${path.relative(REPO_ROOT, summary.file)}`);
+      for (const entry of summary.byPackage.slice(0, 10)) log(`  ${entry.percent.toFixed(1).padStart(5)}%  ${entry.name}`);
+      log('  top self time:');
+      for (const entry of summary.topFunctions.slice(0, 15)) log(`  ${entry.percent.toFixed(1).padStart(5)}%  ${entry.name}  ${entry.where}`);
+    }
   }
 
   const report: Report = {

@@ -137,13 +137,15 @@ export function mainEntry(useDist: boolean): { args: string[]; label: string } {
   return { args: ['--import', 'tsx', path.join(REPO_ROOT, 'server', 'main.ts')], label: 'node --import tsx server/main.ts' };
 }
 
-/** Spawns the real service (`npm start` equivalent) on a free loopback port with `projectsRoot`. */
-export async function startMain(projectsRoot: string, useDist: boolean): Promise<MainProcess> {
+/** Spawns the real service (`npm start` equivalent) on a free loopback port with `projectsRoot`; optionally under `node --cpu-prof`. */
+export async function startMain(projectsRoot: string, useDist: boolean, cpuProfDir?: string): Promise<MainProcess> {
   const port = await freePort();
   const stateDir = await mkdtemp(path.join(os.tmpdir(), 'pdp-bench-state-'));
   const entry = mainEntry(useDist);
+  // `--cpu-prof` writes the profile when the process exits (main.ts exits 0 on SIGTERM).
+  const profiling = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, '--cpu-prof-interval=200'] : [];
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, entry.args, {
+  const child = spawn(process.execPath, [...profiling, ...entry.args], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

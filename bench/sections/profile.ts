@@ -4,12 +4,14 @@
  * drown the load) and summarizes self time by function and by package. Percentages are of busy
  * time (idle samples left out). Not a measured figure: the profiler costs throughput.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, demoQueryMix, makeDemoRoot } from '../lib/fixtures.js';
-import type { BenchContext } from '../lib/context.js';
+import { request } from 'undici';
+import { REPO_ROOT, demoQueryMix, makeDemoRoot, makeScaleRoot, scaleQueryMix } from '../lib/fixtures.js';
+import { waitFor, type BenchContext } from '../lib/context.js';
 import { runLoad } from '../lib/load.js';
-import { startServer, type ServerMode } from '../lib/processes.js';
+import { startMain, startServer, type ServerMode } from '../lib/processes.js';
 
 interface ProfileNode {
   id: number;
@@ -22,6 +24,8 @@ interface CpuProfile {
 }
 
 export interface ProfileSummary {
+  /** Which part of the run the samples cover. */
+  label: string;
   file: string;
   totalMs: number;
   topFunctions: { name: string; where: string; selfMs: number; percent: number }[];
@@ -38,10 +42,27 @@ function packageOf(url: string): string {
 }
 
 /** Self time per function and per package of a `.cpuprofile`. */
-export function summarizeProfile(profile: CpuProfile, file: string, top = 20): ProfileSummary {
+/**
+ * Self time per function and per package of a `.cpuprofile`, over the samples taken between
+ * `window.fromMs` and `window.toMs` after the profile started (default: all of them).
+ */
+export function summarizeProfile(
+  profile: CpuProfile,
+  file: string,
+  label: string,
+  window: { fromMs?: number; toMs?: number } = {},
+  top = 20,
+): ProfileSummary {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfUs = new Map<number, number>();
-  profile.samples.forEach((id, index) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+  const fromUs = (window.fromMs ?? 0) * 1000;
+  const toUs = (window.toMs ?? Number.POSITIVE_INFINITY) * 1000;
+  let elapsedUs = 0;
+  profile.samples.forEach((id, index) => {
+    const delta = profile.timeDeltas[index] ?? 0;
+    elapsedUs += delta;
+    if (elapsedUs >= fromUs && elapsedUs < toUs) selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
+  });
   const isIdle = (id: number): boolean => byId.get(id)?.callFrame.functionName === '(idle)';
   for (const id of [...selfUs.keys()]) if (isIdle(id)) selfUs.delete(id);
   const total = [...selfUs.values()].reduce((sum, us) => sum + us, 0);
@@ -61,6 +82,7 @@ export function summarizeProfile(profile: CpuProfile, file: string, top = 20): P
   }
   const percent = (us: number): number => Math.round((1000 * us) / total) / 10;
   return {
+    label,
     file,
     totalMs: total / 1000,
     topFunctions: [...functions.values()]
@@ -75,7 +97,7 @@ export function summarizeProfile(profile: CpuProfile, file: string, top = 20): P
 }
 
 /** Profiles the service under the demo mix for `durationSec * 2` seconds, after a warm-up. */
-export async function profileSection(ctx: BenchContext, outDir: string, mode: ServerMode = 'ours'): Promise<ProfileSummary> {
+export async function profileSection(ctx: BenchContext, outDir: string, mode: ServerMode = 'ours'): Promise<ProfileSummary[]> {
   const root = await makeDemoRoot();
   const server = await startServer(mode, { projectsRoot: root, appModule: ctx.appModule });
   const kept = path.join(outDir, `${mode === 'ours' ? 'service' : mode}.cpuprofile`);
@@ -89,5 +111,45 @@ export async function profileSection(ctx: BenchContext, outDir: string, mode: Se
     await server.stop();
     await rm(root, { recursive: true, force: true });
   }
-  return summarizeProfile(JSON.parse(await readFile(kept, 'utf8')) as CpuProfile, kept);
+  return [summarizeProfile(JSON.parse(await readFile(kept, 'utf8')) as CpuProfile, kept, `${mode} under load`)];
+}
+
+/**
+ * `--profile=scale`: the real entry point with the scale tree under `node --cpu-prof`, from spawn
+ * through ready and one load run; the profile shows both start-up and the per-request cost.
+ */
+export async function profileScale(ctx: BenchContext, outDir: string): Promise<ProfileSummary[]> {
+  const scale = await makeScaleRoot(ctx.settings.scaleProjects);
+  const profDir = await mkdtemp(path.join(os.tmpdir(), 'pdp-bench-prof-'));
+  const service = await startMain(scale.root, ctx.useDist, profDir);
+  let readyMs = 0;
+  try {
+    await waitFor(async () => {
+      const response = await request(`${service.origin}/readyz`);
+      await response.body.text();
+      return response.statusCode === 200;
+    }, 60_000, 5);
+    readyMs = performance.now() - service.spawnedAt;
+    ctx.log(`  ready after ${readyMs.toFixed(0)} ms (under the profiler)`);
+    await runLoad(ctx.generator, {
+      origin: service.origin,
+      bodies: scaleQueryMix(scale.ids),
+      connections: ctx.settings.connections,
+      durationSec: ctx.settings.durationSec * 2,
+    });
+  } finally {
+    await service.stop();
+    await rm(scale.root, { recursive: true, force: true });
+  }
+  const [name] = (await readdir(profDir)).filter((file) => file.endsWith('.cpuprofile'));
+  if (!name) throw new Error('the service wrote no CPU profile');
+  const kept = path.join(outDir, 'scale.cpuprofile');
+  await copyFile(path.join(profDir, name), kept);
+  await rm(profDir, { recursive: true, force: true });
+  const profile = JSON.parse(await readFile(kept, 'utf8')) as CpuProfile;
+  // The profile starts a few ms after spawn(): splitting at readyMs is close enough to tell start-up from load.
+  return [
+    summarizeProfile(profile, kept, `scale: start-up (spawn → ready, ${readyMs.toFixed(0)} ms)`, { toMs: readyMs }),
+    summarizeProfile(profile, kept, 'scale: after ready (load)', { fromMs: readyMs }),
+  ];
 }
