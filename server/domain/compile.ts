@@ -131,7 +131,9 @@ export function documentProblem(value: unknown): { message: string; path?: strin
     const path = first?.path ?? '';
     const version = (value as { version?: unknown } | null)?.version;
     if (typeof value === 'object' && value !== null && version !== 1 && (path === '/version' || path === '')) {
-      return { message: `unsupported version ${JSON.stringify(version)} (expected 1)`, path: '/version' };
+      // Only a number is echoed: the file may be a symlink to a secret, and this text reaches agents.
+      const shown = typeof version === 'number' ? String(version) : version === undefined ? '(missing)' : `(a ${version === null ? 'null' : Array.isArray(version) ? 'array' : typeof version})`;
+      return { message: `unsupported version ${shown} (expected 1)`, path: '/version' };
     }
     return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/' };
   }
@@ -147,7 +149,9 @@ export function documentProblem(value: unknown): { message: string; path?: strin
 }
 
 function jsonErrorLocation(text: string, error: unknown): Omit<PolicyError, 'file'> {
-  const reason = error instanceof Error ? error.message : String(error);
+  // V8 quotes about ten characters of the text (`Unexpected token 'T', "TOPSECRET-"... is not valid
+  // JSON`); the file may be a symlink to a secret and this message reaches agents in every denial.
+  const reason = (error instanceof Error ? error.message : String(error)).replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '');
   const { line, column } = locateJsonError(text);
   return { message: `invalid JSON at line ${line}, column ${column}: ${reason}`, line, column };
 }

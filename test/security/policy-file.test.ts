@@ -1,0 +1,116 @@
+/**
+ * A hostile or broken policy file. Whoever can write `.ideai/` can point the policy file at any
+ * file the service may read (a symlink); the service must fail closed and must not turn its
+ * error messages (sent to agents in every denial, and shown by the view) into a way to read the
+ * first bytes of that file. Half-written and absurd files fail closed without crashing.
+ */
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../server/app.js';
+import type { Decision } from '../../schemas/index.js';
+import { makeTree, policyDoc, waitFor, type TempTree } from './helpers.js';
+
+const ADMIN = 'policy-file-admin-token-0123456789';
+const SECRET = 'TOPSECRET-abcdefghij0123456789';
+const open: Array<{ app: FastifyInstance; made: TempTree }> = [];
+afterEach(async () => {
+  for (const { app, made } of open.splice(0)) {
+    await app.close();
+    await made.remove();
+  }
+});
+
+async function start(): Promise<{ app: FastifyInstance; made: TempTree }> {
+  const made = await makeTree({ demo: policyDoc(undefined, { QA: ['idea_memory_write'] }) });
+  const app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 50 });
+  await app.ready();
+  open.push({ app, made });
+  return { app, made };
+}
+
+async function decide(app: FastifyInstance, requester: string, tool: string): Promise<Decision> {
+  return (await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester, tool } })).json<Decision>();
+}
+
+/** Everything the service says about the project, as text. */
+async function everythingSaid(app: FastifyInstance): Promise<string> {
+  const parts = [
+    JSON.stringify(await decide(app, 'QA', 'idea_memory_write')),
+    JSON.stringify(await decide(app, 'Main', 'idea_memory_read')),
+    (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).body,
+    (await app.inject({ method: 'GET', url: '/projects' })).body,
+    (await app.inject({ method: 'GET', url: '/projects/demo/requesters/QA/effective' })).body,
+    (await app.inject({ method: 'PUT', url: '/projects/demo/mcp-tool-permissions/agents/QA', headers: { authorization: `Bearer ${ADMIN}` }, payload: { allowedTools: [] } })).body,
+  ];
+  return parts.join('\n');
+}
+
+describe('the policy file points at a secret', () => {
+  const secrets: Array<[string, string]> = [
+    ['a plain text file', `${SECRET}\nline two\n`],
+    ['a .env file', `API_KEY=${SECRET}\n`],
+    ['JSON with the secret after a valid prefix', `{"version": 1, "token": ${SECRET}}`],
+    ['valid JSON whose version is the secret', JSON.stringify({ version: SECRET })],
+    // Not covered on purpose: shape errors name the JSON pointer of the offending value (the key
+    // names of a JSON file), which is what makes them useful to the person fixing the file.
+  ];
+  for (const [what, content] of secrets) {
+    it(`fails closed and never echoes the bytes of ${what}`, async () => {
+      const { app, made } = await start();
+      expect((await decide(app, 'QA', 'idea_memory_write')).allow).toBe(true);
+      const secretFile = path.join(made.outer, 'secret.txt');
+      await writeFile(secretFile, content, { mode: 0o600 });
+      const link = path.join(made.root, 'demo', '.ideai', 'next');
+      await symlink(secretFile, link);
+      await rename(link, made.policyPath('demo'));
+      await waitFor(async () => (await decide(app, 'Main', 'idea_memory_read')).reason === 'policy_invalid', 'the swap to be seen');
+      expect(await decide(app, 'QA', 'idea_memory_write')).toMatchObject({ allow: false, reason: 'policy_invalid' });
+      const said = await everythingSaid(app);
+      for (const fragment of [SECRET, SECRET.slice(0, 8), SECRET.slice(-8), 'abcdefgh']) expect(said).not.toContain(fragment);
+      // Still useful to a human: where the file is wrong.
+      expect(said).toMatch(/line \d+, column \d+|at \/|version/);
+    });
+  }
+});
+
+describe('broken and absurd policy files', () => {
+  it('fails closed on half-written, empty, binary and deeply nested files, and recovers when fixed', async () => {
+    const { app, made } = await start();
+    const file = made.policyPath('demo');
+    const good = policyDoc(undefined, { QA: ['idea_memory_write'] });
+    const bad = [
+      good.slice(0, Math.floor(good.length / 2)),
+      '',
+      '\u0000\u0001\u0002',
+      Buffer.from([0xff, 0xfe, 0x00, 0x7b]).toString('latin1'),
+      `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+      `{"version":1,"agents":${'['.repeat(50_000)}}`,
+      JSON.stringify({ version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_memory_write'] } }, { agentId: 'QA', policy: { allowedTools: [] } }] }),
+    ];
+    for (const content of bad) {
+      await writeFile(file, content);
+      await waitFor(async () => (await decide(app, 'Main', 'idea_memory_read')).reason === 'policy_invalid', `invalid: ${content.slice(0, 30)}`);
+      expect(await decide(app, 'QA', 'idea_memory_write')).toMatchObject({ allow: false, reason: 'policy_invalid' });
+      const view = await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' });
+      expect(view.statusCode).toBe(200);
+      expect(view.json()).toMatchObject({ status: 'invalid' });
+      await writeFile(file, good);
+      await waitFor(async () => (await decide(app, 'QA', 'idea_memory_write')).allow, 'the fixed file');
+    }
+  });
+
+  it('fails closed when .ideai/mcp-tool-permissions.json is a folder or a dangling symlink', async () => {
+    const { app, made } = await start();
+    const file = made.policyPath('demo');
+    await rm(file);
+    await mkdir(file);
+    await waitFor(async () => (await decide(app, 'Main', 'idea_memory_read')).reason === 'policy_invalid', 'a folder as the policy file');
+    await rm(file, { recursive: true });
+    await symlink(path.join(made.outer, 'nowhere.json'), file);
+    // A dangling link reads as "no file" or "invalid": either way QA's grant is gone.
+    await waitFor(async () => !(await decide(app, 'QA', 'idea_memory_write')).allow, 'a dangling symlink');
+    expect((await decide(app, 'QA', 'idea_memory_write')).allow).toBe(false);
+  });
+});
