@@ -25,7 +25,9 @@ export function parseAgentsFile(text: string): AgentsFileState {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return { exists: true, agents: [], error: `${AGENTS_FILE}: invalid JSON (${(error as Error).message})` };
+    // Without V8's quote of the text (`"TOPSECRET-"...`): the file may be a symlink to a secret.
+    const reason = (error as Error).message.replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '');
+    return { exists: true, agents: [], error: `${AGENTS_FILE}: invalid JSON (${reason})` };
   }
   const list = Array.isArray(parsed)
     ? parsed

@@ -75,6 +75,22 @@ describe('the policy file points at a secret', () => {
   }
 });
 
+describe('the agents file points at a secret', () => {
+  it('lists no agents and never echoes the bytes of the file', async () => {
+    const { app, made } = await start();
+    const secretFile = path.join(made.outer, 'secret.txt');
+    await writeFile(secretFile, `${SECRET}\n`, { mode: 0o600 });
+    await symlink(secretFile, path.join(made.root, 'demo', '.ideai', 'agents.json'));
+    await waitFor(
+      async () => (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).json<{ agentsFile?: { error: unknown } }>().agentsFile?.error != null,
+      'the agents file to be read',
+    );
+    const said = await everythingSaid(app);
+    for (const fragment of [SECRET, SECRET.slice(0, 8), 'abcdefgh']) expect(said).not.toContain(fragment);
+    expect(said).toMatch(/agents\.json: invalid JSON/);
+  });
+});
+
 describe('broken and absurd policy files', () => {
   it('fails closed on half-written, empty, binary and deeply nested files, and recovers when fixed', async () => {
     const { app, made } = await start();
