@@ -31,6 +31,7 @@ const result = await autocannon({
 });
 const output: LoadResult = {
   requestsPerSec: result.requests.average,
+  requests: result.requestsTotal ?? Math.round(result.requests.average * options.durationSec),
   errors: result.non2xx + result.errors + result.timeouts,
   latencyAvgMs: result.latency.average,
 };

@@ -5,36 +5,54 @@
 import type { DecideQuery } from '../../schemas/index.js';
 import type { BenchContext } from './context.js';
 import { runLoad, type LoadResult } from './load.js';
+import { cpuTimeMs } from './processes.js';
 import { fmt } from './stats.js';
 
 export interface LoadTarget {
   name: string;
   origin: string;
   bodies: readonly DecideQuery[];
+  /** Server process id: its CPU time is read around each run. */
+  pid: number;
+}
+
+/** One measured run: the load generator's view plus the server's CPU cost per request. */
+export interface RoundResult extends LoadResult {
+  /** Server CPU time (user + system, all threads) per answered request, in µs. */
+  cpuUsPerRequest: number;
 }
 
 /** Runs the interleaved rounds; returns every target's per-round results in round order. */
-export async function interleavedLoad(ctx: BenchContext, targets: readonly LoadTarget[]): Promise<Map<string, LoadResult[]>> {
+export async function interleavedLoad(ctx: BenchContext, targets: readonly LoadTarget[]): Promise<Map<string, RoundResult[]>> {
   const { settings } = ctx;
-  const results = new Map<string, LoadResult[]>(targets.map((target) => [target.name, []]));
+  const results = new Map<string, RoundResult[]>(targets.map((target) => [target.name, []]));
   for (const target of targets) {
     await runLoad(ctx.generator, { origin: target.origin, bodies: target.bodies, connections: settings.connections, durationSec: settings.warmupSec });
   }
   for (let round = 0; round < settings.rounds; round += 1) {
     const order = round % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
-      const result = await runLoad(ctx.generator, {
+      const cpuBefore = await cpuTimeMs(target.pid);
+      const load = await runLoad(ctx.generator, {
         origin: target.origin,
         bodies: target.bodies,
         connections: settings.connections,
         durationSec: settings.durationSec,
       });
+      const cpuUsPerRequest = ((await cpuTimeMs(target.pid)) - cpuBefore) * 1000 / Math.max(1, load.requests);
+      const result: RoundResult = { ...load, cpuUsPerRequest };
       results.get(target.name)!.push(result);
-      ctx.log(`  round ${round + 1}/${settings.rounds} ${target.name.padEnd(14)} ${fmt(result.requestsPerSec, 'req/s')}  avg ${fmt(result.latencyAvgMs, 'ms')}  errors ${result.errors}`);
+      ctx.log(`  round ${round + 1}/${settings.rounds} ${target.name.padEnd(14)} ${fmt(result.requestsPerSec, 'req/s')}  ${fmt(cpuUsPerRequest, 'µs CPU/req')}  avg ${fmt(result.latencyAvgMs, 'ms')}  errors ${result.errors}`);
       if (result.errors > 0) ctx.note(`${target.name}: ${result.errors} non-2xx/socket errors in round ${round + 1} (figure not trustworthy).`);
     }
   }
   return results;
 }
 
-export const rpsOf = (results: readonly LoadResult[]): number[] => results.map((result) => result.requestsPerSec);
+export const rpsOf = (results: readonly RoundResult[]): number[] => results.map((result) => result.requestsPerSec);
+
+/**
+ * Requests per CPU-second of the server (1e6 / µs per request): throughput as it would be if the
+ * server had a core to itself. Much less sensitive than req/s to other work on a shared machine.
+ */
+export const cpuRpsOf = (results: readonly RoundResult[]): number[] => results.map((result) => 1e6 / result.cpuUsPerRequest);

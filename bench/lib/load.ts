@@ -22,6 +22,8 @@ export interface LoadOptions {
 
 export interface LoadResult {
   requestsPerSec: number;
+  /** Responses received during the run. */
+  requests: number;
   /** Responses other than 2xx plus socket errors: must be 0 for a valid run. */
   errors: number;
   latencyAvgMs: number;
@@ -130,7 +132,8 @@ async function runWrk(options: LoadOptions): Promise<LoadResult> {
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const socketErrors = socket ? socket.slice(1).reduce((sum, value) => sum + Number(value), 0) : 0;
-  return { requestsPerSec: rps, errors: non2xx + socketErrors, latencyAvgMs: parseLatencyMs(out) };
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? Math.round(rps * options.durationSec));
+  return { requestsPerSec: rps, requests, errors: non2xx + socketErrors, latencyAvgMs: parseLatencyMs(out) };
 }
 
 async function runAutocannon(options: LoadOptions): Promise<LoadResult> {

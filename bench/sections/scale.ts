@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { request } from 'undici';
 import { makeScaleRoot, scaleQueryMix } from '../lib/fixtures.js';
 import type { BenchContext, SectionResult } from '../lib/context.js';
-import { interleavedLoad, rpsOf } from '../lib/interleave.js';
+import { cpuRpsOf, interleavedLoad, rpsOf } from '../lib/interleave.js';
 import { memoryOf, startMain, type MainProcess } from '../lib/processes.js';
 import { fmt, median, pairedRatio } from '../lib/stats.js';
 
@@ -65,13 +65,14 @@ export async function scaleSection(ctx: BenchContext): Promise<SectionResult> {
     ctx.log(`  RSS after ready: ${fmt(idle.rssMb, 'MB')} (${projects} projects), ${fmt(idleSmall.rssMb, 'MB')} (1 project)`);
 
     const results = await interleavedLoad(ctx, [
-      { name: `${projects} projects`, origin: bigService!.origin, bodies: scaleQueryMix(big.ids) },
-      { name: '1 project', origin: smallService!.origin, bodies: scaleQueryMix(small.ids) },
+      { name: `${projects} projects`, origin: bigService!.origin, bodies: scaleQueryMix(big.ids), pid: bigService!.pid },
+      { name: '1 project', origin: smallService!.origin, bodies: scaleQueryMix(small.ids), pid: smallService!.pid },
     ]);
     const loaded = await memoryOf(bigService!.pid);
     const bigRps = rpsOf(results.get(`${projects} projects`) ?? []);
     const smallRps = rpsOf(results.get('1 project') ?? []);
     const ratio = pairedRatio(bigRps, smallRps);
+    const cpuRatio = pairedRatio(cpuRpsOf(results.get(`${projects} projects`) ?? []), cpuRpsOf(results.get('1 project') ?? []));
     const worstReady = Math.max(...readyBig);
     const section = `scale (${projects}×50)`;
     return {
@@ -84,6 +85,7 @@ export async function scaleSection(ctx: BenchContext): Promise<SectionResult> {
         { section, figure: `decide throughput, ${projects} projects`, value: fmt(median(bigRps), 'req/s'), target: '', pass: null },
         { section, figure: 'decide throughput, 1 project', value: fmt(median(smallRps), 'req/s'), target: '', pass: null },
         { section, figure: `throughput ${projects} projects / 1 project`, value: `${fmt(ratio)}×`, baseline: '1 project', target: '≥ 0.9×', pass: ratio >= 0.9 },
+        { section, figure: `${projects} projects / 1 project, by CPU cost per request`, value: `${fmt(cpuRatio)}×`, baseline: '1 project', target: '≥ 0.9×', pass: cpuRatio >= 0.9 },
       ],
       raw: { readyBigMs: readyBig, readySmallMs: readySmall, idle, idleSmall, loaded, throughput: Object.fromEntries(results) },
     };

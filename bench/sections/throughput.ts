@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { demoExpectedAllow, demoQueryMix, makeDemoRoot } from '../lib/fixtures.js';
 import { postDecide, singleConnectionPool, type BenchContext, type SectionResult } from '../lib/context.js';
-import { interleavedLoad, rpsOf } from '../lib/interleave.js';
+import { cpuRpsOf, interleavedLoad, rpsOf } from '../lib/interleave.js';
 import { startServer, type RunningServer, type ServerMode } from '../lib/processes.js';
 import { fmt, median, pairedRatio } from '../lib/stats.js';
 
@@ -61,7 +61,7 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
     const bodies = demoQueryMix();
     const results = await interleavedLoad(
       ctx,
-      [...servers].map(([name, server]) => ({ name, origin: server.origin, bodies })),
+      [...servers].map(([name, server]) => ({ name, origin: server.origin, bodies, pid: server.pid })),
     );
     const rps = (name: string): number[] => rpsOf(results.get(name) ?? []);
     const conns = `${ctx.settings.connections} conns`;
@@ -69,6 +69,11 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
     const ratioCedar = pairedRatio(rps('service'), rps('cedar'));
     const ratioCedarText = pairedRatio(rps('service'), rps('cedar-text'));
     const ratioLogged = pairedRatio(rps('service+logs'), rps('bare'));
+    const cpuRps = (name: string): number[] => cpuRpsOf(results.get(name) ?? []);
+    const cpuRatioBare = pairedRatio(cpuRps('service'), cpuRps('bare'));
+    const cpuRatioCedar = pairedRatio(cpuRps('service'), cpuRps('cedar'));
+    const cpuRatioCedarText = pairedRatio(cpuRps('service'), cpuRps('cedar-text'));
+    const cpuPerRequest = (name: string): string => fmt(median((results.get(name) ?? []).map((result) => result.cpuUsPerRequest)), 'µs');
     const section = 'decide throughput';
     const value = (name: string): string => fmt(median(rps(name)), 'req/s');
     const pass = (ok: boolean): boolean | null => (haveService ? ok : null);
@@ -81,6 +86,11 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
         { section, figure: 'service / bare', value: `${fmt(ratioBare)}×`, baseline: 'bare route', target: '≥ 0.9×', pass: pass(ratioBare >= 0.9) },
         { section, figure: 'service / Cedar (preparsed)', value: `${fmt(ratioCedar)}×`, baseline: 'Cedar preparsed', target: '≥ 2.5×', pass: pass(ratioCedar >= 2.5) },
         { section, figure: 'service / Cedar (policy text)', value: `${fmt(ratioCedarText)}×`, baseline: 'Cedar isAuthorized', target: '≥ 2.5×', pass: pass(ratioCedarText >= 2.5) },
+        { section, figure: 'server CPU per request: service', value: cpuPerRequest('service'), target: '', pass: null },
+        { section, figure: 'server CPU per request: bare / Cedar preparsed / Cedar text', value: `${cpuPerRequest('bare')} / ${cpuPerRequest('cedar')} / ${cpuPerRequest('cedar-text')}`, target: '', pass: null },
+        { section, figure: 'service / bare, by CPU cost per request', value: `${fmt(cpuRatioBare)}×`, baseline: 'bare route', target: '≥ 0.9×', pass: pass(cpuRatioBare >= 0.9) },
+        { section, figure: 'service / Cedar (preparsed), by CPU cost per request', value: `${fmt(cpuRatioCedar)}×`, baseline: 'Cedar preparsed', target: '≥ 2.5×', pass: pass(cpuRatioCedar >= 2.5) },
+        { section, figure: 'service / Cedar (policy text), by CPU cost per request', value: `${fmt(cpuRatioCedarText)}×`, baseline: 'Cedar isAuthorized', target: '≥ 2.5×', pass: pass(cpuRatioCedarText >= 2.5) },
         { section, figure: `service with info logging (denials logged, to /dev/null), ${conns}`, value: value('service+logs'), target: '', pass: null },
         { section, figure: 'service with info logging / bare', value: `${fmt(ratioLogged)}×`, baseline: 'bare route', target: '(info)', pass: null },
       ],
