@@ -14,12 +14,18 @@ export interface RouteDeps {
 export const errors = (...statuses: number[]): Record<number, typeof ErrorBodySchema> =>
   Object.fromEntries(statuses.map((status) => [status, ErrorBodySchema]));
 
-/** The revision a client sent in `If-Match` (quotes and a weak `W/` prefix stripped). */
-export function ifMatchOf(request: FastifyRequest): string | undefined {
+/**
+ * The revisions a client sent in `If-Match` (RFC 9110: `*` or a list of entity tags; quotes and a
+ * weak `W/` prefix stripped), or undefined without the header.
+ */
+export function ifMatchOf(request: FastifyRequest): string[] | undefined {
   const header = request.headers['if-match'];
   if (typeof header !== 'string' || header.trim() === '') return undefined;
-  const value = header.trim().replace(/^W\//, '');
-  return value.startsWith('"') && value.endsWith('"') && value.length >= 2 ? value.slice(1, -1) : value;
+  return header
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .filter((tag) => tag !== '')
+    .map((tag) => (tag.length >= 2 && tag.startsWith('"') && tag.endsWith('"') ? tag.slice(1, -1) : tag));
 }
 
 export function setEtag(reply: FastifyReply, revision: string): void {

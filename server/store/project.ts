@@ -20,8 +20,8 @@ export interface ProjectState {
 }
 
 export interface WriteOptions {
-  /** The client's `If-Match` revision, if it sent one (`*` matches any). */
-  readonly ifMatch?: string | undefined;
+  /** The revisions of the client's `If-Match`, if it sent one (`*` matches any). */
+  readonly ifMatch?: readonly string[] | undefined;
   /** The whole-document PUT may repair an invalid file; every other write refuses it. */
   readonly allowInvalid?: boolean;
 }
@@ -85,8 +85,9 @@ export class Project {
       const fresh = await this.readState();
       this.current = fresh;
       const { policy } = fresh;
-      if (options.ifMatch !== undefined && options.ifMatch !== '*' && options.ifMatch !== policy.revision) {
-        throw new AppError(412, 'revision_mismatch', `The policy changed: revision is ${policy.revision}, not ${options.ifMatch}.`, {
+      const expected = options.ifMatch;
+      if (expected !== undefined && !expected.includes('*') && !expected.includes(policy.revision)) {
+        throw new AppError(412, 'revision_mismatch', `The policy changed: revision is ${policy.revision}, not ${expected.join(', ')}.`, {
           revision: policy.revision,
         });
       }

@@ -142,4 +142,18 @@ describe('store and watcher', () => {
     const statuses = responses.map((response) => response.statusCode).sort();
     expect(statuses).toEqual([200, 412, 412, 412, 412]);
   });
+
+  it('accepts an If-Match list that contains the current revision, and refuses one that does not', async () => {
+    const { app } = await start();
+    const etag = (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).headers.etag as string;
+    const put = (ifMatch: string) =>
+      app.inject({
+        method: 'PUT',
+        url: '/projects/demo/mcp-tool-permissions/default',
+        headers: { authorization: `Bearer ${TOKEN}`, 'if-match': ifMatch },
+        payload: { allowedTools: ['idea_ticket_read'] },
+      });
+    expect((await put('"0000000000000000", "1111111111111111"')).statusCode).toBe(412);
+    expect((await put(`"0000000000000000", ${etag}`)).statusCode).toBe(200);
+  });
 });
