@@ -4,7 +4,7 @@
  * Flags (all optional): --quick, --duration=S, --rounds=N, --warmup=S, --connections=N,
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,
  * latency, revocation, scale), --tsx (service from sources, no build), --no-build (reuse dist/),
- * --profile[=ours|bare|cedar|cedar-text|scale], --out=DIR,
+ * --profile[=ours,bare,cedar,cedar-text,scale] (one or more), --out=DIR,
  * --no-write. See bench/README.md.
  */
 import { spawnSync } from 'node:child_process';
@@ -116,15 +116,19 @@ async function main(): Promise<void> {
     log('\n== profile (service under --cpu-prof, not a measured figure)');
     await mkdir(outDir, { recursive: true });
     const target = flags.get('profile');
-    const mode = target === 'true' || target === undefined ? 'ours' : target;
-    if (!['ours', 'bare', 'cedar', 'cedar-text', 'scale'].includes(mode)) throw new Error(`--profile=${mode}: not a server`);
-    const summaries = mode === 'scale' ? await profileScale(ctx, outDir) : await profileSection(ctx, outDir, mode as ServerMode);
+    const modes = target === 'true' || target === undefined ? ['ours'] : target.split(',');
+    const summaries = [];
+    for (const mode of modes) {
+      if (!['ours', 'bare', 'cedar', 'cedar-text', 'scale'].includes(mode)) throw new Error(`--profile=${mode}: not a server`);
+      summaries.push(...(mode === 'scale' ? await profileScale(ctx, outDir) : await profileSection(ctx, outDir, mode as ServerMode)));
+    }
     raw['profile'] = summaries;
     for (const summary of summaries) {
-      log(`  ${summary.label}: ${summary.totalMs.toFixed(0)} ms busy, profile in ${path.relative(REPO_ROOT, summary.file)}`);
-      for (const entry of summary.byPackage.slice(0, 10)) log(`  ${entry.percent.toFixed(1).padStart(5)}%  ${entry.name}`);
+      const perRequest = (ms: number): string => (summary.requests ? `  ${((ms * 1000) / summary.requests).toFixed(2).padStart(6)} µs/req` : '');
+      log(`  ${summary.label}: ${summary.totalMs.toFixed(0)} ms busy${summary.requests ? ` for ${summary.requests} requests` : ''}, profile in ${path.relative(REPO_ROOT, summary.file)}`);
+      for (const entry of summary.byPackage.slice(0, 10)) log(`  ${entry.percent.toFixed(1).padStart(5)}%${perRequest(entry.selfMs)}  ${entry.name}`);
       log('  top self time:');
-      for (const entry of summary.topFunctions.slice(0, 15)) log(`  ${entry.percent.toFixed(1).padStart(5)}%  ${entry.name}  ${entry.where}`);
+      for (const entry of summary.topFunctions.slice(0, 15)) log(`  ${entry.percent.toFixed(1).padStart(5)}%${perRequest(entry.selfMs)}  ${entry.name}  ${entry.where}`);
     }
   }
 

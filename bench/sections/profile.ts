@@ -16,6 +16,7 @@ import { startMain, startServer, type ServerMode } from '../lib/processes.js';
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 interface CpuProfile {
   nodes: ProfileNode[];
@@ -28,8 +29,24 @@ export interface ProfileSummary {
   label: string;
   file: string;
   totalMs: number;
+  /** Requests answered while the samples were taken (per-request figures), when known. */
+  requests?: number;
   topFunctions: { name: string; where: string; selfMs: number; percent: number }[];
   byPackage: { name: string; selfMs: number; percent: number }[];
+}
+
+/** Ids of every node under (and including) the nodes named `functionName`. */
+function subtreeOf(profile: CpuProfile, functionName: string): Set<number> {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const found = new Set<number>();
+  const stack = profile.nodes.filter((node) => node.callFrame.functionName === functionName).map((node) => node.id);
+  while (stack.length > 0) {
+    const id = stack.pop()!;
+    if (found.has(id)) continue;
+    found.add(id);
+    stack.push(...(byId.get(id)?.children ?? []));
+  }
+  return found;
 }
 
 function packageOf(url: string): string {
@@ -41,7 +58,6 @@ function packageOf(url: string): string {
   return local.startsWith(REPO_ROOT) ? path.relative(REPO_ROOT, local).split(path.sep).slice(0, 2).join('/') : local;
 }
 
-/** Self time per function and per package of a `.cpuprofile`. */
 /**
  * Self time per function and per package of a `.cpuprofile`, over the samples taken between
  * `window.fromMs` and `window.toMs` after the profile started (default: all of them).
@@ -65,6 +81,8 @@ export function summarizeProfile(
   });
   const isIdle = (id: number): boolean => byId.get(id)?.callFrame.functionName === '(idle)';
   for (const id of [...selfUs.keys()]) if (isIdle(id)) selfUs.delete(id);
+  // The profiler's own stop command (IPC-driven profiles) is not the service's work.
+  for (const id of subtreeOf(profile, 'onProfileCommand')) selfUs.delete(id);
   const total = [...selfUs.values()].reduce((sum, us) => sum + us, 0);
   const functions = new Map<string, { name: string; where: string; us: number }>();
   const packages = new Map<string, number>();
@@ -101,17 +119,19 @@ export async function profileSection(ctx: BenchContext, outDir: string, mode: Se
   const root = await makeDemoRoot();
   const server = await startServer(mode, { projectsRoot: root, appModule: ctx.appModule });
   const kept = path.join(outDir, `${mode === 'ours' ? 'service' : mode}.cpuprofile`);
+  let requests = 0;
   try {
     const options = { origin: server.origin, bodies: demoQueryMix(), connections: ctx.settings.connections };
     await runLoad(ctx.generator, { ...options, durationSec: ctx.settings.warmupSec });
     await server.startProfile();
-    await runLoad(ctx.generator, { ...options, durationSec: ctx.settings.durationSec * 2 });
+    requests = (await runLoad(ctx.generator, { ...options, durationSec: ctx.settings.durationSec * 2 })).requests;
     await server.stopProfile(kept);
   } finally {
     await server.stop();
     await rm(root, { recursive: true, force: true });
   }
-  return [summarizeProfile(JSON.parse(await readFile(kept, 'utf8')) as CpuProfile, kept, `${mode} under load`)];
+  const summary = summarizeProfile(JSON.parse(await readFile(kept, 'utf8')) as CpuProfile, kept, `${mode} under load`);
+  return [{ ...summary, requests }];
 }
 
 /**
