@@ -16,7 +16,7 @@ import type { BenchContext, SectionResult, Settings } from './lib/context.js';
 import type { ServerMode } from './lib/processes.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { chooseGenerator, describeGenerator, type Generator } from './lib/load.js';
-import { describeMachine, renderTable, writeReport, type Report, type Row } from './lib/report.js';
+import { describeMachine, renderTable, writeReport, type ProfileDigest, type Report, type Row } from './lib/report.js';
 import { latencySection } from './sections/latency.js';
 import { profileScale, profileSection } from './sections/profile.js';
 import { revocationSection } from './sections/revocation.js';
@@ -104,6 +104,7 @@ async function main(): Promise<void> {
 
   const rows: Row[] = [];
   const raw: Record<string, unknown> = {};
+  const profiles: ProfileDigest[] = [];
   for (const name of requested as SectionName[]) {
     log(`\n== ${name}`);
     const started = performance.now();
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
       if (!['ours', 'bare', 'cedar', 'cedar-text', 'scale'].includes(mode)) throw new Error(`--profile=${mode}: not a server`);
       summaries.push(...(mode === 'scale' ? await profileScale(ctx, outDir) : await profileSection(ctx, outDir, mode as ServerMode)));
     }
-    raw['profile'] = summaries;
+    profiles.push(...summaries);
     for (const summary of summaries) {
       const perRequest = (ms: number): string => (summary.requests ? `  ${((ms * 1000) / summary.requests).toFixed(2).padStart(6)} µs/req` : '');
       log(`  ${summary.label}: ${summary.totalMs.toFixed(0)} ms busy${summary.requests ? ` for ${summary.requests} requests` : ''}, profile in ${path.relative(REPO_ROOT, summary.file)}`);
@@ -140,6 +141,7 @@ async function main(): Promise<void> {
     settings: { ...settings, sections: requested.join('+') },
     rows,
     notes,
+    ...(profiles.length > 0 ? { profiles } : {}),
     raw,
   };
   log(`\n${renderTable(rows)}`);

@@ -21,6 +21,15 @@ export interface Row {
   pass: boolean | null;
 }
 
+/** The part of a profile summary the Markdown shows. */
+export interface ProfileDigest {
+  label: string;
+  totalMs: number;
+  requests?: number;
+  topFunctions: { name: string; where: string; selfMs: number; percent: number }[];
+  byPackage: { name: string; selfMs: number; percent: number }[];
+}
+
 export interface Machine {
   cpuModel: string;
   cores: number;
@@ -39,6 +48,8 @@ export interface Report {
   settings: Record<string, unknown>;
   rows: Row[];
   notes: string[];
+  /** CPU profile summaries when `--profile` was given. */
+  profiles?: ProfileDigest[];
   /** Raw samples per section, for anyone re-deriving the figures. */
   raw: Record<string, unknown>;
 }
@@ -92,6 +103,23 @@ export function renderMarkdown(report: Report): string {
     ...report.rows.map((row) => markdownRow([row.section, row.figure, row.value, row.baseline ?? '', row.target, verdict(row)])),
   ];
   if (report.notes.length > 0) lines.push('', '## Notes', '', ...report.notes.map((note) => `- ${note}`));
+  for (const profile of report.profiles ?? []) {
+    const perRequest = (ms: number): string => (profile.requests ? `${((ms * 1000) / profile.requests).toFixed(2)} µs` : '');
+    lines.push(
+      '',
+      `## Profile: ${profile.label}`,
+      '',
+      `${profile.totalMs.toFixed(0)} ms of busy samples${profile.requests ? ` for ${profile.requests} requests` : ''}; self time.`,
+      '',
+      markdownRow(['package', 'share', 'per request']),
+      markdownRow(['---', '---:', '---:']),
+      ...profile.byPackage.slice(0, 8).map((entry) => markdownRow([entry.name, `${entry.percent.toFixed(1)}%`, perRequest(entry.selfMs)])),
+      '',
+      markdownRow(['function', 'where', 'share', 'per request']),
+      markdownRow(['---', '---', '---:', '---:']),
+      ...profile.topFunctions.slice(0, 12).map((entry) => markdownRow([entry.name, entry.where, `${entry.percent.toFixed(1)}%`, perRequest(entry.selfMs)])),
+    );
+  }
   lines.push('', 'Reproduce with `npm run bench` (see `bench/README.md`).', '');
   return lines.join('\n');
 }
