@@ -13,8 +13,9 @@ export interface AtomicWriteOptions {
 }
 
 /**
- * Replaces `target` with `contents`. When `target` is a symlink, the file it points to is
- * replaced and the link is kept. Creates the parent folder (one level, e.g. `.ideai/`) when absent.
+ * Replaces `target` with `contents`. When `target` is a symlink to a regular file, that file is
+ * replaced and the link is kept; a symlink to anything else is itself replaced. Creates the
+ * parent folder (one level, e.g. `.ideai/`) when absent.
  */
 export async function writeFileAtomic(target: string, contents: string, options: AtomicWriteOptions = {}): Promise<void> {
   const realTarget = await resolveTarget(target);
@@ -24,7 +25,8 @@ export async function writeFileAtomic(target: string, contents: string, options:
   });
   const mode = await fs
     .stat(realTarget)
-    .then((stats) => stats.mode & 0o7777)
+    // Only a regular file's mode is kept (not that of a FIFO or a device the file was replaced by).
+    .then((stats) => (stats.isFile() ? stats.mode & 0o7777 : (options.defaultMode ?? 0o644)))
     .catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return options.defaultMode ?? 0o644;
       throw error;
@@ -50,7 +52,12 @@ export async function writeFileAtomic(target: string, contents: string, options:
 async function resolveTarget(target: string): Promise<string> {
   try {
     const stats = await fs.lstat(target);
-    return stats.isSymbolicLink() ? await fs.realpath(target) : target;
+    if (!stats.isSymbolicLink()) return target;
+    // Only a link to a regular file is written through; a link to a device (`/dev/zero`), a FIFO,
+    // a folder or nothing is replaced itself, never what it points at.
+    const real = await fs.realpath(target).catch(() => undefined);
+    if (real === undefined) return target;
+    return (await fs.stat(real)).isFile() ? real : target;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return target;
     throw error;

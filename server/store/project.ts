@@ -3,7 +3,7 @@
  * reload and every write of the project goes, so a reload can never overwrite a newer write.
  * Decisions read `state` synchronously and never wait on the queue.
  */
-import { promises as fs } from 'node:fs';
+import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { PolicyDocument } from '../../schemas/index.js';
 import { AppError } from '../errors.js';
@@ -125,7 +125,7 @@ export class Project {
   private async readPolicy(): Promise<CompiledPolicy> {
     let bytes: Buffer;
     try {
-      bytes = await fs.readFile(this.policyPath);
+      bytes = await readRegularFile(this.policyPath);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return builtinPolicy();
@@ -137,7 +137,7 @@ export class Project {
 
   private async readAgents(): Promise<AgentsFileState> {
     try {
-      return parseAgentsFile(await fs.readFile(this.agentsPath, 'utf8'));
+      return parseAgentsFile((await readRegularFile(this.agentsPath)).toString('utf8'));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return NO_AGENTS_FILE;
@@ -148,6 +148,26 @@ export class Project {
   private async fingerprint(): Promise<string> {
     const [policy, agents] = await Promise.all([statKey(this.policyPath), statKey(this.agentsPath)]);
     return `${policy}|${agents}`;
+  }
+}
+
+/** Far above any valid document (10,000 overrides of the 25 tools); a bigger file is invalid. */
+const MAX_FILE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Reads a file that must be a regular file of a sane size. Opened non-blocking and checked
+ * before reading, so a FIFO, a device (`/dev/zero`) or a huge file put in place of a policy file
+ * cannot hang this project's queue (and its writes) or exhaust memory: it reads as unreadable.
+ */
+async function readRegularFile(file: string): Promise<Buffer> {
+  const handle = await fs.open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stats = await handle.stat();
+    const problem = stats.isDirectory() ? 'EISDIR' : !stats.isFile() ? 'not a regular file' : stats.size > MAX_FILE_BYTES ? 'larger than 16 MiB' : undefined;
+    if (problem !== undefined) throw Object.assign(new Error(`${file}: ${problem}`), { code: problem });
+    return await handle.readFile();
+  } finally {
+    await handle.close();
   }
 }
 

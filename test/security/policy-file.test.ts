@@ -4,7 +4,8 @@
  * error messages (sent to agents in every denial, and shown by the view) into a way to read the
  * first bytes of that file. Half-written and absurd files fail closed without crashing.
  */
-import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { lstat, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -115,6 +116,55 @@ describe('broken and absurd policy files', () => {
       await writeFile(file, good);
       await waitFor(async () => (await decide(app, 'QA', 'idea_memory_write')).allow, 'the fixed file');
     }
+  });
+
+  it('fails closed, without hanging its writes, when the file is a FIFO, a device or huge', async () => {
+    const { app, made } = await start();
+    const file = made.policyPath('demo');
+    const agents = path.join(made.root, 'demo', '.ideai', 'agents.json');
+    const fifoOutside = path.join(made.outer, 'outside.fifo');
+    execFileSync('mkfifo', [fifoOutside]);
+    const repair = () =>
+      app.inject({
+        method: 'PUT',
+        url: '/projects/demo/mcp-tool-permissions',
+        headers: { authorization: `Bearer ${ADMIN}` },
+        payload: { version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_memory_read'] } }] },
+      });
+    // `repairs`: whether to repair with the replacement in place. The /dev/zero link is removed
+    // first: were the service to write through it, the test would clobber the real device.
+    const replacements: Array<[string, () => Promise<void>, boolean]> = [
+      ['a FIFO', async () => void execFileSync('mkfifo', [file]), true],
+      ['a symlink to a FIFO', () => symlink(fifoOutside, file), true],
+      ['a symlink to /dev/zero', () => symlink('/dev/zero', file), false],
+      ['a 17 MiB file', () => writeFile(file, `{"version":1,"x":"${'x'.repeat(17 * 1024 * 1024)}"}`), true],
+    ];
+    for (const [what, replace, repairs] of replacements) {
+      await writeFile(file, policyDoc(undefined, { QA: ['idea_memory_write'] }));
+      await waitFor(async () => (await decide(app, 'QA', 'idea_memory_write')).allow, `granted before ${what}`);
+      await rm(file);
+      await replace();
+      // Fail closed: the last good state is not kept, whatever the file turned into.
+      await waitFor(async () => (await decide(app, 'QA', 'idea_memory_write')).reason === 'policy_invalid', `invalid as ${what}`);
+      if (!repairs) await rm(file);
+      // And the user can still repair it: the write is not stuck behind a read that never ends.
+      const repaired = await repair();
+      expect(repaired.statusCode, `${what}: ${repaired.body.slice(0, 200)}`).toBe(200);
+      expect(await decide(app, 'QA', 'idea_memory_write')).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+      const written = await lstat(file);
+      expect(written.isFile(), `${what}: the repair wrote a regular file in place`).toBe(true);
+      expect(written.mode & 0o777, what).toBe(0o644);
+      await rm(file, { force: true });
+    }
+    // The FIFO the link pointed at was left alone (the link was replaced, not its target).
+    expect((await lstat(fifoOutside)).isFIFO()).toBe(true);
+    // An agents.json that is a FIFO does not block the project either.
+    execFileSync('mkfifo', [agents]);
+    await waitFor(
+      async () => (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).json<{ agentsFile?: { error: unknown } }>().agentsFile?.error != null,
+      'agents.json as a FIFO reported',
+    );
+    expect((await repair()).statusCode).toBe(200);
   });
 
   it('fails closed when .ideai/mcp-tool-permissions.json is a folder or a dangling symlink', async () => {
