@@ -5,6 +5,7 @@
  * never a 5xx; no file outside the project's `.ideai/` may change; no hostile input may grant.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/app.js';
@@ -272,12 +273,12 @@ describe('odd headers and query strings', () => {
 describe('bodies over a real socket', () => {
   it('cuts a chunked body at 1 MiB (413), and refuses an unauthenticated chunked write before reading it', async () => {
     const base = await app.listen({ port: 0, host: '127.0.0.1' });
-    const chunked = (size: number): AsyncIterable<Buffer> =>
-      (async function* () {
+    const chunked = (size: number): Readable =>
+      Readable.from((async function* () {
         yield Buffer.from('{"project":"demo","requester":"Main","tool":"idea_memory_read","arguments":{"pad":"');
         for (let sent = 0; sent < size; sent += 64 * 1024) yield Buffer.alloc(64 * 1024, 0x61);
         yield Buffer.from('"}}');
-      })();
+      })());
     const big = await request(`${base}/decide`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chunked(3 * 1024 * 1024) });
     expect(big.statusCode).toBe(413);
     expect(await big.body.json()).toMatchObject({ error: { code: 'payload_too_large' } });
