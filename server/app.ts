@@ -38,6 +38,11 @@ export interface BuildAppOptions {
   auditFile?: string | undefined;
   /** Largest accepted request body in bytes (default 1 MiB). */
   bodyLimit?: number | undefined;
+  /**
+   * Answer only requests whose `Host` names the loopback interface (`main.ts` sets it when bound to
+   * loopback): a web page that rebinds its DNS name to 127.0.0.1 then cannot read or decide.
+   */
+  loopbackHostsOnly?: boolean | undefined;
 }
 
 /** Fields never logged, wherever they appear. */
@@ -58,6 +63,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logController: new LogController({ disableRequestLogging: true }),
     // Query strings like ?allow=false&limit=50; nothing else is parsed from the URL.
     routerOptions: { maxParamLength: 1024 },
+    // A request (body included) must arrive within 30 s: a held-open connection cannot pin the service.
+    requestTimeout: 30_000,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // A bad percent-encoding (`%C0%AE`) or an over-long parameter is refused by the router before
@@ -96,7 +103,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   installErrorHandling(app);
-  installAuth(app, { adminToken: options.adminToken, decideToken: options.decideToken });
+  installAuth(app, { adminToken: options.adminToken, decideToken: options.decideToken, loopbackHostsOnly: options.loopbackHostsOnly });
 
   await app.register(swagger, {
     openapi: {

@@ -21,6 +21,14 @@ declare module 'fastify' {
 export interface AuthOptions {
   readonly adminToken: string;
   readonly decideToken?: string | undefined;
+  readonly loopbackHostsOnly?: boolean | undefined;
+}
+
+const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
+
+/** True when a `Host` header names the loopback interface (DNS-rebinding defence). */
+export function isLoopbackHostHeader(host: string | undefined): boolean {
+  return host !== undefined && LOOPBACK_HOST.test(host);
 }
 
 /** Constant-time comparison of a presented token with the expected one (hashing first equalizes lengths). */
@@ -50,6 +58,9 @@ function accessOf(request: FastifyRequest): RouteAccess {
 export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   if (options.adminToken === '') throw new Error('an admin token is required');
   app.addHook('onRequest', async (request) => {
+    if (options.loopbackHostsOnly && !isLoopbackHostHeader(request.headers.host)) {
+      throw new AppError(403, 'forbidden_host', 'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).');
+    }
     if (request.is404) return;
     const access = accessOf(request);
     if (access === 'public') return;

@@ -80,6 +80,9 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     generatedTokenFile = path.join(stateDir, 'admin-token');
     adminToken = await generateAdminToken(generatedTokenFile);
   }
+  if (decideToken !== undefined && decideToken === adminToken) {
+    throw new ConfigError('PDP_DECIDE_TOKEN must differ from PDP_ADMIN_TOKEN: whoever can decide could otherwise write policies.');
+  }
   return { host, port, projectsRoot, projects, adminToken, generatedTokenFile, decideToken, stateDir, auditFile: env['PDP_AUDIT_FILE'] || undefined };
 }
 

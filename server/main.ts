@@ -4,7 +4,7 @@
  */
 import pino from 'pino';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, isLoopback, loadConfig } from './config.js';
 
 const logger = pino({
   level: process.env['PDP_LOG_LEVEL'] ?? 'info',
@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     adminToken: config.adminToken,
     decideToken: config.decideToken,
     auditFile: config.auditFile,
+    loopbackHostsOnly: isLoopback(config.host),
     logger,
   });
   if (config.generatedTokenFile) logger.info({ file: config.generatedTokenFile }, 'admin token generated (PDP_ADMIN_TOKEN unset)');

@@ -40,4 +40,23 @@ describe('framework errors', () => {
     const granted = await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester: 'DevFrontend', tool: 'idea_ticket_update_carnet' } });
     expect(granted.json()).toMatchObject({ allow: true, source: 'agent-override' });
   });
+
+  it('with loopbackHostsOnly, refuses a request addressed to another host name (DNS rebinding) with 403 forbidden_host', async () => {
+    const guarded = await buildApp({ projectsRoot: demoProjectsRoot(), adminToken: 'token', rescanMs: 0, loopbackHostsOnly: true });
+    try {
+      const query = { project: 'demo', requester: 'QA', tool: 'idea_ticket_read' };
+      for (const host of ['attacker.example', 'attacker.example:8787', '127.0.0.1.attacker.example', '10.0.0.1:8787']) {
+        const response = await guarded.inject({ method: 'POST', url: '/decide', headers: { host }, payload: query });
+        expect(response.statusCode, host).toBe(403);
+        expect(response.json()).toMatchObject({ error: { code: 'forbidden_host' } });
+      }
+      for (const host of ['localhost:8787', '127.0.0.1:8787', '127.0.0.1', '[::1]:8787', 'LOCALHOST']) {
+        const response = await guarded.inject({ method: 'POST', url: '/decide', headers: { host }, payload: query });
+        expect(response.statusCode, host).toBe(200);
+      }
+    } finally {
+      await guarded.close();
+    }
+  });
 });
+
