@@ -182,12 +182,20 @@ export async function memoryOf(pid: number): Promise<{ rssMb: number; peakRssMb:
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ: 100 on Linux). */
 const USER_HZ = 100;
 
-/** CPU time (user + system, all threads) a process has used so far, in ms, from /proc. */
-export async function cpuTimeMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+function parseCpuMs(stat: string): number {
   // Fields after the command name (which may contain spaces) start after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return ((utime + stime) * 1000) / USER_HZ;
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+}
+
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc: all threads, and its
+ * main thread alone (the JS event loop; the rest is GC helper threads and the libuv pool).
+ */
+export async function cpuTimeMs(pid: number): Promise<{ total: number; main: number }> {
+  const [total, main] = await Promise.all([
+    readFile(`/proc/${pid}/stat`, 'utf8'),
+    readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8'),
+  ]);
+  return { total: parseCpuMs(total), main: parseCpuMs(main) };
 }

@@ -73,7 +73,11 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
     const cpuRatioBare = pairedRatio(cpuRps('service'), cpuRps('bare'));
     const cpuRatioCedar = pairedRatio(cpuRps('service'), cpuRps('cedar'));
     const cpuRatioCedarText = pairedRatio(cpuRps('service'), cpuRps('cedar-text'));
-    const cpuPerRequest = (name: string): string => fmt(median((results.get(name) ?? []).map((result) => result.cpuUsPerRequest)), 'µs');
+    const cpuPerRequest = (name: string): string => {
+      const rounds = results.get(name) ?? [];
+      const offMain = median(rounds.map((result) => result.offMainUsPerRequest));
+      return `${fmt(median(rounds.map((result) => result.cpuUsPerRequest)), 'µs')} (${fmt(offMain, 'µs')} off main thread)`;
+    };
     const section = 'decide throughput';
     const value = (name: string): string => fmt(median(rps(name)), 'req/s');
     const pass = (ok: boolean): boolean | null => (haveService ? ok : null);
