@@ -31,12 +31,21 @@ export function isLoopbackHostHeader(host: string | undefined): boolean {
   return host !== undefined && LOOPBACK_HOST.test(host);
 }
 
-/** Constant-time comparison of a presented token with the expected one (hashing first equalizes lengths). */
-export function tokenMatches(presented: string | undefined, expected: string): boolean {
-  if (presented === undefined || expected === '') return false;
-  const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
+const digest = (token: string): Buffer => createHash('sha256').update(token).digest();
+
+/**
+ * Constant-time comparison of a presented token with an expected one, given as its SHA-256 digest
+ * (hashing equalizes lengths; the expected digest is computed once, at start).
+ */
+export function tokenMatches(presented: string | undefined, expectedDigest: Buffer | undefined): boolean {
+  if (presented === undefined || expectedDigest === undefined) return false;
+  return timingSafeEqual(digest(presented), expectedDigest);
+}
+
+/** The tokens of {@link AuthOptions}, digested once. */
+interface Digests {
+  readonly admin: Buffer;
+  readonly decide: Buffer | undefined;
 }
 
 function bearerToken(request: FastifyRequest): string | undefined {
@@ -54,24 +63,35 @@ function accessOf(request: FastifyRequest): RouteAccess {
   return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'admin';
 }
 
-/** Adds the app-wide `onRequest` check. Unmatched routes (404) pass: they answer nothing. */
+/** Why a request may not proceed, or null when it may. Pure over the request and the options. */
+export function refusalOf(request: FastifyRequest, options: AuthOptions, digests: Digests): AppError | null {
+  if (options.loopbackHostsOnly && !isLoopbackHostHeader(request.headers.host)) {
+    return new AppError(403, 'forbidden_host', 'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).');
+  }
+  if (request.is404) return null;
+  const access = accessOf(request);
+  if (access === 'public') return null;
+  const token = bearerToken(request);
+  if (access === 'read') {
+    if (digests.decide === undefined) return null;
+    if (tokenMatches(token, digests.decide) || tokenMatches(token, digests.admin)) return null;
+    return new AppError(401, 'unauthorized', 'This route needs the decide token or the admin token (Authorization: Bearer <token>).');
+  }
+  return tokenMatches(token, digests.admin)
+    ? null
+    : new AppError(401, 'unauthorized', 'This route needs the admin token (Authorization: Bearer <token>).');
+}
+
+/** Adds the app-wide `onRequest` check (callback style: no promise per request on the hot path). */
 export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   if (options.adminToken === '') throw new Error('an admin token is required');
-  app.addHook('onRequest', async (request) => {
-    if (options.loopbackHostsOnly && !isLoopbackHostHeader(request.headers.host)) {
-      throw new AppError(403, 'forbidden_host', 'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).');
-    }
-    if (request.is404) return;
-    const access = accessOf(request);
-    if (access === 'public') return;
-    const token = bearerToken(request);
-    if (access === 'read') {
-      if (!options.decideToken) return;
-      if (tokenMatches(token, options.decideToken) || tokenMatches(token, options.adminToken)) return;
-      throw new AppError(401, 'unauthorized', 'This route needs the decide token or the admin token (Authorization: Bearer <token>).');
-    }
-    if (!tokenMatches(token, options.adminToken)) {
-      throw new AppError(401, 'unauthorized', 'This route needs the admin token (Authorization: Bearer <token>).');
-    }
+  const digests: Digests = {
+    admin: digest(options.adminToken),
+    decide: options.decideToken ? digest(options.decideToken) : undefined,
+  };
+  app.addHook('onRequest', (request, _reply, done) => {
+    const refusal = refusalOf(request, options, digests);
+    if (refusal) done(refusal);
+    else done();
   });
 }

@@ -15,7 +15,7 @@ import {
   type ProjectsResponse,
   type RecentDecision,
 } from '../schemas/index.js';
-import { decide, resolveEffective, type DecisionContext } from './domain/decide.js';
+import { decide, resolveEffective, type EphemeralLookup } from './domain/decide.js';
 import { allowlistProblems, mergeProblems, withAgentOverride, withProjectDefault } from './domain/edit.js';
 import { buildPermissionsView, complement } from './domain/view.js';
 import { documentProblem } from './domain/compile.js';
@@ -42,14 +42,14 @@ export interface PolicyServiceOptions {
 
 export class PolicyService {
   readonly ephemeral = new EphemeralPolicies();
-  readonly recent = new RecentDecisions();
+  readonly recent = new RecentDecisions((sequence) => this.decisionId(sequence));
   private readonly registry: ProjectRegistry;
   private readonly logger: Logger;
   private readonly metrics: PdpMetrics | undefined;
   private readonly audit: AuditFile | undefined;
-  /** Decision ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */
   private readonly idPrefix = randomBytes(6).toString('hex');
   private sequence = 0;
+  private readonly lookupEphemeral: EphemeralLookup = (project, requester) => this.ephemeral.grant(project, requester);
 
   constructor(options: PolicyServiceOptions) {
     this.registry = options.registry;
@@ -62,9 +62,19 @@ export class PolicyService {
   decide(query: DecideQuery): Decision {
     const started = this.metrics ? performance.now() : 0;
     const project = this.registry.get(query.project);
-    const decision = decide(query, this.contextOf(query.project, project)) as Decision;
-    decision.decisionId = `${this.idPrefix}-${(++this.sequence).toString(36)}`;
-    if (project) this.recent.record(query.project, decision);
+    const decision = decide(query, project?.state.policy, this.lookupEphemeral) as Decision;
+    const sequence = ++this.sequence;
+    decision.decisionId = this.decisionId(sequence);
+    if (project) {
+      this.recent.record(query.project, {
+        sequence,
+        requester: decision.requester.id,
+        tool: decision.tool.name,
+        allow: decision.allow,
+        reason: decision.reason,
+        source: decision.source,
+      });
+    }
     if (!decision.allow) {
       this.logger.info(
         {
@@ -91,7 +101,7 @@ export class PolicyService {
 
   effective(projectId: string, requester: string): EffectivePolicy {
     const project = this.project(projectId);
-    const resolution = resolveEffective(projectId, requester, this.contextOf(projectId, project));
+    const resolution = resolveEffective(projectId, requester, project.state.policy, this.lookupEphemeral);
     const allowed = resolution.allowlist?.tools ?? [];
     return {
       project: projectId,
@@ -185,6 +195,11 @@ export class PolicyService {
     this.recent.dropProject(projectId);
   }
 
+  /** Decision ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */
+  private decisionId(sequence: number): string {
+    return `${this.idPrefix}-${sequence.toString(36)}`;
+  }
+
   close(): void {
     this.ephemeral.close();
   }
@@ -206,13 +221,6 @@ export class PolicyService {
     const project = this.registry.get(projectId);
     if (!project) throw unknownProject(projectId);
     return project;
-  }
-
-  private contextOf(projectId: string, project: Project | undefined): DecisionContext {
-    return {
-      policy: project?.state.policy,
-      ephemeral: (requesterId) => this.ephemeral.grant(projectId, requesterId),
-    };
   }
 
   private checkTools(tools: readonly string[]): void {

@@ -20,12 +20,11 @@ export interface DecisionInput {
   readonly arguments?: Readonly<Record<string, unknown>> | undefined;
 }
 
-export interface DecisionContext {
-  /** The project's compiled policy, or undefined when the service does not know the project. */
-  readonly policy: CompiledPolicy | undefined;
-  /** The ephemeral grant registered for exactly this requester in this project, if any. */
-  readonly ephemeral: (requesterId: string) => EphemeralGrant | undefined;
-}
+/** The ephemeral grant registered for exactly this requester in this project, if any. */
+export type EphemeralLookup = (project: string, requesterId: string) => EphemeralGrant | undefined;
+
+/** Nothing registered: every ticket assistant is read-only. */
+export const NO_EPHEMERAL: EphemeralLookup = () => undefined;
 
 /** A decision without its id (the caller stamps it). */
 export type DecisionBody = Omit<Decision, 'decisionId'>;
@@ -40,9 +39,13 @@ export interface EffectiveResolution {
 }
 
 /** Resolves who the requester is and which allowlist applies: override > default > read-only. */
-export function resolveEffective(project: string, rawRequester: string, context: DecisionContext): EffectiveResolution {
+export function resolveEffective(
+  project: string,
+  rawRequester: string,
+  policy: CompiledPolicy | undefined,
+  ephemeral: EphemeralLookup,
+): EffectiveResolution {
   const requester = parseRequester(rawRequester);
-  const { policy } = context;
   if (!policy) return { requester, allowlist: null, boundIssue: null, denial: 'unknown_project' };
   if (policy.status === 'invalid') return { requester, allowlist: null, boundIssue: null, denial: 'policy_invalid' };
   switch (requester.kind) {
@@ -52,7 +55,7 @@ export function resolveEffective(project: string, rawRequester: string, context:
       if (requester.project !== project) {
         return { requester, allowlist: null, boundIssue: null, denial: 'requester_project_mismatch' };
       }
-      const grant = context.ephemeral(requester.id);
+      const grant = ephemeral(project, requester.id);
       return grant
         ? { requester, allowlist: grant.allowlist, boundIssue: grant.boundIssue, denial: null }
         : { requester, allowlist: READ_ONLY_ALLOWLIST, boundIssue: null, denial: null };
@@ -67,20 +70,25 @@ export function resolveEffective(project: string, rawRequester: string, context:
   }
 }
 
-/** Decides one tool call. Never throws for any input. */
-export function decide(input: DecisionInput, context: DecisionContext): DecisionBody {
-  const resolution = resolveEffective(input.project, input.requester, context);
+/**
+ * Decides one tool call against the project's compiled policy (undefined: unknown project).
+ * Never throws for any input.
+ */
+export function decide(input: DecisionInput, policy: CompiledPolicy | undefined, ephemeral: EphemeralLookup): DecisionBody {
+  const resolution = resolveEffective(input.project, input.requester, policy, ephemeral);
   const { requester } = resolution;
   const tool = findTool(input.tool);
-  const revision = context.policy?.revision ?? 'none';
+  const revision = policy?.revision ?? 'none';
   const subject = `Tool ${input.tool} is denied for ${describeRequester(requester)} in project ${input.project}`;
+  // Known tools answer with the catalog's own name string, shared by every decision that keeps it.
+  const toolName = tool ? tool.name : input.tool;
   const answer = (allow: boolean, reason: DecisionReason, source: PolicySource, message: string): DecisionBody => ({
     allow,
     reason,
     message,
     source,
     requester: { id: requester.id, kind: requester.kind },
-    tool: { name: input.tool, access: tool ? tool.access : 'unknown' },
+    tool: { name: toolName, access: tool ? tool.access : 'unknown' },
     project: input.project,
     revision,
   });
@@ -89,7 +97,7 @@ export function decide(input: DecisionInput, context: DecisionContext): Decision
     case 'unknown_project':
       return answer(false, 'unknown_project', 'none', `${subject}: unknown project.`);
     case 'policy_invalid': {
-      const detail = context.policy?.status === 'invalid' ? ` (${context.policy.error.message})` : '';
+      const detail = policy?.status === 'invalid' ? ` (${policy.error.message})` : '';
       return answer(
         false,
         'policy_invalid',

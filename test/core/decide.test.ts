@@ -2,16 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG, type PolicyDocument } from '../../schemas/index.js';
 import { builtinPolicy, compileDocument, compilePolicyFile, makeAllowlist, type CompiledPolicy } from '../../server/domain/compile.js';
-import { decide, type DecisionContext, type EphemeralGrant } from '../../server/domain/decide.js';
+import { decide, NO_EPHEMERAL, type EphemeralGrant, type EphemeralLookup } from '../../server/domain/decide.js';
 
 const names = TOOL_CATALOG.map((tool) => tool.name);
 const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
-const context = (policy: CompiledPolicy | undefined, grants: Record<string, EphemeralGrant> = {}): DecisionContext => ({
-  policy,
-  ephemeral: (id) => (Object.hasOwn(grants, id) ? grants[id] : undefined),
-});
+const lookup = (grants: Record<string, EphemeralGrant>): EphemeralLookup => (project, id) =>
+  project === 'demo' && Object.hasOwn(grants, id) ? grants[id] : undefined;
 const ask = (policy: CompiledPolicy | undefined, requester: string, tool: string, args?: Record<string, unknown>) =>
-  decide({ project: 'demo', requester, tool, arguments: args }, context(policy));
+  decide({ project: 'demo', requester, tool, arguments: args }, policy, NO_EPHEMERAL);
 
 const toolName = fc.constantFrom(...names);
 const agentId = fc.string({ minLength: 1, maxLength: 12 }).filter((id) => /^[^\s:/\\][^:/\\]*$/.test(id) && id !== 'mcp');
@@ -88,7 +86,7 @@ describe('decide (pure resolution)', () => {
     expect(ask(policy, 'ticket-assistant:other:82', 'idea_ticket_read')).toMatchObject({ allow: false, reason: 'requester_project_mismatch' });
     const grant: EphemeralGrant = { allowlist: makeAllowlist('ephemeral', ['idea_ticket_read', 'idea_ticket_update_carnet', 'idea_memory_read']), boundIssue: '82' };
     const decideWith = (tool: string, args?: Record<string, unknown>) =>
-      decide({ project: 'demo', requester, tool, arguments: args }, context(policy, { [requester]: grant }));
+      decide({ project: 'demo', requester, tool, arguments: args }, policy, lookup({ [requester]: grant }));
     expect(decideWith('idea_ticket_update_carnet', { issueRef: '#82' })).toMatchObject({ allow: true, source: 'ephemeral' });
     expect(decideWith('idea_ticket_update_carnet', { issueRef: '82' })).toMatchObject({ allow: true });
     expect(decideWith('idea_ticket_update_carnet', { issueRef: '#83' })).toMatchObject({ allow: false, reason: 'issue_out_of_bounds' });
