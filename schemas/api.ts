@@ -39,14 +39,18 @@ export const DecideQuerySchema = Type.Object(
       Type.Record(Type.String(), Type.Unknown(), { description: 'The call arguments (only issueRef is read).' }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ project: 'demo', requester: 'DevFrontend', tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } }],
+  },
 );
 export type DecideQuery = Static<typeof DecideQuerySchema>;
 
 export const RequesterSchema = Type.Object({ id: Type.String(), kind: RequesterKindSchema });
 export type Requester = Static<typeof RequesterSchema>;
 
-export const DecisionSchema = Type.Object({
+export const DecisionSchema = Type.Object(
+  {
   allow: Type.Boolean(),
   reason: DecisionReasonSchema,
   message: Type.String(),
@@ -59,7 +63,24 @@ export const DecisionSchema = Type.Object({
   project: Type.String(),
   revision: Type.String({ description: 'Revision of the policy the decision used ("builtin" without a file, "none" for an unknown project).' }),
   decisionId: Type.String(),
-});
+  },
+  {
+    examples: [
+      {
+        allow: false,
+        reason: 'not_in_allowlist',
+        message:
+          'Tool idea_memory_write is denied for agent DevFrontend in project demo (policy: agent-override). Grant it in Permissions > Tools MCP IdeA.',
+        source: 'agent-override',
+        requester: { id: 'DevFrontend', kind: 'agent' },
+        tool: { name: 'idea_memory_write', access: 'write' },
+        project: 'demo',
+        revision: '3f2a9c1b0d4e5f60',
+        decisionId: '9c1f2e7a4b3d-1k',
+      },
+    ],
+  },
+);
 export type Decision = Static<typeof DecisionSchema>;
 
 export const MAX_BATCH_QUERIES = 100;
@@ -116,7 +137,10 @@ export const RequesterParamsSchema = Type.Object({
 });
 export type RequesterParams = Static<typeof RequesterParamsSchema>;
 
-export const AllowlistBodySchema = AllowlistSchema;
+export const AllowlistBodySchema = Type.Object(AllowlistSchema.properties, {
+  additionalProperties: false,
+  examples: [{ allowedTools: ['idea_ticket_read', 'idea_ticket_list', 'idea_ticket_update_carnet'] }],
+});
 export type AllowlistBody = Static<typeof AllowlistBodySchema>;
 
 export const PolicyErrorSchema = Type.Object({
@@ -208,7 +232,10 @@ export const EphemeralPolicyBodySchema = Type.Object(
     boundIssue: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^#?[A-Za-z0-9._-]+$' })),
     ttlSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EPHEMERAL_TTL_SECONDS })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ allowedTools: ['idea_ticket_read', 'idea_ticket_update_carnet'], boundIssue: '#82', ttlSeconds: 3600 }],
+  },
 );
 export type EphemeralPolicyBody = Static<typeof EphemeralPolicyBodySchema>;
 

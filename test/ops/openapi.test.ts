@@ -1,0 +1,71 @@
+/** The OpenAPI document is generated from the route schemas: every route, its errors, examples. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../server/app.js';
+import { demoProjectsRoot } from '../../server/config.js';
+
+interface Operation {
+  responses: Record<string, { content?: Record<string, { schema?: unknown; example?: unknown; examples?: unknown }> }>;
+  requestBody?: { content: Record<string, { schema?: { examples?: unknown }; example?: unknown; examples?: unknown }> };
+}
+
+let app: FastifyInstance;
+let paths: Record<string, Record<string, Operation>>;
+beforeAll(async () => {
+  app = await buildApp({ projectsRoot: demoProjectsRoot(), adminToken: 'token', rescanMs: 0 });
+  await app.ready();
+  paths = (app.swagger() as unknown as { paths: Record<string, Record<string, Operation>> }).paths;
+});
+afterAll(() => app.close());
+
+const PUBLIC = new Set(['/healthz', '/readyz']);
+
+describe('OpenAPI document', () => {
+  it('is served at /docs/json and documents every API route (and none of the UI pages)', async () => {
+    const served = await app.inject({ method: 'GET', url: '/docs/json' });
+    expect(served.statusCode).toBe(200);
+    const operations = Object.entries(paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(operations.sort()).toEqual(
+      [
+        'POST /decide',
+        'POST /decide/batch',
+        'GET /catalog',
+        'GET /projects',
+        'GET /projects/{project}/mcp-tool-permissions',
+        'PUT /projects/{project}/mcp-tool-permissions',
+        'PUT /projects/{project}/mcp-tool-permissions/default',
+        'DELETE /projects/{project}/mcp-tool-permissions/default',
+        'PUT /projects/{project}/mcp-tool-permissions/agents/{agentId}',
+        'DELETE /projects/{project}/mcp-tool-permissions/agents/{agentId}',
+        'GET /projects/{project}/requesters/{requester}/effective',
+        'GET /projects/{project}/decisions',
+        'GET /projects/{project}/ephemeral-policies',
+        'PUT /projects/{project}/ephemeral-policies/{requester}',
+        'DELETE /projects/{project}/ephemeral-policies/{requester}',
+        'GET /healthz',
+        'GET /readyz',
+        'GET /metrics',
+      ].sort(),
+    );
+  });
+
+  it('documents the 401 error shape on every guarded route, and the write errors on every write', () => {
+    for (const [path, methods] of Object.entries(paths)) {
+      if (PUBLIC.has(path) || path === '/metrics') continue;
+      for (const [method, operation] of Object.entries(methods)) {
+        const unauthorized = JSON.stringify(operation.responses['401'] ?? {});
+        expect(unauthorized, `${method} ${path}`).toContain('"code"');
+        if (method !== 'get' && path.includes('mcp-tool-permissions')) {
+          for (const status of ['400', '404', '409', '412', '500']) expect(operation.responses[status], `${method} ${path} ${status}`).toBeDefined();
+        }
+      }
+    }
+  });
+
+  it('carries examples for the decision query and answer', () => {
+    const decide = paths['/decide']?.['post'];
+    expect(JSON.stringify(decide?.requestBody)).toContain('idea_ticket_update_carnet');
+    expect(JSON.stringify(decide?.responses['200'])).toContain('not_in_allowlist');
+    expect(JSON.stringify(paths['/projects/{project}/mcp-tool-permissions/agents/{agentId}']?.['put']?.requestBody)).toContain('idea_ticket_list');
+  });
+});
