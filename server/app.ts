@@ -127,7 +127,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(catalogRoutes, deps);
   await app.register(permissionsRoutes, deps);
   await app.register(ephemeralRoutes, deps);
-  await app.register(healthRoutes, { isReady: () => registry.isReady, projectCount: () => registry.list().length });
+  await app.register(healthRoutes, { isReady: () => registry.isReady, projectCount: () => registry.size });
   await app.register(uiPlugin);
 
   app.addHook('onReady', async () => {

@@ -2,7 +2,7 @@
  * The decision function (SPEC §4): pure, synchronous, O(1) in the number of agents and tools.
  * Every path that is not an explicit grant denies.
  */
-import { findTool, type Decision, type DecisionReason, type PolicySource } from '../../schemas/index.js';
+import { findTool, type CatalogTool, type Decision, type DecisionReason, type PolicySource } from '../../schemas/index.js';
 import { READ_ONLY_ALLOWLIST, type Allowlist, type CompiledPolicy } from './compile.js';
 import { describeRequester, normalizeIssueRef, parseRequester, type ParsedRequester } from './requester.js';
 
@@ -70,47 +70,63 @@ export function resolveEffective(
   }
 }
 
+/** The parts of a decision shared by every outcome of one call. */
+interface Subject {
+  readonly input: DecisionInput;
+  readonly requester: ParsedRequester;
+  readonly tool: CatalogTool | undefined;
+  readonly revision: string;
+}
+
+function answer(subject: Subject, allow: boolean, reason: DecisionReason, source: PolicySource, message: string): DecisionBody {
+  const { input, requester, tool } = subject;
+  return {
+    allow,
+    reason,
+    message,
+    source,
+    requester: { id: requester.id, kind: requester.kind },
+    // Known tools answer with the catalog's own name string, shared by every decision that keeps it.
+    tool: tool ? { name: tool.name, access: tool.access } : { name: input.tool, access: 'unknown' },
+    project: input.project,
+    revision: subject.revision,
+  };
+}
+
+/** "Tool X is denied for agent Y in project Z": the start of every denial message (built only on denial). */
+function deniedFor({ input, requester }: Subject): string {
+  return `Tool ${input.tool} is denied for ${describeRequester(requester)} in project ${input.project}`;
+}
+
 /**
  * Decides one tool call against the project's compiled policy (undefined: unknown project).
  * Never throws for any input.
  */
 export function decide(input: DecisionInput, policy: CompiledPolicy | undefined, ephemeral: EphemeralLookup): DecisionBody {
   const resolution = resolveEffective(input.project, input.requester, policy, ephemeral);
-  const { requester } = resolution;
   const tool = findTool(input.tool);
-  const revision = policy?.revision ?? 'none';
-  const subject = `Tool ${input.tool} is denied for ${describeRequester(requester)} in project ${input.project}`;
-  // Known tools answer with the catalog's own name string, shared by every decision that keeps it.
-  const toolName = tool ? tool.name : input.tool;
-  const answer = (allow: boolean, reason: DecisionReason, source: PolicySource, message: string): DecisionBody => ({
-    allow,
-    reason,
-    message,
-    source,
-    requester: { id: requester.id, kind: requester.kind },
-    tool: { name: toolName, access: tool ? tool.access : 'unknown' },
-    project: input.project,
-    revision,
-  });
+  const subject: Subject = { input, requester: resolution.requester, tool, revision: policy?.revision ?? 'none' };
 
   switch (resolution.denial) {
     case 'unknown_project':
-      return answer(false, 'unknown_project', 'none', `${subject}: unknown project.`);
+      return answer(subject, false, 'unknown_project', 'none', `${deniedFor(subject)}: unknown project.`);
     case 'policy_invalid': {
       const detail = policy?.status === 'invalid' ? ` (${policy.error.message})` : '';
       return answer(
+        subject,
         false,
         'policy_invalid',
         'none',
-        `${subject}: the policy file .ideai/mcp-tool-permissions.json is invalid${detail}; every call is denied until it is fixed.`,
+        `${deniedFor(subject)}: the policy file .ideai/mcp-tool-permissions.json is invalid${detail}; every call is denied until it is fixed.`,
       );
     }
     case 'requester_project_mismatch':
       return answer(
+        subject,
         false,
         'requester_project_mismatch',
         'none',
-        `${subject}: this ticket assistant belongs to project ${requester.project ?? ''}.`,
+        `${deniedFor(subject)}: this ticket assistant belongs to project ${resolution.requester.project ?? ''}.`,
       );
     case null:
       break;
@@ -118,15 +134,10 @@ export function decide(input: DecisionInput, policy: CompiledPolicy | undefined,
   const allowlist = resolution.allowlist ?? READ_ONLY_ALLOWLIST;
   const { source } = allowlist;
   if (!tool) {
-    return answer(false, 'unknown_tool', 'none', `${subject}: unknown tool (not in the IdeA MCP tool catalog).`);
+    return answer(subject, false, 'unknown_tool', 'none', `${deniedFor(subject)}: unknown tool (not in the IdeA MCP tool catalog).`);
   }
   if (!allowlist.allowed.has(tool.name)) {
-    return answer(
-      false,
-      'not_in_allowlist',
-      source,
-      `${subject} (policy: ${source}). Grant it in Permissions > Tools MCP IdeA.`,
-    );
+    return answer(subject, false, 'not_in_allowlist', source, `${deniedFor(subject)} (policy: ${source}). Grant it in Permissions > Tools MCP IdeA.`);
   }
   if (resolution.boundIssue !== null && tool.issueScoped) {
     const issueRef = input.arguments?.['issueRef'];
@@ -134,17 +145,19 @@ export function decide(input: DecisionInput, policy: CompiledPolicy | undefined,
     if (asked !== resolution.boundIssue) {
       const target = asked === null ? 'no issueRef' : `#${asked}`;
       return answer(
+        subject,
         false,
         'issue_out_of_bounds',
         source,
-        `${subject} (policy: ${source}): it is bound to ticket #${resolution.boundIssue} and the call targets ${target}.`,
+        `${deniedFor(subject)} (policy: ${source}): it is bound to ticket #${resolution.boundIssue} and the call targets ${target}.`,
       );
     }
   }
   return answer(
+    subject,
     true,
     'allowed',
     source,
-    `Tool ${input.tool} is allowed for ${describeRequester(requester)} in project ${input.project} (policy: ${source}).`,
+    `Tool ${input.tool} is allowed for ${describeRequester(resolution.requester)} in project ${input.project} (policy: ${source}).`,
   );
 }

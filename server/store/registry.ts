@@ -12,6 +12,22 @@ import { PROJECT_ID_REGEX } from '../../schemas/index.js';
 import { Project, type ReloadOutcome } from './project.js';
 
 const WATCHED_FILES = new Set(['mcp-tool-permissions.json', 'agents.json']);
+/** Projects read at the same time while loading or rescanning. */
+const LOAD_CONCURRENCY = 32;
+/** Projects whose files one rescan period checks. */
+const RESCAN_BATCH = 100;
+
+/** Runs `task` over `items` with at most `limit` at a time. */
+async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await task(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
 
 export interface RegistryOptions {
   readonly projectsRoot?: string | undefined;
@@ -31,6 +47,7 @@ export class ProjectRegistry {
   private watcher: FSWatcher | undefined;
   private rescanTimer: NodeJS.Timeout | undefined;
   private rescanning = false;
+  private rescanCursor = 0;
   private closed = false;
   private ready = false;
 
@@ -39,12 +56,36 @@ export class ProjectRegistry {
     this.explicit = new Map(Object.entries(options.projects ?? {}).map(([id, root]) => [id, path.resolve(root)]));
   }
 
-  /** Loads every project, then starts watching; resolves once the watcher is ready. */
+  /**
+   * Loads every project (several at a time) while the watcher starts; resolves once both are done.
+   * A change that lands between a project's first read and its first watcher event is caught by
+   * one fingerprint check of every project before the registry says it is ready.
+   */
   async start(): Promise<void> {
-    for (const [id, root] of this.explicit) await this.add(id, root);
-    if (this.root !== undefined) {
-      for (const id of await this.rootFolders()) if (!this.projects.has(id)) await this.add(id, path.join(this.root, id));
+    const loading = this.loadAll();
+    const watching = this.startWatcher();
+    await Promise.all([loading, watching]);
+    await forEachLimited(this.list(), LOAD_CONCURRENCY, async (project) => {
+      if (await project.changedOnDisk()) this.reload(project);
+    });
+    const rescanMs = this.options.rescanMs ?? 2000;
+    if (rescanMs > 0) {
+      this.rescanTimer = setInterval(() => void this.rescan(), rescanMs);
+      this.rescanTimer.unref();
     }
+    this.ready = true;
+  }
+
+  private async loadAll(): Promise<void> {
+    const entries: [string, string][] = [...this.explicit];
+    if (this.root !== undefined) {
+      const root = this.root;
+      for (const id of await this.rootFolders()) if (!this.explicit.has(id)) entries.push([id, path.join(root, id)]);
+    }
+    await forEachLimited(entries, LOAD_CONCURRENCY, ([id, root]) => this.add(id, root));
+  }
+
+  private async startWatcher(): Promise<void> {
     const paths = [...(this.root === undefined ? [] : [this.root]), ...this.explicit.values()];
     if (paths.length > 0) {
       const watcher = watch(paths, {
@@ -62,12 +103,6 @@ export class ProjectRegistry {
       watcher.on('error', (error) => this.options.logger.warn({ err: error }, 'watcher error'));
       await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
     }
-    const rescanMs = this.options.rescanMs ?? 2000;
-    if (rescanMs > 0) {
-      this.rescanTimer = setInterval(() => void this.rescan(), rescanMs);
-      this.rescanTimer.unref();
-    }
-    this.ready = true;
   }
 
   get isReady(): boolean {
@@ -76,6 +111,10 @@ export class ProjectRegistry {
 
   get(id: string): Project | undefined {
     return this.projects.get(id);
+  }
+
+  get size(): number {
+    return this.projects.size;
   }
 
   list(): Project[] {
@@ -88,7 +127,11 @@ export class ProjectRegistry {
     await this.watcher?.close();
   }
 
-  /** Compares every project's files with what was read, and the root's folders with the projects. */
+  /**
+   * Compares the root's folders with the projects, and the files of the next {@link RESCAN_BATCH}
+   * projects (round robin) with what was read: a full cycle over 1,000 projects takes 10 periods,
+   * so the safety net costs a few stats per period, not thousands.
+   */
   async rescan(): Promise<void> {
     if (this.rescanning || this.closed) return;
     this.rescanning = true;
@@ -100,9 +143,13 @@ export class ProjectRegistry {
           if (!this.explicit.has(project.id) && !folders.has(project.id)) this.remove(project.id);
         }
       }
-      for (const project of this.list()) {
+      const projects = this.list();
+      if (this.rescanCursor >= projects.length) this.rescanCursor = 0;
+      const batch = projects.slice(this.rescanCursor, this.rescanCursor + RESCAN_BATCH);
+      this.rescanCursor += batch.length;
+      await forEachLimited(batch, LOAD_CONCURRENCY, async (project) => {
         if (await project.changedOnDisk()) this.reload(project);
-      }
+      });
     } catch (error) {
       this.options.logger.warn({ err: error }, 'rescan failed');
     } finally {
