@@ -1,8 +1,9 @@
 /**
  * The bounded in-memory ring of recent decisions per project (SPEC §5). Entries are kept in typed
- * arrays (time, sequence number, outcome codes) plus two string references (requester, tool), not
- * as decision objects: 1,000 projects × 1,000 decisions stay tens of megabytes, and the garbage
- * collector has almost nothing to trace.
+ * arrays only (time, sequence number, outcome codes, and indices into a small per-ring table of the
+ * requester and tool names seen), not as decision objects or string references: 1,000 projects ×
+ * 1,000 decisions stay a few tens of megabytes, and the garbage collector has nothing to trace in
+ * them (no old-to-young pointer is written per decision).
  */
 import { DECISION_REASONS, POLICY_SOURCES, type DecisionReason, type PolicySource, type RecentDecision } from '../../schemas/index.js';
 
@@ -21,13 +22,38 @@ export interface RecordedDecision {
   readonly source: PolicySource;
 }
 
+/** Interned names: each distinct string is kept once and referred to by its index. */
+class NameTable {
+  private readonly index = new Map<string, number>();
+  private readonly names: string[] = [];
+
+  get size(): number {
+    return this.names.length;
+  }
+
+  indexOf(name: string): number {
+    let index = this.index.get(name);
+    if (index === undefined) {
+      index = this.names.length;
+      this.names.push(name);
+      this.index.set(name, index);
+    }
+    return index;
+  }
+
+  at(index: number): string {
+    return this.names[index] ?? '';
+  }
+}
+
 class Ring {
   private readonly at: Float64Array;
   private readonly sequence: Float64Array;
   private readonly outcome: Uint8Array; // allow bit, reason index << 1
   private readonly source: Uint8Array;
-  private readonly requester: string[];
-  private readonly tool: string[];
+  private readonly requester: Uint32Array;
+  private readonly tool: Uint32Array;
+  private names = new NameTable();
   private next = 0;
   private size = 0;
 
@@ -36,8 +62,8 @@ class Ring {
     this.sequence = new Float64Array(capacity);
     this.outcome = new Uint8Array(capacity);
     this.source = new Uint8Array(capacity);
-    this.requester = new Array<string>(capacity).fill('');
-    this.tool = new Array<string>(capacity).fill('');
+    this.requester = new Uint32Array(capacity);
+    this.tool = new Uint32Array(capacity);
   }
 
   push(decision: RecordedDecision, at: number): void {
@@ -46,10 +72,21 @@ class Ring {
     this.sequence[slot] = decision.sequence;
     this.outcome[slot] = ((REASON_CODE.get(decision.reason) ?? 0) << 1) | (decision.allow ? 1 : 0);
     this.source[slot] = SOURCE_CODE.get(decision.source) ?? 0;
-    this.requester[slot] = decision.requester;
-    this.tool[slot] = decision.tool;
+    this.requester[slot] = this.names.indexOf(decision.requester);
+    this.tool[slot] = this.names.indexOf(decision.tool);
     this.next = (slot + 1) % this.capacity;
     if (this.size < this.capacity) this.size++;
+    // Names no entry uses any more are dropped once they outnumber the entries (amortized O(1)).
+    if (this.names.size > 2 * this.capacity + 64) this.compactNames();
+  }
+
+  private compactNames(): void {
+    const names = new NameTable();
+    for (let slot = 0; slot < this.size; slot++) {
+      this.requester[slot] = names.indexOf(this.names.at(this.requester[slot] ?? 0));
+      this.tool[slot] = names.indexOf(this.names.at(this.tool[slot] ?? 0));
+    }
+    this.names = names;
   }
 
   /** Newest first. */
@@ -63,8 +100,8 @@ class Ring {
       out.push({
         decisionId: idOf(this.sequence[slot] ?? 0),
         at: new Date(this.at[slot] ?? 0).toISOString(),
-        requester: this.requester[slot] ?? '',
-        tool: this.tool[slot] ?? '',
+        requester: this.names.at(this.requester[slot] ?? 0),
+        tool: this.names.at(this.tool[slot] ?? 0),
         allow: allowed,
         reason: DECISION_REASONS[outcome >> 1] ?? 'not_in_allowlist',
         source: POLICY_SOURCES[this.source[slot] ?? 0] ?? 'none',
