@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
+  AGENT_ID_REGEX,
+  DEFAULT_EPHEMERAL_TTL_SECONDS,
   TOOL_CATALOG,
   type DecideQuery,
   type Decision,
@@ -21,15 +23,12 @@ import { buildPermissionsView, complement } from './domain/view.js';
 import { documentProblem } from './domain/compile.js';
 import { parseRequester } from './domain/requester.js';
 import { AppError, unknownProject } from './errors.js';
-import type { AuditFile } from './audit-file.js';
-import { auditRecordOf } from './audit-file.js';
+import { auditRecordOf, type AuditFile } from './audit-file.js';
 import type { PdpMetrics } from './metrics.js';
 import { EphemeralPolicies } from './store/ephemeral.js';
 import type { Project, WriteOptions } from './store/project.js';
 import { RecentDecisions } from './store/recent-decisions.js';
 import type { ProjectRegistry } from './store/registry.js';
-import { AGENT_ID_REGEX } from '../schemas/index.js';
-import { DEFAULT_EPHEMERAL_TTL_SECONDS } from '../schemas/index.js';
 
 const ALL_TOOLS = TOOL_CATALOG.map((tool) => tool.name);
 
