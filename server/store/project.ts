@@ -61,7 +61,8 @@ export class Project {
     this.reloadQueued = true;
     return this.enqueue(async () => {
       this.reloadQueued = false;
-      const next = await this.readState();
+      // Whatever goes wrong while reading, never keep serving the last good state (fail closed).
+      const next = await this.readStateOrInvalid();
       const previous = this.current;
       this.current = next;
       if (next.policy.revision === previous.policy.revision && next.policy.status === previous.policy.status && next.agents === previous.agents) {
@@ -82,7 +83,7 @@ export class Project {
    */
   write(edit: (policy: ValidPolicy) => PolicyDocument, options: WriteOptions = {}): Promise<ProjectState> {
     return this.enqueue(async () => {
-      const fresh = await this.readState();
+      const fresh = await this.readStateOrInvalid();
       this.current = fresh;
       const { policy } = fresh;
       const expected = options.ifMatch;
@@ -114,6 +115,21 @@ export class Project {
     const run = this.queue.then(task, task);
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * The files' state; if reading fails in a way the readers did not foresee, an invalid policy
+   * (every call denied) rather than the last good state. The empty fingerprint makes the next
+   * rescan read again.
+   */
+  private readStateOrInvalid(): Promise<ProjectState> {
+    return this.readState().catch(
+      (error: unknown): ProjectState => ({
+        policy: invalidPolicy(revisionOf(`read-error:${Date.now()}`), { message: `cannot read the file (${(error as Error).message})` }),
+        agents: this.current.agents,
+        fingerprint: '',
+      }),
+    );
   }
 
   private async readState(): Promise<ProjectState> {
