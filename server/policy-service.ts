@@ -3,10 +3,12 @@
  * It holds no Fastify; routes call it and map its results and `AppError`s to HTTP.
  */
 import { randomBytes } from 'node:crypto';
+import fastJson from 'fast-json-stringify';
 import type { Logger } from 'pino';
 import {
   AGENT_ID_REGEX,
   DEFAULT_EPHEMERAL_TTL_SECONDS,
+  DecisionSchema,
   TOOL_CATALOG,
   type DecideQuery,
   type Decision,
@@ -17,7 +19,8 @@ import {
   type ProjectsResponse,
   type RecentDecision,
 } from '../schemas/index.js';
-import { decide, resolveEffective, type EphemeralLookup } from './domain/decide.js';
+import { decide, resolveEffective, type DecisionBody, type EphemeralLookup } from './domain/decide.js';
+import { DecisionCache, freezeDecision, jsonPrefixOf, type CachedDecision } from './decision-cache.js';
 import { allowlistProblems, mergeProblems, withAgentOverride, withProjectDefault } from './domain/edit.js';
 import { buildPermissionsView, complement } from './domain/view.js';
 import { documentProblem } from './domain/compile.js';
@@ -32,6 +35,9 @@ import type { ProjectRegistry } from './store/registry.js';
 
 const ALL_TOOLS = TOOL_CATALOG.map((tool) => tool.name);
 
+/** The response schema's serializer (what Fastify would run on the route's 200 answer). */
+const serializeDecision: (decision: Decision) => string = fastJson(DecisionSchema);
+
 export interface PolicyServiceOptions {
   readonly registry: ProjectRegistry;
   readonly logger: Logger;
@@ -42,6 +48,7 @@ export interface PolicyServiceOptions {
 export class PolicyService {
   readonly ephemeral = new EphemeralPolicies();
   readonly recent = new RecentDecisions((sequence) => this.decisionId(sequence));
+  private readonly cache = new DecisionCache();
   private readonly registry: ProjectRegistry;
   private readonly logger: Logger;
   private readonly metrics: PdpMetrics | undefined;
@@ -60,11 +67,46 @@ export class PolicyService {
   /** Decides one call. Synchronous, never throws, never waits for a write or a reload. */
   decide(query: DecideQuery): Decision {
     const started = this.metrics ? performance.now() : 0;
+    const { body } = this.resolve(query);
+    const decision: Decision = { ...body, decisionId: this.record(query, body) };
+    this.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
+    return decision;
+  }
+
+  /**
+   * {@link decide}, answered as the JSON text of the decision (what `POST /decide` sends): a repeated
+   * question of an agent or anonymous requester reuses the serialization of its first answer under
+   * the same policy and only stamps a new decision id.
+   */
+  decideJson(query: DecideQuery): string {
+    const started = this.metrics ? performance.now() : 0;
+    const { body, cached } = this.resolve(query);
+    const decisionId = this.record(query, body);
+    const json = cached?.jsonPrefix === undefined ? serializeDecision({ ...body, decisionId }) : `${cached.jsonPrefix}${decisionId}"}`;
+    this.metrics?.recordDecision(body.allow, body.reason, (performance.now() - started) / 1000);
+    return json;
+  }
+
+  /** The decision body for a query, from the cache when the same question was asked of the same policy. */
+  private resolve(query: DecideQuery): { body: DecisionBody; cached: CachedDecision | undefined } {
     const project = this.registry.get(query.project);
-    const decision = decide(query, project?.state.policy, this.lookupEphemeral) as Decision;
+    if (!project) return { body: decide(query, undefined, this.lookupEphemeral), cached: undefined };
+    const { policy } = project.state;
+    const hit = this.cache.get(query.project, policy, query.requester, query.tool);
+    if (hit) return { body: hit.body, cached: hit };
+    const body = decide(query, policy, this.lookupEphemeral);
+    // Ticket assistants depend on ephemeral grants (and on arguments): decided every time.
+    if (body.requester.kind === 'ticket-assistant') return { body, cached: undefined };
+    const cached: CachedDecision = { body: freezeDecision(body), jsonPrefix: jsonPrefixOf(body, serializeDecision) };
+    this.cache.set(query.project, policy, query.requester, query.tool, cached);
+    return { body, cached };
+  }
+
+  /** Numbers, records, logs and audits one decision; returns its id. */
+  private record(query: DecideQuery, decision: DecisionBody): string {
     const sequence = ++this.sequence;
-    decision.decisionId = this.decisionId(sequence);
-    if (project) {
+    const decisionId = this.decisionId(sequence);
+    if (decision.reason !== 'unknown_project') {
       this.recent.record(query.project, {
         sequence,
         requester: decision.requester.id,
@@ -77,7 +119,7 @@ export class PolicyService {
     if (!decision.allow) {
       this.logger.info(
         {
-          decisionId: decision.decisionId,
+          decisionId,
           project: decision.project,
           requester: decision.requester.id,
           tool: decision.tool.name,
@@ -89,13 +131,12 @@ export class PolicyService {
       );
     } else if (this.logger.isLevelEnabled('debug')) {
       this.logger.debug(
-        { decisionId: decision.decisionId, project: decision.project, requester: decision.requester.id, tool: decision.tool.name, source: decision.source, revision: decision.revision },
+        { decisionId, project: decision.project, requester: decision.requester.id, tool: decision.tool.name, source: decision.source, revision: decision.revision },
         'decision allowed',
       );
     }
-    this.audit?.write(auditRecordOf(decision, query.requester));
-    this.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
-    return decision;
+    if (this.audit) this.audit.write(auditRecordOf({ ...decision, decisionId }, query.requester));
+    return decisionId;
   }
 
   effective(projectId: string, requester: string): EffectivePolicy {
@@ -192,6 +233,7 @@ export class PolicyService {
   forgetProject(projectId: string): void {
     this.ephemeral.dropProject(projectId);
     this.recent.dropProject(projectId);
+    this.cache.dropProject(projectId);
   }
 
   /** Decision ids: a random per-process prefix and a counter (unique, and cheap on the hot path). */

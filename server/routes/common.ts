@@ -31,3 +31,14 @@ export function ifMatchOf(request: FastifyRequest): string[] | undefined {
 export function setEtag(reply: FastifyReply, revision: string): void {
   reply.header('etag', `"${revision}"`);
 }
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Sends JSON text that was already serialized by the route's own response schema (Fastify sends a
+ * string with a JSON content type as is). The typed reply only accepts the schema's object shape,
+ * hence the plain reply here.
+ */
+export function sendSerializedJson(reply: FastifyReply, json: string): void {
+  void reply.header('content-type', JSON_CONTENT_TYPE).send(json);
+}

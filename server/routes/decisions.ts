@@ -1,6 +1,6 @@
 /** POST /decide and POST /decide/batch (SPEC §5). */
 import { DecideBatchBodySchema, DecideBatchResponseSchema, DecideQuerySchema, DecisionSchema } from '../../schemas/index.js';
-import { errors, type RouteDeps, type TypedApp } from './common.js';
+import { errors, sendSerializedJson, type RouteDeps, type TypedApp } from './common.js';
 
 export async function decisionRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {
   app.post(
@@ -15,7 +15,9 @@ export async function decisionRoutes(app: TypedApp, { service }: RouteDeps): Pro
         response: { 200: DecisionSchema, ...errors(400, 401, 413, 415) },
       },
     },
-    async (request) => service.decide(request.body),
+    // Synchronous, and the text comes ready from the service (serialized by the same DecisionSchema):
+    // no promise and no per-call serialization on the hottest route.
+    (request, reply) => sendSerializedJson(reply, service.decideJson(request.body)),
   );
 
   app.post(

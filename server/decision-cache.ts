@@ -1,0 +1,86 @@
+/**
+ * Finished decisions of the hot path, kept per project for the policy they were computed from.
+ *
+ * For an agent or an anonymous requester, a decision is a pure function of (the project's compiled
+ * policy, requester, tool): `arguments` only matter to ephemeral ticket-assistant grants, which are
+ * never cached (they expire and change without the policy changing). So the answer of `/decide` can
+ * be computed and serialized once, by the schema's own serializer, and only the decision id stamped
+ * per call. Each project's entries are tied to the policy object they came from: a reload or a write
+ * installs a new policy object, and the first lookup against it drops every older entry, so a
+ * cached answer can never outlive the policy that produced it.
+ */
+import type { CompiledPolicy } from './domain/compile.js';
+import type { DecisionBody } from './domain/decide.js';
+
+/** A decision body shared by every call that asks the same question of the same policy. */
+export interface CachedDecision {
+  /** Deeply frozen: shared between calls, never to be modified. */
+  readonly body: DecisionBody;
+  /** The serialized decision up to the value of `decisionId`: append the id and `"}`. */
+  readonly jsonPrefix: string | undefined;
+}
+
+/** Entries one project may hold before they are dropped and refilled (bounds attacker-chosen names). */
+export const MAX_CACHED_PER_PROJECT = 4096;
+
+interface ProjectEntries {
+  readonly policy: CompiledPolicy;
+  /** requester → tool → decision (nested maps: no separator that a name could contain). */
+  readonly byRequester: Map<string, Map<string, CachedDecision>>;
+  size: number;
+}
+
+const DECISION_ID_TAIL = '"decisionId":""}';
+
+/**
+ * The serialized-prefix form of a decision body, or undefined when the serializer does not end
+ * with the id (then the caller serializes every call in full: slower, never wrong).
+ */
+export function jsonPrefixOf(body: DecisionBody, serialize: (decision: DecisionBody & { decisionId: string }) => string): string | undefined {
+  const json = serialize({ ...body, decisionId: '' });
+  return json.endsWith(DECISION_ID_TAIL) ? json.slice(0, -2) : undefined;
+}
+
+export class DecisionCache {
+  private readonly projects = new Map<string, ProjectEntries>();
+
+  /** The decision cached for this question under exactly this policy object, if any. */
+  get(project: string, policy: CompiledPolicy, requester: string, tool: string): CachedDecision | undefined {
+    const entries = this.projects.get(project);
+    if (entries === undefined || entries.policy !== policy) return undefined;
+    return entries.byRequester.get(requester)?.get(tool);
+  }
+
+  /** Keeps a decision computed from `policy`; entries of any other policy object of the project go. */
+  set(project: string, policy: CompiledPolicy, requester: string, tool: string, decision: CachedDecision): void {
+    let entries = this.projects.get(project);
+    if (entries === undefined || entries.policy !== policy || entries.size >= MAX_CACHED_PER_PROJECT) {
+      entries = { policy, byRequester: new Map(), size: 0 };
+      this.projects.set(project, entries);
+    }
+    let byTool = entries.byRequester.get(requester);
+    if (byTool === undefined) {
+      byTool = new Map();
+      entries.byRequester.set(requester, byTool);
+    }
+    if (!byTool.has(tool)) entries.size += 1;
+    byTool.set(tool, decision);
+  }
+
+  /** Forgets a project that disappeared. */
+  dropProject(project: string): void {
+    this.projects.delete(project);
+  }
+
+  /** Number of cached decisions of a project under its current entries (for tests). */
+  sizeOf(project: string): number {
+    return this.projects.get(project)?.size ?? 0;
+  }
+}
+
+/** Freezes a decision body and the objects it holds, so a shared body cannot be changed by a caller. */
+export function freezeDecision(body: DecisionBody): DecisionBody {
+  Object.freeze(body.requester);
+  Object.freeze(body.tool);
+  return Object.freeze(body);
+}

@@ -1,0 +1,113 @@
+/**
+ * The hot path's decision cache must never change an answer: every `/decide` text equals what the
+ * uncached resolution gives for the project's current policy, whatever the history of questions and
+ * policy swaps, and ephemeral grants are never served from it.
+ */
+import fc from 'fast-check';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { TOOL_CATALOG, type DecideQuery, type Decision, type PolicyDocument } from '../../schemas/index.js';
+import { MAX_CACHED_PER_PROJECT } from '../../server/decision-cache.js';
+import { builtinPolicy, compileDocument, invalidPolicy, type CompiledPolicy } from '../../server/domain/compile.js';
+import { decide, NO_EPHEMERAL } from '../../server/domain/decide.js';
+import { PolicyService } from '../../server/policy-service.js';
+import type { ProjectRegistry } from '../../server/store/registry.js';
+
+/** A registry whose projects' policies the test swaps directly (the service only calls `get`). */
+function fakeRegistry(policies: Map<string, CompiledPolicy>): ProjectRegistry {
+  return {
+    get: (id: string) => {
+      const policy = policies.get(id);
+      return policy ? { id, state: { policy } } : undefined;
+    },
+  } as unknown as ProjectRegistry;
+}
+
+function serviceOver(policies: Map<string, CompiledPolicy>): PolicyService {
+  return new PolicyService({ registry: fakeRegistry(policies), logger: pino({ level: 'silent' }) });
+}
+
+const withoutId = ({ decisionId: _id, ...rest }: Decision): Omit<Decision, 'decisionId'> => rest;
+
+const toolNames = TOOL_CATALOG.map((tool) => tool.name);
+const toolArb = fc.oneof(fc.constantFrom(...toolNames), fc.constantFrom('idea_nope', 'x"y\\z', ''));
+const requesterArb = fc.oneof(fc.constantFrom('Main', 'QA', 'Dev"Ops', '', 'mcp', 'ticket-assistant:a:82'), fc.string({ maxLength: 8 }));
+const documentArb: fc.Arbitrary<PolicyDocument> = fc.record(
+  {
+    version: fc.constant(1 as const),
+    projectDefault: fc.record({ allowedTools: fc.uniqueArray(fc.constantFrom(...toolNames), { maxLength: 25 }) }),
+    agents: fc.uniqueArray(
+      fc.record({ agentId: fc.constantFrom('Main', 'QA', 'Dev"Ops'), policy: fc.record({ allowedTools: fc.uniqueArray(fc.constantFrom(...toolNames), { maxLength: 25 }) }) }),
+      { selector: (agent) => agent.agentId, maxLength: 3 },
+    ),
+  },
+  { requiredKeys: ['version'] },
+);
+const policyArb: fc.Arbitrary<CompiledPolicy> = fc.oneof(
+  documentArb.map((document) => compileDocument(document, 'rev-doc')),
+  fc.constant(builtinPolicy()),
+  fc.constant(invalidPolicy('rev-bad', { message: 'Unexpected token', line: 1, column: 2 })),
+);
+type Step = { kind: 'ask'; query: DecideQuery } | { kind: 'swap'; project: string; policy: CompiledPolicy | undefined };
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ project: fc.constantFrom('a', 'b', 'gone'), requester: requesterArb, tool: toolArb }).map((query) => ({ kind: 'ask' as const, query })) },
+  { weight: 1, arbitrary: fc.record({ project: fc.constantFrom('a', 'b'), policy: fc.option(policyArb, { nil: undefined }) }).map((swap) => ({ kind: 'swap' as const, ...swap })) },
+);
+
+describe('decision cache (POST /decide text)', () => {
+  it('answers exactly the uncached decision of the current policy, over any history of questions and policy swaps', () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 80 }), (steps) => {
+        const policies = new Map<string, CompiledPolicy>([['a', builtinPolicy()], ['b', builtinPolicy()]]);
+        const service = serviceOver(policies);
+        const ids = new Set<string>();
+        for (const step of steps) {
+          if (step.kind === 'swap') {
+            if (step.policy) policies.set(step.project, step.policy);
+            else policies.delete(step.project);
+            continue;
+          }
+          const expected = decide(step.query, policies.get(step.query.project), NO_EPHEMERAL);
+          const answered = JSON.parse(service.decideJson(step.query)) as Decision;
+          expect(withoutId(answered)).toEqual(expected);
+          expect(withoutId(service.decide(step.query))).toEqual(expected);
+          expect(ids.has(answered.decisionId)).toBe(false);
+          ids.add(answered.decisionId);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a policy swap takes effect on the very next call, for a question answered from the cache before', () => {
+    const policies = new Map<string, CompiledPolicy>([['a', compileDocument({ version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_memory_write'] } }] }, 'r1')]]);
+    const service = serviceOver(policies);
+    const query = { project: 'a', requester: 'QA', tool: 'idea_memory_write' };
+    for (let i = 0; i < 3; i += 1) expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: true, revision: 'r1' });
+    policies.set('a', compileDocument({ version: 1 }, 'r2'));
+    expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: false, reason: 'not_in_allowlist', revision: 'r2' });
+  });
+
+  it('never serves a ticket assistant from the cache: a withdrawn ephemeral grant denies at once', () => {
+    const service = serviceOver(new Map([['a', builtinPolicy()]]));
+    const query = { project: 'a', requester: 'ticket-assistant:a:82', tool: 'idea_memory_write' };
+    service.putEphemeral('a', query.requester, ['idea_memory_write'], undefined, 60);
+    expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: true, source: 'ephemeral' });
+    expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: true });
+    service.deleteEphemeral('a', query.requester);
+    expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: false, source: 'builtin-read-only' });
+    service.close();
+  });
+
+  it('stays bounded when every call names a new requester, and still answers right', () => {
+    const policies = new Map<string, CompiledPolicy>([['a', compileDocument({ version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_memory_write'] } }] }, 'r1')]]);
+    const service = serviceOver(policies);
+    const cache = (service as unknown as { cache: { sizeOf(project: string): number } }).cache;
+    for (let i = 0; i < MAX_CACHED_PER_PROJECT * 2 + 10; i += 1) {
+      const answered = JSON.parse(service.decideJson({ project: 'a', requester: `agent-${i}`, tool: 'idea_memory_write' })) as Decision;
+      expect(answered.allow).toBe(false);
+      expect(cache.sizeOf('a')).toBeLessThanOrEqual(MAX_CACHED_PER_PROJECT);
+    }
+    expect(JSON.parse(service.decideJson({ project: 'a', requester: 'QA', tool: 'idea_memory_write' }))).toMatchObject({ allow: true });
+  });
+});
