@@ -61,6 +61,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     loggerInstance: logger as unknown as FastifyBaseLogger,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
+    // `request.log` is the app logger itself, not a pino child per request: the service logs its
+    // own lines (decision ids, projects) and no request is logged by Fastify, so a child with a
+    // request id would be built and dropped on every call of the hot path.
+    childLoggerFactory: (logger) => logger,
     // Query strings like ?allow=false&limit=50; nothing else is parsed from the URL.
     routerOptions: { maxParamLength: 1024 },
     // A request (body included) must arrive within 30 s: a held-open connection cannot pin the service.

@@ -7,7 +7,7 @@
  * A route without `access` is treated as `admin` unless it is a GET (fail closed for new routes).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
 
 export type RouteAccess = 'admin' | 'read' | 'public';
@@ -55,43 +55,66 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-function accessOf(request: FastifyRequest): RouteAccess {
-  const declared = request.routeOptions.config.access;
+/** What a route requires, from its declared `access`, else from its URL and method (fail closed). */
+export function accessOfRoute(route: { readonly url: string; readonly method: string | readonly string[]; readonly config?: { access?: RouteAccess } | undefined }): RouteAccess {
+  const declared = route.config?.access;
   if (declared) return declared;
-  const url = request.routeOptions.url ?? '';
+  const { url } = route;
   if (url === '/ui' || url.startsWith('/ui/') || url === '/docs' || url.startsWith('/docs/')) return 'public';
-  return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'admin';
+  const methods = typeof route.method === 'string' ? [route.method] : route.method;
+  return methods.every((method) => method === 'GET' || method === 'HEAD') ? 'read' : 'admin';
 }
 
-/** Why a request may not proceed, or null when it may. Pure over the request and the options. */
-export function refusalOf(request: FastifyRequest, options: AuthOptions, digests: Digests): AppError | null {
-  if (options.loopbackHostsOnly && !isLoopbackHostHeader(request.headers.host)) {
-    return new AppError(403, 'forbidden_host', 'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).');
-  }
-  if (request.is404) return null;
-  const access = accessOf(request);
+const forbiddenHost = (): AppError =>
+  new AppError(403, 'forbidden_host', 'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).');
+
+/** Why a request to a route of this access may not proceed for want of a token, or null when it may. */
+export function refusalOf(request: FastifyRequest, access: RouteAccess, digests: Digests): AppError | null {
   if (access === 'public') return null;
-  const token = bearerToken(request);
   if (access === 'read') {
     if (digests.decide === undefined) return null;
+    const token = bearerToken(request);
     if (tokenMatches(token, digests.decide) || tokenMatches(token, digests.admin)) return null;
     return new AppError(401, 'unauthorized', 'This route needs the decide token or the admin token (Authorization: Bearer <token>).');
   }
-  return tokenMatches(token, digests.admin)
+  return tokenMatches(bearerToken(request), digests.admin)
     ? null
     : new AppError(401, 'unauthorized', 'This route needs the admin token (Authorization: Bearer <token>).');
 }
 
-/** Adds the app-wide `onRequest` check (callback style: no promise per request on the hot path). */
+type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
+
+/**
+ * The Host check (when asked) is one app-wide `onRequest` hook, 404s included. The token check is
+ * added to every route registered after this call (all of them: call it first), chosen once from
+ * the route's access: a route with no token to check (an open read route when no decide token is
+ * set) runs no token hook at all.
+ */
 export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   if (options.adminToken === '') throw new Error('an admin token is required');
   const digests: Digests = {
     admin: digest(options.adminToken),
     decide: options.decideToken ? digest(options.decideToken) : undefined,
   };
-  app.addHook('onRequest', (request, _reply, done) => {
-    const refusal = refusalOf(request, options, digests);
-    if (refusal) done(refusal);
-    else done();
+  if (options.loopbackHostsOnly) {
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (isLoopbackHostHeader(request.headers.host)) done();
+      else done(forbiddenHost());
+    });
+  }
+  const checkFor = (access: RouteAccess): OnRequestHook | undefined => {
+    if (access === 'public' || (access === 'read' && digests.decide === undefined)) return undefined;
+    // Callback style: no promise per request.
+    return (request, _reply, done) => {
+      const refusal = refusalOf(request, access, digests);
+      if (refusal) done(refusal);
+      else done();
+    };
+  };
+  app.addHook('onRoute', (route) => {
+    const check = checkFor(accessOfRoute(route));
+    if (!check) return;
+    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    route.onRequest = [check, ...existing];
   });
 }

@@ -32,7 +32,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       // Bad JSON, `__proto__` keys, an empty body with a JSON content type, a bad URL encoding...
       return reply.code(400).send(body('invalid_request', `Invalid request: ${error.message}`));
     }
-    request.log.error({ err: error }, 'unexpected error');
+    request.log.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unexpected error');
     return reply.code(500).send(body('internal_error', 'Internal error; the request was not applied.'));
   });
 

@@ -1,17 +1,18 @@
 /**
  * The set of projects the service serves (SPEC §3): the direct sub-folders of `projectsRoot`
- * and the explicit `projects`, each loaded at start and kept fresh by ONE chokidar watcher that
- * only looks at the paths that matter (project folders, their `.ideai/`, the two files in it),
- * plus a cheap periodic stat rescan as a safety net for any event a platform drops.
+ * and the explicit `projects`, each loaded at start and kept fresh by ONE chokidar watcher (in
+ * its own thread, see watcher-worker.ts) that only looks at the paths that matter (project
+ * folders, their `.ideai/`, the two files in it), plus a cheap periodic stat rescan as a safety
+ * net for any event a platform drops.
  */
-import { watch, type FSWatcher } from 'chokidar';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PROJECT_ID_REGEX } from '../../schemas/index.js';
 import { Project, type ReloadOutcome } from './project.js';
+import { WATCHED_FILES, isProjectRoot, type WatchScope } from './watch-scope.js';
+import { WatcherThread } from './watcher-thread.js';
 
-const WATCHED_FILES = new Set(['mcp-tool-permissions.json', 'agents.json']);
 /** Projects read at the same time while loading or rescanning. */
 const LOAD_CONCURRENCY = 32;
 /** Projects whose files one rescan period checks. */
@@ -44,7 +45,8 @@ export class ProjectRegistry {
   private readonly byRoot = new Map<string, Project>();
   private readonly explicit: ReadonlyMap<string, string>;
   private readonly root: string | undefined;
-  private watcher: FSWatcher | undefined;
+  private watcher: WatcherThread | undefined;
+  private readonly scope: WatchScope;
   private rescanTimer: NodeJS.Timeout | undefined;
   private rescanning = false;
   private rescanCursor = 0;
@@ -54,6 +56,7 @@ export class ProjectRegistry {
   constructor(private readonly options: RegistryOptions) {
     this.root = options.projectsRoot === undefined ? undefined : path.resolve(options.projectsRoot);
     this.explicit = new Map(Object.entries(options.projects ?? {}).map(([id, root]) => [id, path.resolve(root)]));
+    this.scope = { root: this.root, explicitRoots: [...this.explicit.values()] };
   }
 
   /**
@@ -65,9 +68,7 @@ export class ProjectRegistry {
     const loading = this.loadAll();
     const watching = this.startWatcher();
     await Promise.all([loading, watching]);
-    await forEachLimited(this.list(), LOAD_CONCURRENCY, async (project) => {
-      if (await project.changedOnDisk()) this.reload(project);
-    });
+    await this.checkEveryProject();
     const rescanMs = this.options.rescanMs ?? 2000;
     if (rescanMs > 0) {
       this.rescanTimer = setInterval(() => void this.rescan(), rescanMs);
@@ -86,23 +87,24 @@ export class ProjectRegistry {
   }
 
   private async startWatcher(): Promise<void> {
-    const paths = [...(this.root === undefined ? [] : [this.root]), ...this.explicit.values()];
-    if (paths.length > 0) {
-      const watcher = watch(paths, {
-        ignoreInitial: true,
-        depth: 2,
-        atomic: false, // we want the rename itself, not chokidar's 100 ms unlink/add coalescing
-        ignored: (file) => !this.isRelevant(file),
-      });
-      this.watcher = watcher;
-      watcher.on('all', (event, file) => this.onEvent(event, file));
-      // chokidar throttles and de-duplicates per-file 'change' events, and loses some of a quick
-      // series of rename-overs (it re-watches the new inode late). The raw inotify events of the
-      // watched folders are complete, so they trigger reloads too (coalesced per project).
-      watcher.on('raw', (_event, rawPath, details) => this.onRawEvent(rawPath, details));
-      watcher.on('error', (error) => this.options.logger.warn({ err: error }, 'watcher error'));
-      await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-    }
+    if (this.scope.root === undefined && this.scope.explicitRoots.length === 0) return;
+    this.watcher = new WatcherThread(
+      this.scope,
+      {
+        onEvent: (event, file) => this.onEvent(event, file),
+        onRaw: (rawPath, watchedPath) => this.onRawEvent(rawPath, watchedPath),
+        onRestarted: () => void this.checkEveryProject(),
+      },
+      this.options.logger,
+    );
+    await this.watcher.start();
+  }
+
+  /** Reloads every project whose files changed since they were read (after a watcher outage). */
+  private async checkEveryProject(): Promise<void> {
+    await forEachLimited(this.list(), LOAD_CONCURRENCY, async (project) => {
+      if (await project.changedOnDisk()) this.reload(project);
+    });
   }
 
   get isReady(): boolean {
@@ -157,23 +159,6 @@ export class ProjectRegistry {
     }
   }
 
-  /** Only project folders, their `.ideai/` and the two files in it pass the watcher's filter. */
-  private isRelevant(file: string): boolean {
-    if (file === this.root) return true;
-    const parent = path.dirname(file);
-    if (this.root !== undefined && parent === this.root) return PROJECT_ID_REGEX.test(path.basename(file));
-    if (this.isProjectRoot(file)) return true;
-    const name = path.basename(file);
-    if (name === '.ideai') return this.isProjectRoot(parent);
-    return WATCHED_FILES.has(name) && path.basename(parent) === '.ideai' && this.isProjectRoot(path.dirname(parent));
-  }
-
-  private isProjectRoot(folder: string): boolean {
-    if (this.root !== undefined && path.dirname(folder) === this.root) return true;
-    for (const root of this.explicit.values()) if (root === folder) return true;
-    return false;
-  }
-
   private onEvent(event: string, file: string): void {
     if (this.closed) return;
     if (this.root !== undefined && path.dirname(file) === this.root) {
@@ -190,13 +175,12 @@ export class ProjectRegistry {
     if (project) this.reload(project);
   }
 
-  private onRawEvent(rawPath: unknown, details: unknown): void {
-    const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
-    if (this.closed || typeof watched !== 'string') return;
-    const name = typeof rawPath === 'string' ? path.basename(rawPath) : '';
+  private onRawEvent(rawPath: string | undefined, watched: string): void {
+    if (this.closed) return;
+    const name = rawPath === undefined ? '' : path.basename(rawPath);
     if (WATCHED_FILES.has(path.basename(watched))) this.onEvent('raw', watched);
     else if (WATCHED_FILES.has(name) && path.basename(watched) === '.ideai') this.onEvent('raw', path.join(watched, name));
-    else if (name === '.ideai' && this.isProjectRoot(watched)) this.onEvent('raw', path.join(watched, name));
+    else if (name === '.ideai' && isProjectRoot(this.scope, watched)) this.onEvent('raw', path.join(watched, name));
   }
 
   private reload(project: Project): void {

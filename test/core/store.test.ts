@@ -7,7 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { buildApp } from '../../server/app.js';
+import { ProjectRegistry } from '../../server/store/registry.js';
+import type { WatcherThread } from '../../server/store/watcher-thread.js';
 
 const TOKEN = 'core-admin-token';
 const open: FastifyInstance[] = [];
@@ -155,5 +158,39 @@ describe('store and watcher', () => {
       });
     expect((await put('"0000000000000000", "1111111111111111"')).statusCode).toBe(412);
     expect((await put(`"0000000000000000", ${etag}`)).statusCode).toBe(200);
+  });
+});
+
+describe('watcher thread', () => {
+  it('restarts after its thread dies, and picks up a change made while none was watching', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'pdp-core-'));
+    folders.push(root);
+    await mkdir(path.join(root, 'demo', '.ideai'), { recursive: true });
+    const registry = new ProjectRegistry({ projectsRoot: root, logger: pino({ level: 'silent' }), rescanMs: 0 });
+    await registry.start();
+    try {
+      const grants = () => registry.get('demo')?.state.policy;
+      expect(grants()?.status).toBe('ok');
+      const watcher = (registry as unknown as { watcher: WatcherThread }).watcher;
+      const first = watcher.thread;
+      expect(first).toBeDefined();
+      await first?.terminate();
+      // Written while no watcher runs: only the re-check after the restart can see it.
+      await writeFile(path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json'), doc({ QA: ['idea_memory_write'] }));
+      await eventually(async () => {
+        const policy = grants();
+        return policy?.status === 'ok' && policy.overrides.get('QA')?.allowed.has('idea_memory_write') === true;
+      });
+      expect(watcher.thread).toBeDefined();
+      expect(watcher.thread).not.toBe(first);
+      // And the new thread watches: a later change arrives through it.
+      await writeFile(path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json'), doc({ QA: [] }));
+      await eventually(async () => {
+        const policy = grants();
+        return policy?.status === 'ok' && policy.overrides.get('QA')?.allowed.has('idea_memory_write') === false;
+      });
+    } finally {
+      await registry.close();
+    }
   });
 });
