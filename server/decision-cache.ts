@@ -20,8 +20,13 @@ export interface CachedDecision {
   readonly jsonPrefix: string | undefined;
 }
 
-/** Entries one project may hold before they are dropped and refilled (bounds attacker-chosen names). */
-export const MAX_CACHED_PER_PROJECT = 4096;
+/**
+ * Decisions kept across all projects (about 1 KB each) before every entry is dropped and the
+ * cache refills: bounds the memory whatever the number of projects and of (attacker-chosen)
+ * requester and tool names, while the questions a deployment really asks (agents × tools in use)
+ * stay cached.
+ */
+export const MAX_CACHED_DECISIONS = 4096;
 
 interface ProjectEntries {
   readonly policy: CompiledPolicy;
@@ -43,6 +48,8 @@ export function jsonPrefixOf(body: DecisionBody, serialize: (decision: DecisionB
 
 export class DecisionCache {
   private readonly projects = new Map<string, ProjectEntries>();
+  /** Entries over every project (an upper bound: entries of replaced policies are counted until the next clear). */
+  private total = 0;
 
   /** The decision cached for this question under exactly this policy object, if any. */
   get(project: string, policy: CompiledPolicy, requester: string, tool: string): CachedDecision | undefined {
@@ -53,8 +60,12 @@ export class DecisionCache {
 
   /** Keeps a decision computed from `policy`; entries of any other policy object of the project go. */
   set(project: string, policy: CompiledPolicy, requester: string, tool: string, decision: CachedDecision): void {
+    if (this.total >= MAX_CACHED_DECISIONS) {
+      this.projects.clear();
+      this.total = 0;
+    }
     let entries = this.projects.get(project);
-    if (entries === undefined || entries.policy !== policy || entries.size >= MAX_CACHED_PER_PROJECT) {
+    if (entries === undefined || entries.policy !== policy) {
       entries = { policy, byRequester: new Map(), size: 0 };
       this.projects.set(project, entries);
     }
@@ -63,7 +74,10 @@ export class DecisionCache {
       byTool = new Map();
       entries.byRequester.set(requester, byTool);
     }
-    if (!byTool.has(tool)) entries.size += 1;
+    if (!byTool.has(tool)) {
+      entries.size += 1;
+      this.total += 1;
+    }
     byTool.set(tool, decision);
   }
 
@@ -75,6 +89,11 @@ export class DecisionCache {
   /** Number of cached decisions of a project under its current entries (for tests). */
   sizeOf(project: string): number {
     return this.projects.get(project)?.size ?? 0;
+  }
+
+  /** Number of cached decisions over every project, as counted for the bound (for tests). */
+  get size(): number {
+    return this.total;
   }
 }
 

@@ -8,7 +8,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { PROJECT_ID_REGEX } from '../../schemas/index.js';
+import { PROJECT_ID_PATTERN, PROJECT_ID_REGEX } from '../../schemas/index.js';
 import { Project, type ReloadOutcome } from './project.js';
 import { WATCHED_FILES, isProjectRoot, type WatchScope } from './watch-scope.js';
 import { WatcherThread } from './watcher-thread.js';
@@ -56,7 +56,7 @@ export class ProjectRegistry {
   constructor(private readonly options: RegistryOptions) {
     this.root = options.projectsRoot === undefined ? undefined : path.resolve(options.projectsRoot);
     this.explicit = new Map(Object.entries(options.projects ?? {}).map(([id, root]) => [id, path.resolve(root)]));
-    this.scope = { root: this.root, explicitRoots: [...this.explicit.values()] };
+    this.scope = { root: this.root, explicitRoots: [...this.explicit.values()], projectIdPattern: PROJECT_ID_PATTERN };
   }
 
   /**

@@ -4,7 +4,6 @@
  * event to its project) and the watcher thread (to filter what chokidar walks and watches).
  */
 import path from 'node:path';
-import { PROJECT_ID_REGEX } from '../../schemas/index.js';
 
 export const WATCHED_FILES: ReadonlySet<string> = new Set(['mcp-tool-permissions.json', 'agents.json']);
 
@@ -12,7 +11,19 @@ export const WATCHED_FILES: ReadonlySet<string> = new Set(['mcp-tool-permissions
 export interface WatchScope {
   readonly root: string | undefined;
   readonly explicitRoots: readonly string[];
+  /**
+   * Source of the project id pattern (schemas' PROJECT_ID_PATTERN), passed as data so that the
+   * watcher thread does not load the schemas (TypeBox) just for one regular expression.
+   */
+  readonly projectIdPattern: string;
 }
+
+const compiled = new Map<string, RegExp>();
+const projectIdRegex = (pattern: string): RegExp => {
+  let regex = compiled.get(pattern);
+  if (regex === undefined) compiled.set(pattern, (regex = new RegExp(pattern)));
+  return regex;
+};
 
 export function isProjectRoot(scope: WatchScope, folder: string): boolean {
   if (scope.root !== undefined && path.dirname(folder) === scope.root) return true;
@@ -23,7 +34,7 @@ export function isProjectRoot(scope: WatchScope, folder: string): boolean {
 export function isRelevant(scope: WatchScope, file: string): boolean {
   if (file === scope.root) return true;
   const parent = path.dirname(file);
-  if (scope.root !== undefined && parent === scope.root) return PROJECT_ID_REGEX.test(path.basename(file));
+  if (scope.root !== undefined && parent === scope.root) return projectIdRegex(scope.projectIdPattern).test(path.basename(file));
   if (isProjectRoot(scope, file)) return true;
   const name = path.basename(file);
   if (name === '.ideai') return isProjectRoot(scope, parent);

@@ -20,13 +20,16 @@ const RESTART_DELAY_MS = 500;
 const CLOSE_TIMEOUT_MS = 5_000;
 const workerUrl = new URL(`./watcher-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
+/** The watcher thread allocates little once it has walked the folders: a small young generation keeps its memory small. */
+const RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 4 };
+
 /** From sources (tsx, vitest) the worker needs the TypeScript loader; from dist/ it is plain JS. */
 function spawnWorker(scope: WatchScope): Worker {
-  if (!workerUrl.pathname.endsWith('.ts')) return new Worker(workerUrl, { workerData: scope });
+  if (!workerUrl.pathname.endsWith('.ts')) return new Worker(workerUrl, { workerData: scope, resourceLimits: RESOURCE_LIMITS });
   // tsx's ESM API (its `require` entry cannot register the ESM loader); tsx is pinned in devDependencies.
   const tsxApi = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
   const boot = `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}); })`;
-  return new Worker(boot, { eval: true, workerData: scope });
+  return new Worker(boot, { eval: true, workerData: scope, resourceLimits: RESOURCE_LIMITS });
 }
 
 export class WatcherThread {

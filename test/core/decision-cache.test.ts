@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG, type DecideQuery, type Decision, type PolicyDocument } from '../../schemas/index.js';
-import { MAX_CACHED_PER_PROJECT } from '../../server/decision-cache.js';
+import { MAX_CACHED_DECISIONS } from '../../server/decision-cache.js';
 import { builtinPolicy, compileDocument, invalidPolicy, type CompiledPolicy } from '../../server/domain/compile.js';
 import { decide, NO_EPHEMERAL } from '../../server/domain/decide.js';
 import { PolicyService } from '../../server/policy-service.js';
@@ -99,14 +99,17 @@ describe('decision cache (POST /decide text)', () => {
     service.close();
   });
 
-  it('stays bounded when every call names a new requester, and still answers right', () => {
-    const policies = new Map<string, CompiledPolicy>([['a', compileDocument({ version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_memory_write'] } }] }, 'r1')]]);
+  it('stays bounded over all projects when every call names a new requester, and still answers right', () => {
+    const policies = new Map<string, CompiledPolicy>([
+      ['a', compileDocument({ version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_memory_write'] } }] }, 'r1')],
+      ['b', builtinPolicy()],
+    ]);
     const service = serviceOver(policies);
-    const cache = (service as unknown as { cache: { sizeOf(project: string): number } }).cache;
-    for (let i = 0; i < MAX_CACHED_PER_PROJECT * 2 + 10; i += 1) {
-      const answered = JSON.parse(service.decideJson({ project: 'a', requester: `agent-${i}`, tool: 'idea_memory_write' })) as Decision;
+    const cache = (service as unknown as { cache: { size: number } }).cache;
+    for (let i = 0; i < MAX_CACHED_DECISIONS * 2 + 10; i += 1) {
+      const answered = JSON.parse(service.decideJson({ project: i % 2 ? 'a' : 'b', requester: `agent-${i}`, tool: 'idea_memory_write' })) as Decision;
       expect(answered.allow).toBe(false);
-      expect(cache.sizeOf('a')).toBeLessThanOrEqual(MAX_CACHED_PER_PROJECT);
+      expect(cache.size).toBeLessThanOrEqual(MAX_CACHED_DECISIONS);
     }
     expect(JSON.parse(service.decideJson({ project: 'a', requester: 'QA', tool: 'idea_memory_write' }))).toMatchObject({ allow: true });
   });
