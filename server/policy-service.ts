@@ -80,26 +80,29 @@ export class PolicyService {
    */
   decideJson(query: DecideQuery): string {
     const started = this.metrics ? performance.now() : 0;
-    const { body, cached } = this.resolve(query);
+    const { body, jsonPrefix } = this.resolve(query);
     const decisionId = this.record(query, body);
-    const json = cached?.jsonPrefix === undefined ? serializeDecision({ ...body, decisionId }) : `${cached.jsonPrefix}${decisionId}"}`;
+    const json = jsonPrefix === undefined ? serializeDecision({ ...body, decisionId }) : `${jsonPrefix}${decisionId}"}`;
     this.metrics?.recordDecision(body.allow, body.reason, (performance.now() - started) / 1000);
     return json;
   }
 
-  /** The decision body for a query, from the cache when the same question was asked of the same policy. */
-  private resolve(query: DecideQuery): { body: DecisionBody; cached: CachedDecision | undefined } {
+  /**
+   * The decision body for a query (with its serialized prefix when it may be cached), from the
+   * cache when the same question was asked of the same policy: no allocation on that path.
+   */
+  private resolve(query: DecideQuery): CachedDecision {
     const project = this.registry.get(query.project);
-    if (!project) return { body: decide(query, undefined, this.lookupEphemeral), cached: undefined };
+    if (!project) return { body: decide(query, undefined, this.lookupEphemeral), jsonPrefix: undefined };
     const { policy } = project.state;
     const hit = this.cache.get(query.project, policy, query.requester, query.tool);
-    if (hit) return { body: hit.body, cached: hit };
+    if (hit) return hit;
     const body = decide(query, policy, this.lookupEphemeral);
     // Ticket assistants depend on ephemeral grants (and on arguments): decided every time.
-    if (body.requester.kind === 'ticket-assistant') return { body, cached: undefined };
+    if (body.requester.kind === 'ticket-assistant') return { body, jsonPrefix: undefined };
     const cached: CachedDecision = { body: freezeDecision(body), jsonPrefix: jsonPrefixOf(body, serializeDecision) };
     this.cache.set(query.project, policy, query.requester, query.tool, cached);
-    return { body, cached };
+    return cached;
   }
 
   /** Numbers, records, logs and audits one decision; returns its id. */
@@ -116,7 +119,7 @@ export class PolicyService {
         source: decision.source,
       });
     }
-    if (!decision.allow) {
+    if (!decision.allow && this.logger.isLevelEnabled('info')) {
       this.logger.info(
         {
           decisionId,
