@@ -6,8 +6,9 @@
  * never cached (they expire and change without the policy changing). So the answer of `/decide` can
  * be computed and serialized once, by the schema's own serializer, and only the decision id stamped
  * per call. Each project's entries are tied to the policy object they came from: a reload or a write
- * installs a new policy object, and the first lookup against it drops every older entry, so a
- * cached answer can never outlive the policy that produced it.
+ * installs a new policy object, a lookup against it never sees the older entries, and the next
+ * answer stored for the project replaces them all, so a cached answer can never outlive the policy
+ * that produced it.
  */
 import type { CompiledPolicy } from './domain/compile.js';
 import type { DecisionBody } from './domain/decide.js';
@@ -21,12 +22,15 @@ export interface CachedDecision {
 }
 
 /**
- * Decisions kept across all projects (about 1 KB each) before every entry is dropped and the
- * cache refills: bounds the memory whatever the number of projects and of (attacker-chosen)
- * requester and tool names, while the questions a deployment really asks (agents × tools in use)
- * stay cached.
+ * Estimated bytes kept across all projects before every entry is dropped and the cache refills:
+ * bounds the memory whatever the number of projects and the length of (attacker-chosen) requester
+ * and tool names, while the questions a deployment really asks (agents × tools in use: about 1 KB
+ * each, so some 4,000) stay cached.
  */
-export const MAX_CACHED_DECISIONS = 4096;
+export const MAX_CACHED_BYTES = 4 * 1024 * 1024;
+
+/** A conservative estimate of what one entry holds: objects, the message and the prefix (2 bytes per character). */
+const entryBytes = (decision: CachedDecision): number => 512 + 2 * (decision.body.message.length + (decision.jsonPrefix?.length ?? 0));
 
 interface ProjectEntries {
   readonly policy: CompiledPolicy;
@@ -48,8 +52,8 @@ export function jsonPrefixOf(body: DecisionBody, serialize: (decision: DecisionB
 
 export class DecisionCache {
   private readonly projects = new Map<string, ProjectEntries>();
-  /** Entries over every project (an upper bound: entries of replaced policies are counted until the next clear). */
-  private total = 0;
+  /** Estimated bytes over every project (an upper bound: entries of replaced policies count until the next clear). */
+  private bytes = 0;
 
   /** The decision cached for this question under exactly this policy object, if any. */
   get(project: string, policy: CompiledPolicy, requester: string, tool: string): CachedDecision | undefined {
@@ -60,9 +64,10 @@ export class DecisionCache {
 
   /** Keeps a decision computed from `policy`; entries of any other policy object of the project go. */
   set(project: string, policy: CompiledPolicy, requester: string, tool: string, decision: CachedDecision): void {
-    if (this.total >= MAX_CACHED_DECISIONS) {
+    const size = entryBytes(decision);
+    if (this.bytes + size > MAX_CACHED_BYTES) {
       this.projects.clear();
-      this.total = 0;
+      this.bytes = 0;
     }
     let entries = this.projects.get(project);
     if (entries === undefined || entries.policy !== policy) {
@@ -74,10 +79,8 @@ export class DecisionCache {
       byTool = new Map();
       entries.byRequester.set(requester, byTool);
     }
-    if (!byTool.has(tool)) {
-      entries.size += 1;
-      this.total += 1;
-    }
+    if (!byTool.has(tool)) entries.size += 1;
+    this.bytes += size;
     byTool.set(tool, decision);
   }
 
@@ -91,9 +94,9 @@ export class DecisionCache {
     return this.projects.get(project)?.size ?? 0;
   }
 
-  /** Number of cached decisions over every project, as counted for the bound (for tests). */
-  get size(): number {
-    return this.total;
+  /** Estimated bytes held over every project, as counted for the bound (for tests). */
+  get estimatedBytes(): number {
+    return this.bytes;
   }
 }
 

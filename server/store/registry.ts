@@ -47,6 +47,8 @@ export class ProjectRegistry {
   private readonly root: string | undefined;
   private watcher: WatcherThread | undefined;
   private readonly scope: WatchScope;
+  /** While the watcher thread is down, every rescan checks every project instead of one batch. */
+  private watcherDown = false;
   private rescanTimer: NodeJS.Timeout | undefined;
   private rescanning = false;
   private rescanCursor = 0;
@@ -93,7 +95,13 @@ export class ProjectRegistry {
       {
         onEvent: (event, file) => this.onEvent(event, file),
         onRaw: (rawPath, watchedPath) => this.onRawEvent(rawPath, watchedPath),
-        onRestarted: () => void this.checkEveryProject(),
+        onDown: () => {
+          this.watcherDown = true;
+        },
+        onRestarted: () => {
+          this.watcherDown = false;
+          void this.checkEveryProject();
+        },
       },
       this.options.logger,
     );
@@ -103,7 +111,7 @@ export class ProjectRegistry {
   /** Reloads every project whose files changed since they were read (after a watcher outage). */
   private async checkEveryProject(): Promise<void> {
     await forEachLimited(this.list(), LOAD_CONCURRENCY, async (project) => {
-      if (await project.changedOnDisk()) this.reload(project);
+      if (!this.closed && (await project.changedOnDisk())) this.reload(project);
     });
   }
 
@@ -147,7 +155,7 @@ export class ProjectRegistry {
       }
       const projects = this.list();
       if (this.rescanCursor >= projects.length) this.rescanCursor = 0;
-      const batch = projects.slice(this.rescanCursor, this.rescanCursor + RESCAN_BATCH);
+      const batch = this.watcherDown ? projects : projects.slice(this.rescanCursor, this.rescanCursor + RESCAN_BATCH);
       this.rescanCursor += batch.length;
       await forEachLimited(batch, LOAD_CONCURRENCY, async (project) => {
         if (await project.changedOnDisk()) this.reload(project);

@@ -12,11 +12,17 @@ import type { WatchScope, WatcherMessage } from './watch-scope.js';
 export interface WatcherThreadEvents {
   onEvent(event: string, file: string): void;
   onRaw(rawPath: string | undefined, watchedPath: string): void;
+  /** The thread died: until {@link onRestarted}, no change is seen through it. */
+  onDown(): void;
   /** A restarted watcher is ready: whatever changed while none ran must be looked for. */
   onRestarted(): void;
 }
 
+/** First restart delay; doubled after each failed start, up to the maximum. */
 const RESTART_DELAY_MS = 500;
+const MAX_RESTART_DELAY_MS = 10_000;
+/** The first walk of the folders must finish within this, or the service does not start. */
+const START_TIMEOUT_MS = 60_000;
 const CLOSE_TIMEOUT_MS = 5_000;
 const workerUrl = new URL(`./watcher-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
@@ -36,6 +42,8 @@ export class WatcherThread {
   private worker: Worker | undefined;
   private closed = false;
   private restartTimer: NodeJS.Timeout | undefined;
+  private restartDelay = RESTART_DELAY_MS;
+  private abortStart: ((error: Error) => void) | undefined;
 
   constructor(
     private readonly scope: WatchScope,
@@ -45,47 +53,73 @@ export class WatcherThread {
 
   /** Resolves once the first watcher has walked every watched folder; rejects if it cannot start. */
   start(): Promise<void> {
-    return this.launch(false);
+    return new Promise<void>((resolve, reject) => {
+      this.abortStart = (error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
+      const timer = setTimeout(() => {
+        reject(new Error(`the file watcher was not ready within ${START_TIMEOUT_MS} ms`));
+        void this.close();
+      }, START_TIMEOUT_MS);
+      this.launch({
+        ready: () => {
+          clearTimeout(timer);
+          this.abortStart = undefined;
+          resolve();
+        },
+        failed: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+    });
   }
 
-  private launch(restart: boolean): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const worker = spawnWorker(this.scope);
-      this.worker = worker;
-      let ready = false;
-      worker.on('message', (message: WatcherMessage) => {
-        switch (message.type) {
-          case 'all':
-            this.events.onEvent(message.event, message.file);
-            break;
-          case 'raw':
-            if (message.watchedPath !== undefined) this.events.onRaw(message.rawPath, message.watchedPath);
-            break;
-          case 'error':
-            this.logger.warn({ error: message.message }, 'watcher error');
-            break;
-          case 'ready':
-            ready = true;
-            if (restart) this.events.onRestarted();
-            resolve();
-            break;
-        }
-      });
-      worker.on('error', (error) => this.logger.error({ err: error }, 'watcher thread failed'));
-      worker.on('exit', (code) => {
-        if (this.worker === worker) this.worker = undefined;
-        if (this.closed) return;
-        if (!ready && !restart) {
-          reject(new Error(`the file watcher thread exited (code ${code}) before it was ready`));
-          return;
-        }
-        this.logger.error({ code }, 'watcher thread exited; restarting it');
-        this.restartTimer = setTimeout(() => {
-          if (!this.closed) this.launch(true).catch((error: unknown) => this.logger.error({ err: error }, 'watcher restart failed'));
-        }, RESTART_DELAY_MS);
-        this.restartTimer.unref();
-        if (!ready) resolve();
-      });
+  /**
+   * Starts one thread. `first` is told when the very first thread is ready or dies before being
+   * ready (the service then does not start); later threads are restarts.
+   */
+  private launch(first?: { ready(): void; failed(error: Error): void }): void {
+    const worker = spawnWorker(this.scope);
+    this.worker = worker;
+    let ready = false;
+    worker.on('message', (message: WatcherMessage) => {
+      if (this.closed || this.worker !== worker) return;
+      switch (message.type) {
+        case 'all':
+          this.events.onEvent(message.event, message.file);
+          break;
+        case 'raw':
+          if (message.watchedPath !== undefined) this.events.onRaw(message.rawPath, message.watchedPath);
+          break;
+        case 'error':
+          this.logger.warn({ error: message.message }, 'watcher error');
+          break;
+        case 'ready':
+          ready = true;
+          this.restartDelay = RESTART_DELAY_MS;
+          if (first) first.ready();
+          else this.events.onRestarted();
+          break;
+      }
+    });
+    worker.on('error', (error) => this.logger.error({ err: error }, 'watcher thread failed'));
+    worker.on('exit', (code) => {
+      if (this.worker === worker) this.worker = undefined;
+      if (this.closed) return;
+      if (first && !ready) {
+        first.failed(new Error(`the file watcher thread exited (code ${code}) before it was ready`));
+        return;
+      }
+      this.events.onDown();
+      const delay = this.restartDelay;
+      this.restartDelay = Math.min(this.restartDelay * 2, MAX_RESTART_DELAY_MS);
+      this.logger.error({ code, restartInMs: delay }, 'watcher thread exited; restarting it');
+      this.restartTimer = setTimeout(() => {
+        if (!this.closed) this.launch();
+      }, delay);
+      this.restartTimer.unref();
     });
   }
 
@@ -97,6 +131,8 @@ export class WatcherThread {
   async close(): Promise<void> {
     this.closed = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.abortStart?.(new Error('the file watcher was closed before it was ready'));
+    this.abortStart = undefined;
     const worker = this.worker;
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

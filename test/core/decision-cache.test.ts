@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG, type DecideQuery, type Decision, type PolicyDocument } from '../../schemas/index.js';
-import { MAX_CACHED_DECISIONS } from '../../server/decision-cache.js';
+import { MAX_CACHED_BYTES } from '../../server/decision-cache.js';
 import { builtinPolicy, compileDocument, invalidPolicy, type CompiledPolicy } from '../../server/domain/compile.js';
 import { decide, NO_EPHEMERAL } from '../../server/domain/decide.js';
 import { PolicyService } from '../../server/policy-service.js';
@@ -105,12 +105,18 @@ describe('decision cache (POST /decide text)', () => {
       ['b', builtinPolicy()],
     ]);
     const service = serviceOver(policies);
-    const cache = (service as unknown as { cache: { size: number } }).cache;
-    for (let i = 0; i < MAX_CACHED_DECISIONS * 2 + 10; i += 1) {
-      const answered = JSON.parse(service.decideJson({ project: i % 2 ? 'a' : 'b', requester: `agent-${i}`, tool: 'idea_memory_write' })) as Decision;
+    const cache = (service as unknown as { cache: { estimatedBytes: number } }).cache;
+    let peak = 0;
+    for (let i = 0; i < 6000; i += 1) {
+      // Long names (up to the schema's limits) weigh more: the bound is in bytes, not entries.
+      const requester = `agent-${i}-${'x'.repeat(i % 500)}`;
+      const answered = JSON.parse(service.decideJson({ project: i % 2 ? 'a' : 'b', requester, tool: 'idea_memory_write' })) as Decision;
       expect(answered.allow).toBe(false);
-      expect(cache.size).toBeLessThanOrEqual(MAX_CACHED_DECISIONS);
+      expect(answered.requester.id).toBe(requester);
+      peak = Math.max(peak, cache.estimatedBytes);
+      expect(cache.estimatedBytes).toBeLessThanOrEqual(MAX_CACHED_BYTES);
     }
+    expect(peak).toBeGreaterThan(MAX_CACHED_BYTES / 2);
     expect(JSON.parse(service.decideJson({ project: 'a', requester: 'QA', tool: 'idea_memory_write' }))).toMatchObject({ allow: true });
   });
 });

@@ -180,7 +180,7 @@ describe('watcher thread', () => {
       await eventually(async () => {
         const policy = grants();
         return policy?.status === 'ok' && policy.overrides.get('QA')?.allowed.has('idea_memory_write') === true;
-      });
+      }, 15_000);
       expect(watcher.thread).toBeDefined();
       expect(watcher.thread).not.toBe(first);
       // And the new thread watches: a later change arrives through it.
@@ -188,7 +188,7 @@ describe('watcher thread', () => {
       await eventually(async () => {
         const policy = grants();
         return policy?.status === 'ok' && policy.overrides.get('QA')?.allowed.has('idea_memory_write') === false;
-      });
+      }, 15_000);
     } finally {
       await registry.close();
     }
