@@ -54,6 +54,7 @@ function settingsFrom(flags: Map<string, string>): Settings {
     durationSec: num('duration', quick ? 2 : 3),
     rounds: num('rounds', quick ? 2 : 5),
     warmupSec: num('warmup', quick ? 1 : 2),
+    rewarmSec: num('rewarm', quick ? 0 : 1),
     connections: num('connections', 32),
     latencyCalls: num('calls', quick ? 4_000 : 20_000),
     revocationTrials: num('trials', quick ? 20 : 100),

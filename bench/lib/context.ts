@@ -11,6 +11,8 @@ export interface Settings {
   rounds: number;
   /** Seconds of unmeasured warm-up load per server. */
   warmupSec: number;
+  /** Seconds of unmeasured load right before each measured throughput run. */
+  rewarmSec: number;
   connections: number;
   /** Sequential calls per client in the latency figure (split across the rounds). */
   latencyCalls: number;

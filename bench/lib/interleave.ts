@@ -34,6 +34,12 @@ export async function interleavedLoad(ctx: BenchContext, targets: readonly LoadT
   for (let round = 0; round < settings.rounds; round += 1) {
     const order = round % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
+      // A server that sat idle while the others ran lets V8 shrink its young generation and cool
+      // its caches: one short unmeasured run right before each measured one puts every server in
+      // the same (hot) state, whatever its place in the order.
+      if (settings.rewarmSec > 0) {
+        await runLoad(ctx.generator, { origin: target.origin, bodies: target.bodies, connections: settings.connections, durationSec: settings.rewarmSec });
+      }
       const cpuBefore = await cpuTimeMs(target.pid);
       const load = await runLoad(ctx.generator, {
         origin: target.origin,

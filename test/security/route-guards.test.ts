@@ -1,0 +1,82 @@
+/**
+ * Token checks are attached to each route when it is registered (server/auth.ts): this walks the
+ * app's own route table (`printRoutes`, HEAD routes included), so a route added later without
+ * `config.access`, or a plugin's route, cannot slip through. With a decide token configured, every
+ * route but health, `/ui` and `/docs` answers 401 without a token; write routes refuse the decide
+ * token too.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../server/app.js';
+import { makeTree, policyDoc, type TempTree } from './helpers.js';
+
+const ADMIN = 'route-guards-admin-token-0123456789';
+const DECIDE = 'route-guards-decide-token-0123456789';
+const PUBLIC = [/^\/healthz$/, /^\/readyz$/, /^\/ui(\/|$)/, /^\/docs(\/|$)/];
+
+let app: FastifyInstance;
+let made: TempTree;
+
+beforeAll(async () => {
+  made = await makeTree({ demo: policyDoc(undefined, {}) });
+  app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, decideToken: DECIDE, logger: false, rescanMs: 0 });
+  await app.ready();
+});
+
+afterAll(async () => {
+  await app?.close();
+  await made?.remove();
+});
+
+/** (method, pattern) pairs from Fastify's printed route tree. */
+function routeTable(printed: string): { method: string; pattern: string }[] {
+  const routes: { method: string; pattern: string }[] = [];
+  const stack: string[] = [];
+  for (const line of printed.split('\n')) {
+    const match = /^([│ ├└─]*)(\S.*?) \(([A-Z, ]+)\)$/.exec(line);
+    if (!match) continue;
+    const depth = Math.floor((match[1] ?? '').length / 4);
+    stack.length = depth;
+    stack.push(match[2] ?? '');
+    const pattern = stack.join('').replace(/\/\//g, '/');
+    for (const method of (match[3] ?? '').split(', ')) routes.push({ method, pattern });
+  }
+  return routes;
+}
+
+const sample = (pattern: string): string =>
+  pattern
+    .replace(':project', 'demo')
+    .replace(':agentId', 'QA')
+    .replace(':requester', encodeURIComponent('ticket-assistant:demo:82'))
+    .replace('*', 'x');
+
+describe('every route of the app is guarded unless it is public', () => {
+  it('finds the route table (sanity: the walk below is not empty)', () => {
+    const routes = routeTable(app.printRoutes({ commonPrefix: false }));
+    expect(routes.length).toBeGreaterThan(30);
+    expect(routes).toContainEqual({ method: 'POST', pattern: '/decide' });
+    expect(routes).toContainEqual({ method: 'HEAD', pattern: '/projects/:project/mcp-tool-permissions' });
+    expect(routes).toContainEqual({ method: 'DELETE', pattern: '/projects/:project/mcp-tool-permissions/agents/:agentId' });
+  });
+
+  it('answers 401 without a token, and 401 to the decide token on every write route', async () => {
+    const routes = routeTable(app.printRoutes({ commonPrefix: false }));
+    for (const { method, pattern } of routes) {
+      const url = sample(pattern);
+      const isPublic = PUBLIC.some((regex) => regex.test(pattern));
+      const bare = await app.inject({ method: method as 'GET', url, headers: { host: '127.0.0.1' } });
+      if (isPublic) {
+        expect(bare.statusCode, `${method} ${pattern}`).not.toBe(401);
+        continue;
+      }
+      expect(bare.statusCode, `${method} ${pattern} without a token`).toBe(401);
+      const withDecide = await app.inject({ method: method as 'GET', url, headers: { host: '127.0.0.1', authorization: `Bearer ${DECIDE}` } });
+      if (method === 'GET' || method === 'HEAD' || pattern.startsWith('/decide')) {
+        expect(withDecide.statusCode, `${method} ${pattern} with the decide token`).not.toBe(401);
+      } else {
+        expect(withDecide.statusCode, `${method} ${pattern} with the decide token`).toBe(401);
+      }
+    }
+  });
+});
