@@ -1,5 +1,6 @@
 /** The one error handler and not-found handler: every error leaves as `{ error: { code, message, details? } }`. */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import type { ErrorBody, ErrorCode } from '../schemas/index.js';
 import { AppError } from './errors.js';
 
@@ -7,8 +8,21 @@ function body(code: ErrorCode | string, message: string, details?: Record<string
   return details === undefined ? { error: { code, message } } : { error: { code, message, details } };
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export interface ErrorHandlingOptions {
+  /** Where unexpected errors are logged (Fastify itself runs without a logger, see app.ts). */
+  readonly logger?: Logger | undefined;
+  /** Told of every unmatched request (the metrics count them). */
+  readonly onNotFound?: ((request: FastifyRequest) => void) | undefined;
+  /** Told of every error answer of a route that counts its own requests (`config.httpMetrics: 'handler'`). */
+  readonly onHandlerCountedError?: ((request: FastifyRequest, statusCode: number) => void) | undefined;
+}
+
+export function installErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions = {}): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    if (options.onHandlerCountedError && request.routeOptions.config.httpMetrics === 'handler') {
+      // Counted once the status is known, whatever branch below answers.
+      void reply.raw.once('finish', () => options.onHandlerCountedError?.(request, reply.statusCode));
+    }
     if (error instanceof AppError) {
       return reply.code(error.statusCode).send(body(error.code, error.message, error.details));
     }
@@ -32,11 +46,12 @@ export function installErrorHandling(app: FastifyInstance): void {
       // Bad JSON, `__proto__` keys, an empty body with a JSON content type, a bad URL encoding...
       return reply.code(400).send(body('invalid_request', `Invalid request: ${error.message}`));
     }
-    request.log.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unexpected error');
+    options.logger?.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unexpected error');
     return reply.code(500).send(body('internal_error', 'Internal error; the request was not applied.'));
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(body('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    options.onNotFound?.(request);
+    return reply.code(404).send(body('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`));
+  });
 }

@@ -43,10 +43,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  await app.listen({ host: config.host, port: config.port });
+  const address = await app.listen({ host: config.host, port: config.port });
   logger.info(
-    { projectsRoot: config.projectsRoot, projects: Object.keys(config.projects), decideTokenRequired: config.decideToken !== undefined },
-    'policy decision service ready',
+    { address, projectsRoot: config.projectsRoot, projects: Object.keys(config.projects), decideTokenRequired: config.decideToken !== undefined },
+    `policy decision service listening at ${address}`,
   );
 }
 

@@ -27,7 +27,9 @@ import type {
   FastifyBaseLogger,
   FastifyInstance,
   FastifyPluginAsync,
+  FastifyRequest,
   FastifyTypeProvider,
+  onResponseHookHandler,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
@@ -78,8 +80,11 @@ export interface PdpMetrics {
   setProjectCounts(counts: ProjectCounts): void;
   /** Reads the project gauges at every scrape (pull style); `undefined` removes the provider. */
   setProjectCountsProvider(provider: (() => ProjectCounts) | undefined): void;
-  /** Counts one HTTP request; `route` is the route pattern (e.g. `/projects/:project`), never the raw URL. */
-  recordHttpRequest(method: string, route: string, statusCode: number, seconds: number): void;
+  /**
+   * Counts one HTTP request; `route` is the route pattern (e.g. `/projects/:project`), never the
+   * raw URL. Without `seconds` (routes that count themselves, unmatched URLs) no duration is observed.
+   */
+  recordHttpRequest(method: string, route: string, statusCode: number, seconds?: number): void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<string>;
 }
@@ -327,7 +332,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
     recordHttpRequest(method, route, statusCode, seconds) {
       const cell = httpCell(method, route, statusCode);
       cell.count++;
-      httpLatency.observe(cell.latency, seconds);
+      if (seconds !== undefined) httpLatency.observe(cell.latency, seconds);
     },
     render: () => registry.metrics(),
   };
@@ -350,27 +355,63 @@ type AnyFastify<Provider extends FastifyTypeProvider> = FastifyInstance<
   Provider
 >;
 
+/** Route option of the routes that count their own HTTP requests (the hot ones, see {@link installHttpMetrics}). */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `'handler'`: the route's handler and the error handler count it; no `onResponse` hook. */
+    httpMetrics?: 'handler';
+  }
+}
+
 /**
- * Adds the `onResponse` hook that records HTTP metrics and the `GET /metrics` route to `app`
- * itself (not an encapsulated child), so app-wide hooks such as the decide-token check apply
- * to `/metrics` too. Call it before the other routes are registered so the hook covers them.
+ * Adds an `onResponse` hook recording `pdp_http_requests_*` to every route registered after this
+ * call, with the route label fixed at registration. Per route rather than app-wide because any
+ * `onResponse` hook on a route makes Fastify attach and remove response listeners on every request,
+ * and the app-wide hook also had to build `request.routeOptions` per call: the routes declaring
+ * `config.httpMetrics: 'handler'` (`/decide`) get no hook and count themselves (without a duration:
+ * their time is `pdp_decision_duration_seconds`). Unmatched URLs are counted by the not-found
+ * handler ({@link notFoundRecorder}).
+ */
+export function installHttpMetrics<Provider extends FastifyTypeProvider>(typedApp: AnyFastify<Provider>, metrics: PdpMetrics): void {
+  const app = typedApp as unknown as FastifyInstance;
+  app.addHook('onRoute', (route) => {
+    if (route.config?.httpMetrics === 'handler') return;
+    const label = route.url;
+    const hook: onResponseHookHandler = (request, reply, done) => {
+      metrics.recordHttpRequest(request.method, label, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    };
+    const existing = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
+    route.onResponse = [...existing, hook];
+  });
+}
+
+/** What the not-found handler calls to count an unmatched request. */
+export const notFoundRecorder =
+  (metrics: PdpMetrics) =>
+  (request: FastifyRequest): void =>
+    metrics.recordHttpRequest(request.method, UNMATCHED_ROUTE, 404);
+
+/**
+ * {@link installHttpMetrics} (unless `httpMetrics: false`) and the `GET /metrics` route, on `app`
+ * itself (not an encapsulated child), so app-wide hooks such as the Host check apply to `/metrics`
+ * too. Call it before the other routes are registered so the hooks cover them.
  */
 export function installMetrics<Provider extends FastifyTypeProvider>(
   typedApp: AnyFastify<Provider>,
   metrics: PdpMetrics,
   options: InstallMetricsOptions = {},
 ): void {
-  // The routes below use no typed schema, so the app's type provider is irrelevant here.
+  if (options.httpMetrics !== false) installHttpMetrics(typedApp, metrics);
+  addMetricsRoute(typedApp, metrics, options.path);
+}
+
+/** The `GET /metrics` route alone (Prometheus text format). */
+export function addMetricsRoute<Provider extends FastifyTypeProvider>(typedApp: AnyFastify<Provider>, metrics: PdpMetrics, path?: string): void {
+  // The route uses no typed schema, so the app's type provider is irrelevant here.
   const app = typedApp as unknown as FastifyInstance;
-  if (options.httpMetrics !== false) {
-    app.addHook('onResponse', (request, reply, done) => {
-      const route = request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE);
-      metrics.recordHttpRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
-      done();
-    });
-  }
   app.get(
-    options.path ?? '/metrics',
+    path ?? '/metrics',
     {
       schema: {
         summary: 'Prometheus metrics',

@@ -2,12 +2,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import { ErrorBodySchema } from '../../schemas/index.js';
+import type { PdpMetrics } from '../metrics.js';
 import type { PolicyService } from '../policy-service.js';
 
 export type TypedApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export interface RouteDeps {
   readonly service: PolicyService;
+  /** For the routes that count their own HTTP requests (`config.httpMetrics: 'handler'`). */
+  readonly metrics?: PdpMetrics | undefined;
 }
 
 /** Error responses, documented once per status. */

@@ -2,11 +2,13 @@
 import { DecideBatchBodySchema, DecideBatchResponseSchema, DecideQuerySchema, DecisionSchema } from '../../schemas/index.js';
 import { errors, sendSerializedJson, type RouteDeps, type TypedApp } from './common.js';
 
-export async function decisionRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {
+export async function decisionRoutes(app: TypedApp, { service, metrics }: RouteDeps): Promise<void> {
+  // These routes count their own HTTP requests (no `onResponse` hook: see installHttpMetrics);
+  // error answers are counted by the error handler.
   app.post(
     '/decide',
     {
-      config: { access: 'read' },
+      config: { access: 'read', httpMetrics: 'handler' },
       schema: {
         tags: ['decisions'],
         summary: 'Decide one tool call',
@@ -17,13 +19,16 @@ export async function decisionRoutes(app: TypedApp, { service }: RouteDeps): Pro
     },
     // Synchronous, and the text comes ready from the service (serialized by the same DecisionSchema):
     // no promise and no per-call serialization on the hottest route.
-    (request, reply) => sendSerializedJson(reply, service.decideJson(request.body)),
+    (request, reply) => {
+      sendSerializedJson(reply, service.decideJson(request.body));
+      metrics?.recordHttpRequest('POST', '/decide', 200);
+    },
   );
 
   app.post(
     '/decide/batch',
     {
-      config: { access: 'read' },
+      config: { access: 'read', httpMetrics: 'handler' },
       schema: {
         tags: ['decisions'],
         summary: 'Decide up to 100 tool calls in one round trip',
@@ -32,6 +37,10 @@ export async function decisionRoutes(app: TypedApp, { service }: RouteDeps): Pro
         response: { 200: DecideBatchResponseSchema, ...errors(400, 401, 413, 415) },
       },
     },
-    async (request) => ({ decisions: request.body.queries.map((query) => service.decide(query)) }),
+    async (request) => {
+      const decisions = request.body.queries.map((query) => service.decide(query));
+      metrics?.recordHttpRequest('POST', '/decide/batch', 200);
+      return { decisions };
+    },
   );
 }

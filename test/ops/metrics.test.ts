@@ -8,11 +8,13 @@ import {
   METRICS_CONTENT_TYPE,
   createMetrics,
   installMetrics,
+  notFoundRecorder,
   metricsPlugin,
   type PdpMetrics,
 } from '../../server/metrics.js';
 import { DECISION_REASONS } from '../../schemas/index.js';
 import { buildApp } from '../../server/app.js';
+import { installErrorHandling } from '../../server/error-handler.js';
 
 /** The value of the sample `series` (name with its labels exactly as exported), or undefined. */
 function sample(text: string, series: string): number | undefined {
@@ -141,6 +143,8 @@ describe('installMetrics', () => {
     const metrics = newMetrics();
     const app = Fastify();
     apps.push(app);
+    // Unmatched URLs are counted by the not-found handler (the app's own, told by notFoundRecorder).
+    installErrorHandling(app, { onNotFound: notFoundRecorder(metrics) });
     installMetrics(app, metrics);
     app.get('/projects/:project', async () => ({ ok: true }));
     app.post('/boom', async () => {
@@ -221,5 +225,16 @@ describe('metrics wired into the app', () => {
     expect(sample(after.body, 'pdp_decision_duration_seconds_count')).toBe(1);
     expect(sample(after.body, 'pdp_projects')).toBe(1);
     expect(sample(after.body, 'pdp_http_requests_total{method="POST",route="/decide",status="200"}')).toBe(1);
+
+    // /decide counts its own requests (no onResponse hook): its errors are counted by the error handler.
+    expect((await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo' } })).statusCode).toBe(401);
+    expect((await app.inject({ method: 'POST', url: '/decide', headers: auth, payload: { project: 'demo' } })).statusCode).toBe(400);
+    expect((await app.inject({ method: 'GET', url: '/docs/json' })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/nope', headers: auth })).statusCode).toBe(404);
+    const errorsCounted = await app.inject({ method: 'GET', url: '/metrics', headers: auth });
+    expect(sample(errorsCounted.body, 'pdp_http_requests_total{method="POST",route="/decide",status="401"}')).toBe(1);
+    expect(sample(errorsCounted.body, 'pdp_http_requests_total{method="POST",route="/decide",status="400"}')).toBe(1);
+    expect(sample(errorsCounted.body, 'pdp_http_requests_total{method="GET",route="/docs/json",status="200"}')).toBe(1);
+    expect(sample(errorsCounted.body, 'pdp_http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1);
   });
 });
