@@ -6,12 +6,12 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { installAuth } from './auth.js';
 import { createAuditFile, type AuditFile } from './audit-file.js';
 import { installErrorHandling } from './error-handler.js';
-import { addMetricsRoute, createMetrics, installHttpMetrics, notFoundRecorder, type PdpMetrics } from './metrics.js';
+import { UNMATCHED_ROUTE, addMetricsRoute, createMetrics, installHttpMetrics, notFoundRecorder, type PdpMetrics } from './metrics.js';
 import { PolicyService } from './policy-service.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { decisionRoutes } from './routes/decisions.js';
@@ -63,6 +63,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // (decisions, writes, reloads, unexpected errors); Fastify would only add request logs, which
     // are off anyway.
     logger: false,
+    // ...but `request.log` (Fastify's own warnings: a reply sent twice, a hook failing after the
+    // answer) is the service's logger, without a pino child per request and without request logs.
+    childLoggerFactory: () => logger as unknown as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Query strings like ?allow=false&limit=50; nothing else is parsed from the URL.
     routerOptions: { maxParamLength: 1024 },
@@ -108,7 +112,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   installErrorHandling(app, {
     logger,
     onNotFound: notFoundRecorder(metrics),
-    onHandlerCountedError: (request, statusCode) => metrics.recordHttpRequest(request.method, request.routeOptions.url ?? '', statusCode),
+    onHandlerCountedError: (request, statusCode) =>
+      metrics.recordHttpRequest(request.method, request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE), statusCode),
   });
   installAuth(app, { adminToken: options.adminToken, decideToken: options.decideToken, loopbackHostsOnly: options.loopbackHostsOnly });
   // Before any route (swagger's included) so every route gets its HTTP metrics hook.

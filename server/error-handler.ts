@@ -13,13 +13,16 @@ export interface ErrorHandlingOptions {
   readonly logger?: Logger | undefined;
   /** Told of every unmatched request (the metrics count them). */
   readonly onNotFound?: ((request: FastifyRequest) => void) | undefined;
-  /** Told of every error answer of a route that counts its own requests (`config.httpMetrics: 'handler'`). */
+  /**
+   * Told of every error answer of a route that counts its own requests (`config.httpMetrics:
+   * 'handler'`) and of an unmatched URL (refused before the not-found handler runs, e.g. 403 Host).
+   */
   readonly onHandlerCountedError?: ((request: FastifyRequest, statusCode: number) => void) | undefined;
 }
 
 export function installErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions = {}): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-    if (options.onHandlerCountedError && request.routeOptions.config.httpMetrics === 'handler') {
+    if (options.onHandlerCountedError && (request.is404 || request.routeOptions.config.httpMetrics === 'handler')) {
       // Counted once the status is known, whatever branch below answers.
       void reply.raw.once('finish', () => options.onHandlerCountedError?.(request, reply.statusCode));
     }

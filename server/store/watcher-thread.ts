@@ -18,9 +18,10 @@ export interface WatcherThreadEvents {
   onRestarted(): void;
 }
 
-/** First restart delay; doubled after each failed start, up to the maximum. */
+/** First restart delay; doubled after each restart, up to the maximum, until a thread stays up long enough. */
 const RESTART_DELAY_MS = 500;
 const MAX_RESTART_DELAY_MS = 10_000;
+const STABLE_AFTER_MS = 60_000;
 /** The first walk of the folders must finish within this, or the service does not start. */
 const START_TIMEOUT_MS = 60_000;
 const CLOSE_TIMEOUT_MS = 5_000;
@@ -44,6 +45,7 @@ export class WatcherThread {
   private restartTimer: NodeJS.Timeout | undefined;
   private restartDelay = RESTART_DELAY_MS;
   private abortStart: ((error: Error) => void) | undefined;
+  private readyAt = 0;
 
   constructor(
     private readonly scope: WatchScope,
@@ -62,17 +64,22 @@ export class WatcherThread {
         reject(new Error(`the file watcher was not ready within ${START_TIMEOUT_MS} ms`));
         void this.close();
       }, START_TIMEOUT_MS);
-      this.launch({
-        ready: () => {
-          clearTimeout(timer);
-          this.abortStart = undefined;
-          resolve();
-        },
-        failed: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
+      try {
+        this.launch({
+          ready: () => {
+            clearTimeout(timer);
+            this.abortStart = undefined;
+            resolve();
+          },
+          failed: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        });
+      } catch (error) {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
     });
   }
 
@@ -98,7 +105,7 @@ export class WatcherThread {
           break;
         case 'ready':
           ready = true;
-          this.restartDelay = RESTART_DELAY_MS;
+          this.readyAt = performance.now();
           if (first) first.ready();
           else this.events.onRestarted();
           break;
@@ -113,14 +120,27 @@ export class WatcherThread {
         return;
       }
       this.events.onDown();
-      const delay = this.restartDelay;
-      this.restartDelay = Math.min(this.restartDelay * 2, MAX_RESTART_DELAY_MS);
-      this.logger.error({ code, restartInMs: delay }, 'watcher thread exited; restarting it');
-      this.restartTimer = setTimeout(() => {
-        if (!this.closed) this.launch();
-      }, delay);
-      this.restartTimer.unref();
+      this.scheduleRestart(code, ready && performance.now() - this.readyAt >= STABLE_AFTER_MS);
     });
+  }
+
+  /** Restarts after a delay that doubles while threads keep dying soon after they start. */
+  private scheduleRestart(code: number | undefined, wasStable: boolean): void {
+    if (wasStable) this.restartDelay = RESTART_DELAY_MS;
+    const delay = this.restartDelay;
+    this.restartDelay = Math.min(this.restartDelay * 2, MAX_RESTART_DELAY_MS);
+    this.logger.error({ code, restartInMs: delay }, 'watcher thread exited; restarting it');
+    this.restartTimer = setTimeout(() => {
+      if (this.closed) return;
+      try {
+        this.launch();
+      } catch (error) {
+        // The thread could not even be created: keep trying (the rescan covers every project meanwhile).
+        this.logger.error({ err: error }, 'watcher thread could not start');
+        this.scheduleRestart(undefined, false);
+      }
+    }, delay);
+    this.restartTimer.unref();
   }
 
   /** For tests: the running worker (to simulate a crash). */
