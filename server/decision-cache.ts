@@ -36,7 +36,6 @@ interface ProjectEntries {
   readonly policy: CompiledPolicy;
   /** requester → tool → decision (nested maps: no separator that a name could contain). */
   readonly byRequester: Map<string, Map<string, CachedDecision>>;
-  size: number;
 }
 
 const DECISION_ID_TAIL = '"decisionId":""}';
@@ -71,7 +70,7 @@ export class DecisionCache {
     }
     let entries = this.projects.get(project);
     if (entries === undefined || entries.policy !== policy) {
-      entries = { policy, byRequester: new Map(), size: 0 };
+      entries = { policy, byRequester: new Map() };
       this.projects.set(project, entries);
     }
     let byTool = entries.byRequester.get(requester);
@@ -79,7 +78,6 @@ export class DecisionCache {
       byTool = new Map();
       entries.byRequester.set(requester, byTool);
     }
-    if (!byTool.has(tool)) entries.size += 1;
     this.bytes += size;
     byTool.set(tool, decision);
   }
@@ -87,11 +85,6 @@ export class DecisionCache {
   /** Forgets a project that disappeared. */
   dropProject(project: string): void {
     this.projects.delete(project);
-  }
-
-  /** Number of cached decisions of a project under its current entries (for tests). */
-  sizeOf(project: string): number {
-    return this.projects.get(project)?.size ?? 0;
   }
 
   /** Estimated bytes held over every project, as counted for the bound (for tests). */

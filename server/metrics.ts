@@ -85,6 +85,8 @@ export interface PdpMetrics {
    * raw URL. Without `seconds` (routes that count themselves, unmatched URLs) no duration is observed.
    */
   recordHttpRequest(method: string, route: string, statusCode: number, seconds?: number): void;
+  /** {@link recordHttpRequest} without a duration, with the series looked up once: for a hot route's handler. */
+  httpRequestCounter(method: string, route: string, statusCode: number): () => void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<string>;
 }
@@ -333,6 +335,12 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
       const cell = httpCell(method, route, statusCode);
       cell.count++;
       if (seconds !== undefined) httpLatency.observe(cell.latency, seconds);
+    },
+    httpRequestCounter(method, route, statusCode) {
+      const cell = httpCell(method, route, statusCode);
+      return () => {
+        cell.count++;
+      };
     },
     render: () => registry.metrics(),
   };

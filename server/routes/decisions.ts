@@ -5,6 +5,9 @@ import { errors, sendSerializedJson, type RouteDeps, type TypedApp } from './com
 export async function decisionRoutes(app: TypedApp, { service, metrics }: RouteDeps): Promise<void> {
   // These routes count their own HTTP requests (no `onResponse` hook: see installHttpMetrics);
   // error answers are counted by the error handler.
+  const noop = (): void => undefined;
+  const countDecide = metrics?.httpRequestCounter('POST', '/decide', 200) ?? noop;
+  const countBatch = metrics?.httpRequestCounter('POST', '/decide/batch', 200) ?? noop;
   app.post(
     '/decide',
     {
@@ -21,7 +24,7 @@ export async function decisionRoutes(app: TypedApp, { service, metrics }: RouteD
     // no promise and no per-call serialization on the hottest route.
     (request, reply) => {
       sendSerializedJson(reply, service.decideJson(request.body));
-      metrics?.recordHttpRequest('POST', '/decide', 200);
+      countDecide();
     },
   );
 
@@ -39,7 +42,7 @@ export async function decisionRoutes(app: TypedApp, { service, metrics }: RouteD
     },
     async (request) => {
       const decisions = request.body.queries.map((query) => service.decide(query));
-      metrics?.recordHttpRequest('POST', '/decide/batch', 200);
+      countBatch();
       return { decisions };
     },
   );
