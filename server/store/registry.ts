@@ -108,9 +108,14 @@ export class ProjectRegistry {
     await this.watcher.start();
   }
 
-  /** Reloads every project whose files changed since they were read (after a watcher outage). */
-  private async checkEveryProject(): Promise<void> {
-    await forEachLimited(this.list(), LOAD_CONCURRENCY, async (project) => {
+  /** Reloads every project whose files changed since they were read (at start, after a watcher outage). */
+  private checkEveryProject(): Promise<void> {
+    return this.checkProjects(this.list());
+  }
+
+  /** Reloads those of `projects` whose files changed since they were read (a stat each, never throws). */
+  private async checkProjects(projects: readonly Project[]): Promise<void> {
+    await forEachLimited(projects, LOAD_CONCURRENCY, async (project) => {
       if (!this.closed && (await project.changedOnDisk())) this.reload(project);
     });
   }
@@ -157,9 +162,7 @@ export class ProjectRegistry {
       if (this.rescanCursor >= projects.length) this.rescanCursor = 0;
       const batch = this.watcherDown ? projects : projects.slice(this.rescanCursor, this.rescanCursor + RESCAN_BATCH);
       this.rescanCursor += batch.length;
-      await forEachLimited(batch, LOAD_CONCURRENCY, async (project) => {
-        if (await project.changedOnDisk()) this.reload(project);
-      });
+      await this.checkProjects(batch);
     } catch (error) {
       this.options.logger.warn({ err: error }, 'rescan failed');
     } finally {
