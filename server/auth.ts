@@ -69,7 +69,7 @@ const forbiddenHost = (): AppError =>
   new AppError(403, 'forbidden_host', 'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).');
 
 /** Why a request to a route of this access may not proceed for want of a token, or null when it may. */
-export function refusalOf(request: FastifyRequest, access: RouteAccess, digests: Digests): AppError | null {
+function refusalOf(request: FastifyRequest, access: RouteAccess, digests: Digests): AppError | null {
   if (access === 'public') return null;
   if (access === 'read') {
     if (digests.decide === undefined) return null;

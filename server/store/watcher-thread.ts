@@ -56,29 +56,21 @@ export class WatcherThread {
   /** Resolves once the first watcher has walked every watched folder; rejects if it cannot start. */
   start(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.abortStart = (error) => {
+      const settle = (error?: Error): void => {
         clearTimeout(timer);
-        reject(error);
+        this.abortStart = undefined;
+        if (error) reject(error);
+        else resolve();
       };
+      this.abortStart = settle;
       const timer = setTimeout(() => {
-        reject(new Error(`the file watcher was not ready within ${START_TIMEOUT_MS} ms`));
+        settle(new Error(`the file watcher was not ready within ${START_TIMEOUT_MS} ms`));
         void this.close();
       }, START_TIMEOUT_MS);
       try {
-        this.launch({
-          ready: () => {
-            clearTimeout(timer);
-            this.abortStart = undefined;
-            resolve();
-          },
-          failed: (error) => {
-            clearTimeout(timer);
-            reject(error);
-          },
-        });
+        this.launch({ ready: () => settle(), failed: settle });
       } catch (error) {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
+        settle(error instanceof Error ? error : new Error(String(error)));
       }
     });
   }
@@ -152,7 +144,6 @@ export class WatcherThread {
     this.closed = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.abortStart?.(new Error('the file watcher was closed before it was ready'));
-    this.abortStart = undefined;
     const worker = this.worker;
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
