@@ -8,6 +8,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { createLogger } from './logger.js';
 import { installAuth } from './auth.js';
 import { createAuditFile, type AuditFile } from './audit-file.js';
 import { installErrorHandling } from './error-handler.js';
@@ -45,14 +46,11 @@ export interface BuildAppOptions {
   loopbackHostsOnly?: boolean | undefined;
 }
 
-/** Fields never logged, wherever they appear. */
-const REDACT = ['req.headers.authorization', 'headers.authorization', 'authorization', 'adminToken', 'decideToken', 'token'];
-
 function makeLogger(option: BuildAppOptions['logger']): Logger {
   if (option === undefined || option === false) return pino({ level: 'silent' });
-  if (option === true) return pino({ level: process.env['PDP_LOG_LEVEL'] ?? 'info', redact: REDACT });
+  if (option === true) return createLogger();
   if (typeof (option as Logger).child === 'function') return option as Logger;
-  return pino({ redact: REDACT, ...(option as LoggerOptions) });
+  return createLogger(option as LoggerOptions);
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {

@@ -2,14 +2,11 @@
  * Entry point: reads the environment, builds the app, listens, and shuts down gracefully on
  * SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the watcher, exit 0).
  */
-import pino from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
 
-const logger = pino({
-  level: process.env['PDP_LOG_LEVEL'] ?? 'info',
-  redact: ['req.headers.authorization', 'headers.authorization', 'authorization', 'token', 'adminToken', 'decideToken'],
-});
+const logger = createLogger();
 
 async function main(): Promise<void> {
   const config = await loadConfig();
