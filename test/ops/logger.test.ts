@@ -1,7 +1,7 @@
 /**
- * The service's log destination: a flood of denial lines is written as it comes (memory bounded by
- * one chunk, not queued for as long as the flood lasts), a quiet service's line still shows up, and
- * the lines still queued when the process exits are written.
+ * The service's log destination: a flood of denial lines is written as it comes (nothing queued in
+ * memory for as long as the flood lasts), and every line is out when the call that logged it
+ * returns, even when the process exits right after.
  */
 import { spawn } from 'node:child_process';
 import { openSync, readFileSync, statSync } from 'node:fs';
@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LOG_CHUNK_BYTES, LOG_FLUSH_MS, boundedDestination, createLogger } from '../../server/logger.js';
+import { createLogger, synchronousDestination } from '../../server/logger.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tsx = path.join(repo, 'node_modules', '.bin', 'tsx');
@@ -19,45 +19,36 @@ afterEach(async () => {
   await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
-/** A logger on a fresh file; `end()` stops its flush timer and closes the file. */
+/** A logger on a fresh file; `end()` closes the file. */
 async function logToFile() {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'pdp-log-'));
   folders.push(folder);
   const file = path.join(folder, 'out.log');
-  const destination = boundedDestination(openSync(file, 'a')) as ReturnType<typeof boundedDestination> & { end(): void };
+  const destination = synchronousDestination(openSync(file, 'a')) as ReturnType<typeof synchronousDestination> & { end(): void };
   return { file, logger: createLogger({ level: 'info' }, destination), end: () => destination.end() };
 }
 
 const denial = (index: number) => ({ decisionId: `d-${index}`, project: 'demo', requester: 'agent-1', tool: 'idea_memory_write', reason: 'not_in_allowlist' });
 
 describe('log destination', () => {
-  it('writes a flood of lines while it happens: at most one chunk is held in memory', async () => {
+  it('writes a flood of lines while it happens, every line out when its call returns', async () => {
     const { file, logger, end } = await logToFile();
     const lines = 20_000;
     // One synchronous burst, no turn of the event loop: an asynchronous destination would still
     // hold nearly all of it in memory here.
-    for (let index = 0; index < lines; index++) logger.info(denial(index), 'decision denied');
+    for (let index = 0; index < lines; index++) {
+      logger.info(denial(index), 'decision denied');
+      if (index === 0) expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ decisionId: 'd-0', msg: 'decision denied' });
+    }
     const written = statSync(file).size;
-    logger.flush();
     const all = readFileSync(file, 'utf8').trimEnd().split('\n');
     end();
     expect(all).toHaveLength(lines);
-    const lineBytes = Buffer.byteLength(all[0]!) + 1;
-    expect(written).toBeGreaterThanOrEqual(lines * lineBytes - LOG_CHUNK_BYTES - 2 * lineBytes);
+    expect(written).toBe(Buffer.byteLength(all.join('\n')) + 1);
     expect(JSON.parse(all[lines - 1]!)).toMatchObject({ decisionId: `d-${lines - 1}`, msg: 'decision denied' });
   });
 
-  it('shows the line of a quiet service within the flush period', async () => {
-    const { file, logger, end } = await logToFile();
-    logger.info(denial(1), 'decision denied');
-    expect(statSync(file).size).toBe(0); // below one chunk: queued...
-    const deadline = Date.now() + 10 * LOG_FLUSH_MS;
-    while (statSync(file).size === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    end();
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ decisionId: 'd-1' }); // ...then written
-  });
-
-  it('writes what is still queued when the process exits', async () => {
+  it('loses no line when the process exits right after logging', async () => {
     const script = [
       `import { createLogger } from ${JSON.stringify(path.join(repo, 'server', 'logger.ts'))};`,
       'const logger = createLogger({ level: "info" });',
