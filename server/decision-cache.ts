@@ -17,8 +17,13 @@ import type { DecisionBody } from './domain/decide.js';
 export interface CachedDecision {
   /** Deeply frozen: shared between calls, never to be modified. */
   readonly body: DecisionBody;
-  /** The serialized decision up to the value of `decisionId`: append the id and `"}`. */
-  readonly jsonPrefix: string | undefined;
+  /**
+   * The serialized decision up to the value of `decisionId` (append the id and `"}`). `undefined`
+   * until `/decide` first answers it (`/decide/batch` never needs it: its answers are serialized
+   * together); `null` when it is not to be used (a decision that is not cached, or a serializer
+   * that does not end with the id): then every answer is serialized in full.
+   */
+  jsonPrefix: string | null | undefined;
 }
 
 /**
@@ -29,7 +34,7 @@ export interface CachedDecision {
  */
 export const MAX_CACHED_BYTES = 4 * 1024 * 1024;
 
-/** A conservative estimate of what one entry holds: objects, the message and the prefix (2 bytes per character). */
+/** A conservative estimate of what one entry holds: objects and the message (2 bytes per character); its prefix is {@link DecisionCache.charge}d when made. */
 const entryBytes = (decision: CachedDecision): number => 512 + 2 * (decision.body.message.length + (decision.jsonPrefix?.length ?? 0));
 
 interface ProjectEntries {
@@ -80,6 +85,15 @@ export class DecisionCache {
     }
     this.bytes += size;
     byTool.set(tool, decision);
+  }
+
+  /** Counts bytes an entry gained after it was stored (its serialized prefix); over the bound, every entry goes. */
+  charge(bytes: number): void {
+    this.bytes += bytes;
+    if (this.bytes > MAX_CACHED_BYTES) {
+      this.projects.clear();
+      this.bytes = 0;
+    }
   }
 
   /** Forgets a project that disappeared. */

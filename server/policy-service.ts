@@ -80,27 +80,34 @@ export class PolicyService {
    */
   decideJson(query: DecideQuery): string {
     const started = this.metrics ? performance.now() : 0;
-    const { body, jsonPrefix } = this.resolve(query);
+    const resolved = this.resolve(query);
+    const { body } = resolved;
     const decisionId = this.record(query, body);
-    const json = jsonPrefix === undefined ? serializeDecision({ ...body, decisionId }) : `${jsonPrefix}${decisionId}"}`;
+    let prefix = resolved.jsonPrefix;
+    if (prefix === undefined) {
+      // First answer of a cached decision through /decide: serialize it once for every later call.
+      prefix = resolved.jsonPrefix = jsonPrefixOf(body, serializeDecision) ?? null;
+      if (prefix !== null) this.cache.charge(2 * prefix.length);
+    }
+    const json = prefix === null ? serializeDecision({ ...body, decisionId }) : `${prefix}${decisionId}"}`;
     this.metrics?.recordDecision(body.allow, body.reason, (performance.now() - started) / 1000);
     return json;
   }
 
   /**
-   * The decision body for a query (with its serialized prefix when it may be cached), from the
-   * cache when the same question was asked of the same policy: no allocation on that path.
+   * The decision body for a query, from the cache when the same question was asked of the same
+   * policy: no allocation on that path.
    */
   private resolve(query: DecideQuery): CachedDecision {
     const project = this.registry.get(query.project);
-    if (!project) return { body: decide(query, undefined, this.lookupEphemeral), jsonPrefix: undefined };
+    if (!project) return { body: decide(query, undefined, this.lookupEphemeral), jsonPrefix: null };
     const { policy } = project.state;
     const hit = this.cache.get(query.project, policy, query.requester, query.tool);
     if (hit) return hit;
     const body = decide(query, policy, this.lookupEphemeral);
     // Ticket assistants depend on ephemeral grants (and on arguments): decided every time.
-    if (body.requester.kind === 'ticket-assistant') return { body, jsonPrefix: undefined };
-    const cached: CachedDecision = { body: freezeDecision(body), jsonPrefix: jsonPrefixOf(body, serializeDecision) };
+    if (body.requester.kind === 'ticket-assistant') return { body, jsonPrefix: null };
+    const cached: CachedDecision = { body: freezeDecision(body), jsonPrefix: undefined };
     this.cache.set(query.project, policy, query.requester, query.tool, cached);
     return cached;
   }

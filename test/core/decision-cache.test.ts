@@ -48,9 +48,10 @@ const policyArb: fc.Arbitrary<CompiledPolicy> = fc.oneof(
   fc.constant(builtinPolicy()),
   fc.constant(invalidPolicy('rev-bad', { message: 'Unexpected token', line: 1, column: 2 })),
 );
-type Step = { kind: 'ask'; query: DecideQuery } | { kind: 'swap'; project: string; policy: CompiledPolicy | undefined };
+/** `jsonFirst`: whether `/decide` (the serialized answer) or `/decide/batch` (the object) asks first. */
+type Step = { kind: 'ask'; query: DecideQuery; jsonFirst: boolean } | { kind: 'swap'; project: string; policy: CompiledPolicy | undefined };
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ project: fc.constantFrom('a', 'b', 'gone'), requester: requesterArb, tool: toolArb }).map((query) => ({ kind: 'ask' as const, query })) },
+  { weight: 5, arbitrary: fc.record({ query: fc.record({ project: fc.constantFrom('a', 'b', 'gone'), requester: requesterArb, tool: toolArb }), jsonFirst: fc.boolean() }).map((ask) => ({ kind: 'ask' as const, ...ask })) },
   { weight: 1, arbitrary: fc.record({ project: fc.constantFrom('a', 'b'), policy: fc.option(policyArb, { nil: undefined }) }).map((swap) => ({ kind: 'swap' as const, ...swap })) },
 );
 
@@ -68,11 +69,15 @@ describe('decision cache (POST /decide text)', () => {
             continue;
           }
           const expected = decide(step.query, policies.get(step.query.project), NO_EPHEMERAL);
-          const answered = JSON.parse(service.decideJson(step.query)) as Decision;
-          expect(withoutId(answered)).toEqual(expected);
-          expect(withoutId(service.decide(step.query))).toEqual(expected);
-          expect(ids.has(answered.decisionId)).toBe(false);
-          ids.add(answered.decisionId);
+          const asObject = (): Decision => service.decide(step.query);
+          const asJson = (): Decision => JSON.parse(service.decideJson(step.query)) as Decision;
+          const [first, second] = step.jsonFirst ? [asJson(), asObject()] : [asObject(), asJson()];
+          expect(withoutId(first)).toEqual(expected);
+          expect(withoutId(second)).toEqual(expected);
+          for (const answered of [first, second]) {
+            expect(ids.has(answered.decisionId)).toBe(false);
+            ids.add(answered.decisionId);
+          }
         }
       }),
       { numRuns: 300 },
