@@ -4,14 +4,9 @@
  * `schemas/mcp-tool-permissions.schema.json` is generated from `PolicyDocumentSchema`.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { AGENT_ID_PATTERN } from './ids.js';
 
-/** Project ids: also the folder names under `PDP_PROJECTS_ROOT`. */
-export const PROJECT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
-/** Agent ids: no whitespace first, no `:`, `/` or `\`, no control characters, 1 to 128 characters. */
-export const AGENT_ID_PATTERN = '^[^\\s:/\\\\\\u0000-\\u001f\\u007f][^:/\\\\\\u0000-\\u001f\\u007f]{0,127}$';
-
-export const PROJECT_ID_REGEX = new RegExp(PROJECT_ID_PATTERN);
-export const AGENT_ID_REGEX = new RegExp(AGENT_ID_PATTERN, 'u');
+export { AGENT_ID_PATTERN, AGENT_ID_REGEX, PROJECT_ID_PATTERN, PROJECT_ID_REGEX } from './ids.js';
 
 /** Largest allowlist accepted anywhere: the catalog has 25 tools, so this is generous. */
 export const MAX_ALLOWLIST_ITEMS = 256;

@@ -20,6 +20,7 @@ import { ephemeralRoutes } from './routes/ephemeral.js';
 import { healthRoutes } from './routes/health.js';
 import { permissionsRoutes } from './routes/permissions.js';
 import { ProjectRegistry } from './store/registry.js';
+import type { WatcherThread } from './store/watcher-thread.js';
 import { uiPlugin } from './ui-plugin.js';
 
 export interface BuildAppOptions {
@@ -44,6 +45,12 @@ export interface BuildAppOptions {
    * loopback): a web page that rebinds its DNS name to 127.0.0.1 then cannot read or decide.
    */
   loopbackHostsOnly?: boolean | undefined;
+  /**
+   * The watcher thread, already started by the caller for `watchScopeOf(projectsRoot, projects)`
+   * (`main.ts` starts it before loading this module, so that its first walk of the folders runs
+   * while the modules load). The app takes it over and closes it. Without it, `ready()` starts one.
+   */
+  watcher?: WatcherThread | undefined;
 }
 
 function makeLogger(option: BuildAppOptions['logger']): Logger {
@@ -91,6 +98,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     projects: options.projects,
     logger,
     rescanMs: options.rescanMs,
+    watcher: options.watcher,
     onReload: (project, outcome) => {
       if (outcome === 'removed') {
         service.forgetProject(project);

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PROJECT_ID_REGEX } from '../schemas/index.js';
+import { PROJECT_ID_REGEX } from '../schemas/ids.js';
 
 export interface ServiceConfig {
   host: string;

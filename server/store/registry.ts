@@ -8,9 +8,9 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { PROJECT_ID_PATTERN, PROJECT_ID_REGEX } from '../../schemas/index.js';
+import { PROJECT_ID_REGEX } from '../../schemas/index.js';
 import { Project, type ReloadOutcome } from './project.js';
-import { WATCHED_FILES, isProjectRoot, type WatchScope } from './watch-scope.js';
+import { WATCHED_FILES, isProjectRoot, sameScope, watchScopeOf, watchesNothing, type WatchScope } from './watch-scope.js';
 import { WatcherThread } from './watcher-thread.js';
 
 /** Projects read at the same time while loading or rescanning. */
@@ -38,6 +38,11 @@ export interface RegistryOptions {
   readonly rescanMs?: number | undefined;
   /** Told after every reload that changed a project, and when projects come and go. */
   readonly onReload?: ((project: string, outcome: ReloadOutcome | 'added' | 'removed') => void) | undefined;
+  /**
+   * A watcher thread the caller already started for the same folders (`watchScopeOf(projectsRoot,
+   * projects)`); the registry takes it over and closes it. Without it, the registry starts its own.
+   */
+  readonly watcher?: WatcherThread | undefined;
 }
 
 export class ProjectRegistry {
@@ -58,7 +63,12 @@ export class ProjectRegistry {
   constructor(private readonly options: RegistryOptions) {
     this.root = options.projectsRoot === undefined ? undefined : path.resolve(options.projectsRoot);
     this.explicit = new Map(Object.entries(options.projects ?? {}).map(([id, root]) => [id, path.resolve(root)]));
-    this.scope = { root: this.root, explicitRoots: [...this.explicit.values()], projectIdPattern: PROJECT_ID_PATTERN };
+    this.scope = watchScopeOf(options.projectsRoot, options.projects);
+    // Owned from here on, so that close() stops it even if start() never runs.
+    this.watcher = options.watcher;
+    if (this.watcher !== undefined && !sameScope(this.watcher.scope, this.scope)) {
+      throw new Error('the watcher thread given to the registry watches other folders than its projects');
+    }
   }
 
   /**
@@ -89,22 +99,19 @@ export class ProjectRegistry {
   }
 
   private async startWatcher(): Promise<void> {
-    if (this.scope.root === undefined && this.scope.explicitRoots.length === 0) return;
-    this.watcher = new WatcherThread(
-      this.scope,
-      {
-        onEvent: (event, file) => this.onEvent(event, file),
-        onRaw: (rawPath, watchedPath) => this.onRawEvent(rawPath, watchedPath),
-        onDown: () => {
-          this.watcherDown = true;
-        },
-        onRestarted: () => {
-          this.watcherDown = false;
-          void this.checkEveryProject();
-        },
+    if (watchesNothing(this.scope)) return;
+    this.watcher ??= new WatcherThread(this.scope, this.options.logger);
+    this.watcher.attach({
+      onEvent: (event, file) => this.onEvent(event, file),
+      onRaw: (rawPath, watchedPath) => this.onRawEvent(rawPath, watchedPath),
+      onDown: () => {
+        this.watcherDown = true;
       },
-      this.options.logger,
-    );
+      onRestarted: () => {
+        this.watcherDown = false;
+        void this.checkEveryProject();
+      },
+    });
     await this.watcher.start();
   }
 

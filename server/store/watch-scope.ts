@@ -4,6 +4,7 @@
  * event to its project) and the watcher thread (to filter what chokidar walks and watches).
  */
 import path from 'node:path';
+import { PROJECT_ID_PATTERN } from '../../schemas/ids.js';
 
 export const WATCHED_FILES: ReadonlySet<string> = new Set(['mcp-tool-permissions.json', 'agents.json']);
 
@@ -16,6 +17,27 @@ export interface WatchScope {
    * watcher thread does not load the schemas (TypeBox) just for one regular expression.
    */
   readonly projectIdPattern: string;
+}
+
+/** The scope of a registry over `projectsRoot` and the explicit `projects` (paths resolved as the registry keys them). */
+export function watchScopeOf(projectsRoot: string | undefined, projects: Readonly<Record<string, string>> | undefined): WatchScope {
+  return {
+    root: projectsRoot === undefined ? undefined : path.resolve(projectsRoot),
+    explicitRoots: Object.values(projects ?? {}).map((root) => path.resolve(root)),
+    projectIdPattern: PROJECT_ID_PATTERN,
+  };
+}
+
+/** No folder to watch: no watcher thread is started. */
+export const watchesNothing = (scope: WatchScope): boolean => scope.root === undefined && scope.explicitRoots.length === 0;
+
+export function sameScope(a: WatchScope, b: WatchScope): boolean {
+  return (
+    a.root === b.root &&
+    a.projectIdPattern === b.projectIdPattern &&
+    a.explicitRoots.length === b.explicitRoots.length &&
+    a.explicitRoots.every((root, index) => b.explicitRoots[index] === root)
+  );
 }
 
 const compiled = new Map<string, RegExp>();

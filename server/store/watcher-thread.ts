@@ -2,6 +2,11 @@
  * The main-thread side of the watcher thread (see watcher-worker.ts): starts it, hands its events
  * to the registry, restarts it if it ever dies (the registry then re-checks every project, so a
  * change made meanwhile is not missed), and stops it on close.
+ *
+ * It can be started before the registry exists (main.ts does, so that the first walk of the
+ * folders, ~1 s at 1,000 projects, overlaps the loading of the app's modules): events that arrive
+ * before {@link WatcherThread.attach} are dropped, which loses nothing because the registry reads
+ * every project after attaching, then checks every project once more when the watcher is ready.
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -39,6 +44,8 @@ function spawnWorker(scope: WatchScope): Worker {
   return new Worker(boot, { eval: true, workerData: scope, resourceLimits: RESOURCE_LIMITS });
 }
 
+const NO_EVENTS: WatcherThreadEvents = { onEvent() {}, onRaw() {}, onDown() {}, onRestarted() {} };
+
 export class WatcherThread {
   private worker: Worker | undefined;
   private closed = false;
@@ -46,15 +53,30 @@ export class WatcherThread {
   private restartDelay = RESTART_DELAY_MS;
   private abortStart: ((error: Error) => void) | undefined;
   private readyAt = 0;
+  private events: WatcherThreadEvents = NO_EVENTS;
+  private starting: Promise<void> | undefined;
 
   constructor(
-    private readonly scope: WatchScope,
-    private readonly events: WatcherThreadEvents,
+    readonly scope: WatchScope,
     private readonly logger: Logger,
   ) {}
 
-  /** Resolves once the first watcher has walked every watched folder; rejects if it cannot start. */
+  /** Where the events go from now on; told at once if the thread is down (between restarts). */
+  attach(events: WatcherThreadEvents): void {
+    this.events = events;
+    if (this.starting !== undefined && this.worker === undefined && !this.closed) events.onDown();
+  }
+
+  /**
+   * Starts the thread on the first call (later calls return the same promise). Resolves once the
+   * first watcher has walked every watched folder; rejects if it cannot start.
+   */
   start(): Promise<void> {
+    this.starting ??= this.launchFirst();
+    return this.starting;
+  }
+
+  private launchFirst(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const settle = (error?: Error): void => {
         clearTimeout(timer);
