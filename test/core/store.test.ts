@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../server/app.js';
 import { ProjectRegistry } from '../../server/store/registry.js';
-import type { WatcherThread } from '../../server/store/watcher-thread.js';
+import { watchScopeOf } from '../../server/store/watch-scope.js';
+import { WatcherThread } from '../../server/store/watcher-thread.js';
 
 const TOKEN = 'core-admin-token';
 const open: FastifyInstance[] = [];
@@ -191,6 +192,41 @@ describe('watcher thread', () => {
       }, 15_000);
     } finally {
       await registry.close();
+    }
+  });
+
+  it('takes over a thread started before it (as main.ts does): a file written before the app loads, and one written after, both apply', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'pdp-core-'));
+    folders.push(root);
+    const policyFile = path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json');
+    await mkdir(path.dirname(policyFile), { recursive: true });
+    const logger = pino({ level: 'silent' });
+    const watcher = new WatcherThread(watchScopeOf(root, undefined), logger);
+    const started = watcher.start();
+    // Changed while the thread runs but before the app exists: its events are dropped, the load reads it.
+    await writeFile(policyFile, doc({ QA: ['idea_memory_write'] }));
+    await started;
+    const app = await buildApp({ projectsRoot: root, adminToken: TOKEN, rescanMs: 0, watcher });
+    open.push(app);
+    await app.ready();
+    expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(true);
+    // After the app took it over, the same thread delivers the next change.
+    await writeFile(policyFile, doc({ QA: [] }));
+    await eventually(async () => !(await allowed(app, 'QA', 'idea_memory_write')));
+    await app.close();
+    open.splice(open.indexOf(app), 1);
+    expect(watcher.thread).toBeUndefined(); // closed with the app
+  });
+
+  it('refuses a thread started for other folders', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'pdp-core-'));
+    folders.push(root);
+    const logger = pino({ level: 'silent' });
+    const watcher = new WatcherThread(watchScopeOf(path.join(root, 'elsewhere'), undefined), logger);
+    try {
+      expect(() => new ProjectRegistry({ projectsRoot: root, logger, watcher })).toThrow(/other folders/);
+    } finally {
+      await watcher.close();
     }
   });
 });
