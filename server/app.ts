@@ -61,6 +61,16 @@ function makeLogger(option: BuildAppOptions['logger']): Logger {
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  try {
+    return await assemble(options);
+  } catch (error) {
+    // No app reached the caller, so no onClose hook will stop the watcher thread it handed over.
+    await options.watcher?.close();
+    throw error;
+  }
+}
+
+async function assemble(options: BuildAppOptions): Promise<FastifyInstance> {
   const logger = makeLogger(options.logger);
   const app = Fastify({
     // No logger for Fastify itself: with one, Fastify attaches and removes response listeners on

@@ -35,7 +35,7 @@ export interface CachedDecision {
 export const MAX_CACHED_BYTES = 4 * 1024 * 1024;
 
 /** A conservative estimate of what one entry holds: objects and the message (2 bytes per character); its prefix is {@link DecisionCache.charge}d when made. */
-const entryBytes = (decision: CachedDecision): number => 512 + 2 * (decision.body.message.length + (decision.jsonPrefix?.length ?? 0));
+const entryBytes = (decision: CachedDecision): number => 512 + 2 * decision.body.message.length;
 
 interface ProjectEntries {
   readonly policy: CompiledPolicy;

@@ -36,6 +36,7 @@ import type {
 } from 'fastify';
 import { DECISION_REASONS, type DecisionReason } from '../schemas/api.js';
 import type { ErrorCode } from '../schemas/errors.js';
+import { droppedLogLines, logWriteErrors } from './logger.js';
 
 /** Upper bounds (seconds) of the decision latency histogram: an in-memory decision is µs. */
 export const DECISION_BUCKETS = [
@@ -263,6 +264,22 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
       this.set(projectCounts.invalid);
     },
   });
+
+  const logCounter = (name: string, help: string, read: () => number): void => {
+    let exported = 0;
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const now = read();
+        if (now > exported) this.inc(now - exported);
+        exported = now;
+      },
+    });
+  };
+  logCounter('pdp_log_lines_dropped_total', 'Log lines dropped because stdout could not keep up (queue over 8 MiB).', droppedLogLines);
+  logCounter('pdp_log_write_errors_total', 'Failed writes to stdout (the lines stay queued and are tried again).', logWriteErrors);
 
   const httpLatency = new FastHistogram(
     'pdp_http_request_duration_seconds',

@@ -8,7 +8,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { PROJECT_ID_REGEX } from '../../schemas/index.js';
+import { PROJECT_ID_REGEX } from '../../schemas/ids.js';
 import { Project, type ReloadOutcome } from './project.js';
 import { WATCHED_FILES, isProjectRoot, sameScope, watchScopeOf, watchesNothing, type WatchScope } from './watch-scope.js';
 import { WatcherThread } from './watcher-thread.js';
@@ -61,9 +61,9 @@ export class ProjectRegistry {
   private ready = false;
 
   constructor(private readonly options: RegistryOptions) {
-    this.root = options.projectsRoot === undefined ? undefined : path.resolve(options.projectsRoot);
-    this.explicit = new Map(Object.entries(options.projects ?? {}).map(([id, root]) => [id, path.resolve(root)]));
     this.scope = watchScopeOf(options.projectsRoot, options.projects);
+    this.root = this.scope.root;
+    this.explicit = new Map(Object.entries(options.projects ?? {}).map(([id, root]) => [id, path.resolve(root)]));
     // Owned from here on, so that close() stops it even if start() never runs.
     this.watcher = options.watcher;
     if (this.watcher !== undefined && !sameScope(this.watcher.scope, this.scope)) {
@@ -77,6 +77,9 @@ export class ProjectRegistry {
    * one fingerprint check of every project before the registry says it is ready.
    */
   async start(): Promise<void> {
+    // startWatcher() attaches to the thread synchronously, before loadAll() reads any project (its
+    // first step awaits a readdir): events dropped before the attach are about files read after it.
+    // Keep it so: no await before the attach.
     const loading = this.loadAll();
     const watching = this.startWatcher();
     await Promise.all([loading, watching]);

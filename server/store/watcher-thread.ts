@@ -55,6 +55,8 @@ export class WatcherThread {
   private readyAt = 0;
   private events: WatcherThreadEvents = NO_EVENTS;
   private starting: Promise<void> | undefined;
+  /** A thread died and its replacement is not ready yet. */
+  private down = false;
 
   constructor(
     readonly scope: WatchScope,
@@ -64,7 +66,7 @@ export class WatcherThread {
   /** Where the events go from now on; told at once if the thread is down (between restarts). */
   attach(events: WatcherThreadEvents): void {
     this.events = events;
-    if (this.starting !== undefined && this.worker === undefined && !this.closed) events.onDown();
+    if (this.down && !this.closed) events.onDown();
   }
 
   /**
@@ -72,7 +74,7 @@ export class WatcherThread {
    * first watcher has walked every watched folder; rejects if it cannot start.
    */
   start(): Promise<void> {
-    this.starting ??= this.launchFirst();
+    this.starting ??= this.closed ? Promise.reject(new Error('the file watcher was closed before it started')) : this.launchFirst();
     return this.starting;
   }
 
@@ -119,6 +121,7 @@ export class WatcherThread {
           break;
         case 'ready':
           ready = true;
+          this.down = false;
           this.readyAt = performance.now();
           if (first) first.ready();
           else this.events.onRestarted();
@@ -133,6 +136,7 @@ export class WatcherThread {
         first.failed(new Error(`the file watcher thread exited (code ${code}) before it was ready`));
         return;
       }
+      this.down = true;
       this.events.onDown();
       this.scheduleRestart(code, ready && performance.now() - this.readyAt >= STABLE_AFTER_MS);
     });

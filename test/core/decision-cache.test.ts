@@ -124,4 +124,19 @@ describe('decision cache (POST /decide text)', () => {
     expect(peak).toBeGreaterThan(MAX_CACHED_BYTES / 2);
     expect(JSON.parse(service.decideJson({ project: 'a', requester: 'QA', tool: 'idea_memory_write' }))).toMatchObject({ allow: true });
   });
+
+  it('counts the serialized prefix of an answer in the bound when /decide first makes it (not when /decide/batch caches the answer)', () => {
+    const service = serviceOver(new Map([['a', builtinPolicy()]]));
+    const cache = (service as unknown as { cache: { estimatedBytes: number } }).cache;
+    const query = { project: 'a', requester: 'QA', tool: 'idea_memory_write' };
+    service.decide(query);
+    const withoutPrefix = cache.estimatedBytes;
+    expect(withoutPrefix).toBeGreaterThan(0);
+    const json = service.decideJson(query);
+    const prefixLength = json.length - json.slice(json.lastIndexOf('"decisionId":"') + '"decisionId":"'.length).length;
+    expect(cache.estimatedBytes).toBeGreaterThanOrEqual(withoutPrefix + 2 * prefixLength);
+    const withPrefix = cache.estimatedBytes;
+    service.decideJson(query); // made once, counted once
+    expect(cache.estimatedBytes).toBe(withPrefix);
+  });
 });

@@ -229,4 +229,31 @@ describe('watcher thread', () => {
       await watcher.close();
     }
   });
+
+  it('tells a registry that attaches while the thread is down, then that it is back', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'pdp-core-'));
+    folders.push(root);
+    const watcher = new WatcherThread(watchScopeOf(root, undefined), pino({ level: 'silent' }));
+    try {
+      await watcher.start();
+      const first = watcher.thread;
+      await first?.terminate();
+      await eventually(async () => watcher.thread === undefined);
+      const told: string[] = [];
+      watcher.attach({ onEvent() {}, onRaw() {}, onDown: () => told.push('down'), onRestarted: () => told.push('restarted') });
+      expect(told).toEqual(['down']);
+      await eventually(async () => told.includes('restarted'), 15_000);
+      expect(watcher.thread).toBeDefined();
+      expect(watcher.thread).not.toBe(first);
+    } finally {
+      await watcher.close();
+    }
+  });
+
+  it('refuses to start once closed', async () => {
+    const watcher = new WatcherThread(watchScopeOf(os.tmpdir(), undefined), pino({ level: 'silent' }));
+    await watcher.close();
+    await expect(watcher.start()).rejects.toThrow(/closed/);
+    expect(watcher.thread).toBeUndefined();
+  });
 });

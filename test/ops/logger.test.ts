@@ -1,16 +1,16 @@
 /**
- * The service's log destination: a flood of denial lines is written as it comes (nothing queued in
- * memory for as long as the flood lasts), and every line is out when the call that logged it
- * returns, even when the process exits right after.
+ * The service's log destination: every line is out when the call that logged it returns (a flood
+ * is written as it comes, nothing queues in memory), a destination that keeps failing neither
+ * throws at the caller nor holds more than its bound, and no line is lost when the process exits.
  */
 import { spawn } from 'node:child_process';
-import { openSync, readFileSync, statSync } from 'node:fs';
+import { openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger, synchronousDestination } from '../../server/logger.js';
+import { createLogger, droppedLogLines, logWriteErrors, synchronousDestination } from '../../server/logger.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tsx = path.join(repo, 'node_modules', '.bin', 'tsx');
@@ -19,33 +19,49 @@ afterEach(async () => {
   await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
-/** A logger on a fresh file; `end()` closes the file. */
-async function logToFile() {
+async function tempFile(): Promise<string> {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'pdp-log-'));
   folders.push(folder);
   const file = path.join(folder, 'out.log');
-  const destination = synchronousDestination(openSync(file, 'a')) as ReturnType<typeof synchronousDestination> & { end(): void };
-  return { file, logger: createLogger({ level: 'info' }, destination), end: () => destination.end() };
+  writeFileSync(file, '');
+  return file;
 }
 
+type Destination = ReturnType<typeof synchronousDestination> & { end(): void };
 const denial = (index: number) => ({ decisionId: `d-${index}`, project: 'demo', requester: 'agent-1', tool: 'idea_memory_write', reason: 'not_in_allowlist' });
 
 describe('log destination', () => {
-  it('writes a flood of lines while it happens, every line out when its call returns', async () => {
-    const { file, logger, end } = await logToFile();
-    const lines = 20_000;
-    // One synchronous burst, no turn of the event loop: an asynchronous destination would still
-    // hold nearly all of it in memory here.
-    for (let index = 0; index < lines; index++) {
+  it('writes a flood of lines as it comes: each line is in the file when its call returns', async () => {
+    const file = await tempFile();
+    const destination = synchronousDestination(openSync(file, 'a')) as Destination;
+    const logger = createLogger({ level: 'info' }, destination);
+    let expectedBytes = 0;
+    for (let index = 0; index < 20_000; index++) {
       logger.info(denial(index), 'decision denied');
-      if (index === 0) expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ decisionId: 'd-0', msg: 'decision denied' });
+      if (index % 997 === 0) {
+        const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+        expect(lines).toHaveLength(index + 1);
+        expect(JSON.parse(lines[index]!)).toMatchObject({ decisionId: `d-${index}`, msg: 'decision denied' });
+        expectedBytes = statSync(file).size;
+      }
     }
-    const written = statSync(file).size;
-    const all = readFileSync(file, 'utf8').trimEnd().split('\n');
-    end();
-    expect(all).toHaveLength(lines);
-    expect(written).toBe(Buffer.byteLength(all.join('\n')) + 1);
-    expect(JSON.parse(all[lines - 1]!)).toMatchObject({ decisionId: `d-${lines - 1}`, msg: 'decision denied' });
+    destination.end();
+    expect(statSync(file).size).toBeGreaterThan(expectedBytes);
+    expect(readFileSync(file, 'utf8').trimEnd().split('\n')).toHaveLength(20_000);
+  });
+
+  it('never throws at the caller when writing fails, and keeps at most its bound of lines', async () => {
+    const file = await tempFile();
+    // Opened read-only: every write fails (EBADF), as a full disk or a revoked descriptor would.
+    const destination = synchronousDestination(openSync(file, 'r'), 64 * 1024) as Destination;
+    const logger = createLogger({ level: 'info' }, destination);
+    const errors = logWriteErrors();
+    const dropped = droppedLogLines();
+    for (let index = 0; index < 5_000; index++) expect(() => logger.info(denial(index), 'decision denied')).not.toThrow();
+    expect(logWriteErrors()).toBeGreaterThan(errors);
+    // ~150 bytes a line: at most ~430 of them fit in 64 KiB, the rest were dropped and counted.
+    expect(droppedLogLines() - dropped).toBeGreaterThan(5_000 - (64 * 1024) / 100);
+    expect(statSync(file).size).toBe(0);
   });
 
   it('loses no line when the process exits right after logging', async () => {
