@@ -52,7 +52,7 @@ function settingsFrom(flags: Map<string, string>): Settings {
   };
   return {
     durationSec: num('duration', quick ? 2 : 3),
-    rounds: num('rounds', quick ? 2 : 5),
+    rounds: num('rounds', quick ? 2 : 7),
     warmupSec: num('warmup', quick ? 1 : 2),
     rewarmSec: num('rewarm', quick ? 0 : 1),
     connections: num('connections', 32),
