@@ -17,6 +17,13 @@ import { WatcherThread } from './watcher-thread.js';
 const LOAD_CONCURRENCY = 32;
 /** Projects whose files one rescan period checks. */
 const RESCAN_BATCH = 100;
+/**
+ * When a folder appears (a project, or its `.ideai/`), chokidar starts watching it a moment later:
+ * a file created in that moment (`mkdir .ideai && ln -s … .ideai/mcp-tool-permissions.json`) can
+ * be missed by the watcher and read too early by the reload the folder's own event triggered. The
+ * project is checked again after these delays (a stat each, a reload only if something changed).
+ */
+const NEW_FOLDER_RECHECK_MS = [250, 1500] as const;
 
 /** Runs `task` over `items` with at most `limit` at a time. */
 async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
@@ -55,6 +62,8 @@ export class ProjectRegistry {
   /** While the watcher thread is down, every rescan checks every project instead of one batch. */
   private watcherDown = false;
   private rescanTimer: NodeJS.Timeout | undefined;
+  /** Pending re-checks after a folder appeared, by project id (see NEW_FOLDER_RECHECK_MS). */
+  private readonly rechecks = new Map<string, NodeJS.Timeout[]>();
   private rescanning = false;
   private rescanCursor = 0;
   private closed = false;
@@ -149,6 +158,8 @@ export class ProjectRegistry {
   async close(): Promise<void> {
     this.closed = true;
     if (this.rescanTimer) clearInterval(this.rescanTimer);
+    for (const timers of this.rechecks.values()) for (const timer of timers) clearTimeout(timer);
+    this.rechecks.clear();
     await this.watcher?.close();
   }
 
@@ -185,7 +196,7 @@ export class ProjectRegistry {
     if (this.root !== undefined && path.dirname(file) === this.root) {
       const id = path.basename(file);
       if (this.explicit.has(id)) return;
-      if (event === 'addDir' && !this.projects.has(id)) void this.add(id, file);
+      if (event === 'addDir' && !this.projects.has(id)) void this.add(id, file).then(() => this.recheckSoon(id));
       else if (event === 'unlinkDir') this.remove(id);
       else if (this.projects.has(id)) this.reload(this.projects.get(id) as Project);
       return;
@@ -193,7 +204,25 @@ export class ProjectRegistry {
     const name = path.basename(file);
     const projectRoot = name === '.ideai' ? path.dirname(file) : WATCHED_FILES.has(name) ? path.dirname(path.dirname(file)) : file;
     const project = this.byRoot.get(projectRoot);
-    if (project) this.reload(project);
+    if (!project) return;
+    this.reload(project);
+    if (name === '.ideai') this.recheckSoon(project.id);
+  }
+
+  /** Checks a project again after NEW_FOLDER_RECHECK_MS (the last folder event of a project wins). */
+  private recheckSoon(id: string): void {
+    if (this.closed) return;
+    for (const timer of this.rechecks.get(id) ?? []) clearTimeout(timer);
+    const timers = NEW_FOLDER_RECHECK_MS.map((delay, index) => {
+      const timer = setTimeout(() => {
+        if (index === NEW_FOLDER_RECHECK_MS.length - 1) this.rechecks.delete(id);
+        const project = this.projects.get(id);
+        if (project && !this.closed) void this.checkProjects([project]);
+      }, delay);
+      timer.unref();
+      return timer;
+    });
+    this.rechecks.set(id, timers);
   }
 
   private onRawEvent(rawPath: string | undefined, watched: string): void {
