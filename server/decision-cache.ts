@@ -69,10 +69,7 @@ export class DecisionCache {
   /** Keeps a decision computed from `policy`; entries of any other policy object of the project go. */
   set(project: string, policy: CompiledPolicy, requester: string, tool: string, decision: CachedDecision): void {
     const size = entryBytes(decision);
-    if (this.bytes + size > MAX_CACHED_BYTES) {
-      this.projects.clear();
-      this.bytes = 0;
-    }
+    this.makeRoom(size);
     let entries = this.projects.get(project);
     if (entries === undefined || entries.policy !== policy) {
       entries = { policy, byRequester: new Map() };
@@ -89,8 +86,13 @@ export class DecisionCache {
 
   /** Counts bytes an entry gained after it was stored (its serialized prefix); over the bound, every entry goes. */
   charge(bytes: number): void {
+    this.makeRoom(bytes);
     this.bytes += bytes;
-    if (this.bytes > MAX_CACHED_BYTES) {
+  }
+
+  /** Drops every entry when `bytes` more would go over the bound (the cache refills from the next questions). */
+  private makeRoom(bytes: number): void {
+    if (this.bytes + bytes > MAX_CACHED_BYTES) {
       this.projects.clear();
       this.bytes = 0;
     }

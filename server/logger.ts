@@ -20,10 +20,10 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 /** Fields never logged, wherever they appear. */
-export const REDACT = ['req.headers.authorization', 'headers.authorization', 'authorization', 'adminToken', 'decideToken', 'token'];
+const REDACT = ['req.headers.authorization', 'headers.authorization', 'authorization', 'adminToken', 'decideToken', 'token'];
 
 /** Bytes of log lines kept while the destination fails; lines that would go beyond are dropped. */
-export const LOG_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+const LOG_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 
 let droppedLines = 0;
 let writeErrors = 0;
@@ -58,7 +58,7 @@ export function synchronousDestination(fd: number, maxQueuedBytes = LOG_MAX_QUEU
 let stdout: DestinationStream | undefined;
 
 /** One synchronous destination on stdout per process, shared by every logger. */
-export function stdoutDestination(): DestinationStream {
+function stdoutDestination(): DestinationStream {
   stdout ??= synchronousDestination(1);
   return stdout;
 }
