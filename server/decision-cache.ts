@@ -37,8 +37,18 @@ export const MAX_CACHED_BYTES = 4 * 1024 * 1024;
 /** A conservative estimate of what one entry holds: objects and the message (2 bytes per character); its prefix is {@link DecisionCache.charge}d when made. */
 const entryBytes = (decision: CachedDecision): number => 512 + 2 * decision.body.message.length;
 
+/**
+ * What a project's entries are tied to in place of a policy while the project is unknown: its
+ * answers (`unknown_project`) depend on nothing else than the question, and the first policy the
+ * project gets is another key, so they are never served once it exists.
+ */
+export const UNKNOWN_PROJECT: unique symbol = Symbol('unknown project');
+
+/** The policy object the entries were computed from, or {@link UNKNOWN_PROJECT}. */
+export type PolicyKey = CompiledPolicy | typeof UNKNOWN_PROJECT;
+
 interface ProjectEntries {
-  readonly policy: CompiledPolicy;
+  readonly policy: PolicyKey;
   /** requester → tool → decision (nested maps: no separator that a name could contain). */
   readonly byRequester: Map<string, Map<string, CachedDecision>>;
 }
@@ -60,14 +70,14 @@ export class DecisionCache {
   private bytes = 0;
 
   /** The decision cached for this question under exactly this policy object, if any. */
-  get(project: string, policy: CompiledPolicy, requester: string, tool: string): CachedDecision | undefined {
+  get(project: string, policy: PolicyKey, requester: string, tool: string): CachedDecision | undefined {
     const entries = this.projects.get(project);
     if (entries === undefined || entries.policy !== policy) return undefined;
     return entries.byRequester.get(requester)?.get(tool);
   }
 
   /** Keeps a decision computed from `policy`; entries of any other policy object of the project go. */
-  set(project: string, policy: CompiledPolicy, requester: string, tool: string, decision: CachedDecision): void {
+  set(project: string, policy: PolicyKey, requester: string, tool: string, decision: CachedDecision): void {
     const size = entryBytes(decision);
     this.makeRoom(size);
     let entries = this.projects.get(project);

@@ -93,6 +93,17 @@ describe('decision cache (POST /decide text)', () => {
     expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: false, reason: 'not_in_allowlist', revision: 'r2' });
   });
 
+  it('answers an unknown project from the cache only until the project appears, and again once it is gone', () => {
+    const policies = new Map<string, CompiledPolicy>();
+    const service = serviceOver(policies);
+    const query = { project: 'late', requester: 'QA', tool: 'idea_ticket_read' };
+    for (let i = 0; i < 3; i += 1) expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: false, reason: 'unknown_project', revision: 'none' });
+    policies.set('late', builtinPolicy());
+    expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: true, reason: 'allowed', source: 'builtin-read-only' });
+    policies.delete('late');
+    expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: false, reason: 'unknown_project' });
+  });
+
   it('never serves a ticket assistant from the cache: a withdrawn ephemeral grant denies at once', () => {
     const service = serviceOver(new Map([['a', builtinPolicy()]]));
     const query = { project: 'a', requester: 'ticket-assistant:a:82', tool: 'idea_memory_write' };
