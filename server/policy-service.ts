@@ -3,6 +3,8 @@
  * It holds no Fastify; routes call it and map its results and `AppError`s to HTTP.
  */
 import { randomBytes } from 'node:crypto';
+// Imported rather than read from the global object: a global `performance` is a lookup per call (callgrind: LoadGlobalIC twice a decision).
+import { performance } from 'node:perf_hooks';
 import fastJson from 'fast-json-stringify';
 import type { Logger } from 'pino';
 import {
