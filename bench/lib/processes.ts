@@ -48,6 +48,8 @@ export interface ServerOptions {
   /** Absolute path of the service's app module (dist/server/app.js or server/app.ts). */
   appModule: string;
   logger?: boolean;
+  /** A command that runs node (e.g. `['valgrind', '--tool=callgrind']`): the child is started as `<wrapper...> node ...`. */
+  wrapper?: readonly string[];
 }
 
 const CHILD_ENTRY = path.join(REPO_ROOT, 'bench', 'servers', 'child.ts');
@@ -69,9 +71,10 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<void> {
 /** Forks a server child and resolves once it listens. */
 export function startServer(mode: ServerMode, options: ServerOptions): Promise<RunningServer> {
   const execArgv = ['--import', 'tsx'];
+  const [wrapperCommand, ...wrapperArgs] = options.wrapper ?? [];
   const child = fork(CHILD_ENTRY, [mode], {
     cwd: REPO_ROOT,
-    execArgv,
+    ...(wrapperCommand === undefined ? { execArgv } : { execPath: wrapperCommand, execArgv: [...wrapperArgs, process.execPath, ...execArgv] }),
     env: {
       ...process.env,
       NODE_ENV: 'production',
