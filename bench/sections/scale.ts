@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { Pool, request } from 'undici';
 import { makeScaleRoot, scaleQueryMix } from '../lib/fixtures.js';
 import type { BenchContext, SectionResult } from '../lib/context.js';
-import { cpuRpsOf, interleavedLoad, rpsOf } from '../lib/interleave.js';
+import { cpuRpsOf, forkedInterleavedLoad, rpsOf } from '../lib/interleave.js';
 import { memoryOf, startMain, type MainProcess } from '../lib/processes.js';
 import { fmt, median, pairedRatio } from '../lib/stats.js';
 
@@ -62,50 +62,64 @@ async function timeToReady(service: MainProcess): Promise<number> {
   throw new Error(`service on ${service.origin} not ready within ${READY_TIMEOUT_MS} ms`);
 }
 
+interface MemoryFigures {
+  entry: string;
+  loaded: Awaited<ReturnType<typeof memoryOf>>;
+  full: Awaited<ReturnType<typeof memoryOf>>;
+  fillMs: number;
+}
+
+/** Memory of the last round's 1,000-project service after its throughput runs, then once every recent-decisions ring is full. */
+async function memoryFigures(ctx: BenchContext, bigService: MainProcess, ids: readonly string[]): Promise<MemoryFigures> {
+  const loaded = await memoryOf(bigService.pid);
+  ctx.log(`  RSS after the throughput runs: ${fmt(loaded.rssMb, 'MB')} (peak ${fmt(loaded.peakRssMb, 'MB')}); filling every recent-decisions ring...`);
+  const fillMs = await fillRecentDecisions(bigService.origin, ids);
+  const full = await memoryOf(bigService.pid);
+  ctx.log(`  ${ids.length * RING_SIZE} decisions in ${fmt(fillMs / 1000, 's')}: RSS ${fmt(full.rssMb, 'MB')} (peak ${fmt(full.peakRssMb, 'MB')})`);
+  return { entry: bigService.entry, loaded, full, fillMs };
+}
+
 export async function scaleSection(ctx: BenchContext): Promise<SectionResult> {
   const projects = ctx.settings.scaleProjects;
   ctx.log(`  generating ${projects} projects × 50 agents...`);
   const big = await makeScaleRoot(projects);
   const small = await makeScaleRoot(1);
-  const running: MainProcess[] = [];
   try {
-    // Cold starts, alternating big and small, the last pair stays up for the throughput runs.
+    // Every round starts both services cold (the start-to-ready samples), then measures them
+    // interleaved; the last round's pair stays up for the memory figures.
     const readyBig: number[] = [];
     const readySmall: number[] = [];
-    const starts = Math.max(2, ctx.settings.rounds);
-    let bigService: MainProcess | undefined;
-    let smallService: MainProcess | undefined;
-    for (let i = 0; i < starts; i += 1) {
-      const last = i === starts - 1;
-      for (const [root, samples] of [
-        [big.root, readyBig],
-        [small.root, readySmall],
-      ] as const) {
-        const service = await startMain(root, ctx.useDist);
-        running.push(service);
+    const bigName = `${projects} projects`;
+    // RSS right after ready, of the latest start of each (the last round's pair is the one kept).
+    const afterReady = new Map<string, Awaited<ReturnType<typeof memoryOf>>>();
+    const startTimed = (root: string, samples: number[]) => async (): Promise<MainProcess> => {
+      const service = await startMain(root, ctx.useDist);
+      try {
         samples.push(await timeToReady(service));
-        if (!last) {
-          await service.stop();
-          running.splice(running.indexOf(service), 1);
-        } else if (root === big.root) bigService = service;
-        else smallService = service;
+        afterReady.set(root, await memoryOf(service.pid));
+      } catch (error) {
+        await service.stop();
+        throw error;
       }
-    }
-    const entry = bigService!.entry;
-    const idle = await memoryOf(bigService!.pid);
-    const idleSmall = await memoryOf(smallService!.pid);
+      return service;
+    };
+    let memory: MemoryFigures | undefined;
+    const results = await forkedInterleavedLoad(
+      ctx,
+      [
+        { name: bigName, bodies: scaleQueryMix(big.ids), start: startTimed(big.root, readyBig) },
+        { name: '1 project', bodies: scaleQueryMix(small.ids), start: startTimed(small.root, readySmall) },
+      ],
+      undefined,
+      async (servers) => {
+        memory = await memoryFigures(ctx, servers.get(bigName) as MainProcess, big.ids);
+      },
+    );
+    const { entry, loaded, full, fillMs } = memory!;
+    const idle = afterReady.get(big.root)!;
+    const idleSmall = afterReady.get(small.root)!;
     ctx.log(`  ready (${entry}): ${projects} projects ${readyBig.map((ms) => fmt(ms, 'ms')).join(', ')}; 1 project ${readySmall.map((ms) => fmt(ms, 'ms')).join(', ')}`);
-    ctx.log(`  RSS after ready: ${fmt(idle.rssMb, 'MB')} (${projects} projects), ${fmt(idleSmall.rssMb, 'MB')} (1 project)`);
-
-    const results = await interleavedLoad(ctx, [
-      { name: `${projects} projects`, origin: bigService!.origin, bodies: scaleQueryMix(big.ids), pid: bigService!.pid },
-      { name: '1 project', origin: smallService!.origin, bodies: scaleQueryMix(small.ids), pid: smallService!.pid },
-    ]);
-    const loaded = await memoryOf(bigService!.pid);
-    ctx.log(`  RSS after the throughput runs: ${fmt(loaded.rssMb, 'MB')} (peak ${fmt(loaded.peakRssMb, 'MB')}); filling every recent-decisions ring...`);
-    const fillMs = await fillRecentDecisions(bigService!.origin, big.ids);
-    const full = await memoryOf(bigService!.pid);
-    ctx.log(`  ${projects * RING_SIZE} decisions in ${fmt(fillMs / 1000, 's')}: RSS ${fmt(full.rssMb, 'MB')} (peak ${fmt(full.peakRssMb, 'MB')})`);
+    ctx.log(`  RSS after ready (last start): ${fmt(idle.rssMb, 'MB')} (${projects} projects), ${fmt(idleSmall.rssMb, 'MB')} (1 project)`);
     const bigRps = rpsOf(results.get(`${projects} projects`) ?? []);
     const smallRps = rpsOf(results.get('1 project') ?? []);
     const ratio = pairedRatio(bigRps, smallRps);
@@ -128,7 +142,6 @@ export async function scaleSection(ctx: BenchContext): Promise<SectionResult> {
       raw: { readyBigMs: readyBig, readySmallMs: readySmall, idle, idleSmall, loaded, full, fillMs, throughput: Object.fromEntries(results) },
     };
   } finally {
-    await Promise.all(running.map((service) => service.stop()));
     await rm(big.root, { recursive: true, force: true });
     await rm(small.root, { recursive: true, force: true });
   }

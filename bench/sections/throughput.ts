@@ -6,23 +6,21 @@ import { rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { demoExpectedAllow, demoQueryMix, makeDemoRoot } from '../lib/fixtures.js';
 import { postDecide, singleConnectionPool, type BenchContext, type SectionResult } from '../lib/context.js';
-import { cpuRpsOf, interleavedLoad, rpsOf } from '../lib/interleave.js';
-import { startServer, type RunningServer, type ServerMode } from '../lib/processes.js';
+import { cpuRpsOf, forkedInterleavedLoad, rpsOf, type ForkedServer } from '../lib/interleave.js';
+import { startServer, type ServerMode } from '../lib/processes.js';
 import { fmt, median, pairedRatio } from '../lib/stats.js';
 
 /** Every deciding server must answer the mix as SPEC §4 says, or the comparison means nothing. */
-async function checkAgreement(ctx: BenchContext, servers: readonly RunningServer[]): Promise<void> {
+async function checkAgreement(servers: ReadonlyMap<string, ForkedServer>, modes: ReadonlyMap<string, ServerMode>): Promise<void> {
   const queries = demoQueryMix();
-  const allowed = queries.filter(demoExpectedAllow).length;
-  ctx.log(`  query mix: ${queries.length} queries, ${allowed} allowed, ${queries.length - allowed} denied`);
-  for (const server of servers) {
-    if (server.mode === 'bare') continue;
+  for (const [name, server] of servers) {
+    if (modes.get(name) === 'bare') continue;
     const pool = singleConnectionPool(server.origin);
     try {
       for (const query of queries) {
         const decision = await postDecide(pool, query);
         if (decision.allow !== demoExpectedAllow(query)) {
-          throw new Error(`${server.mode} decides ${JSON.stringify(query)} as allow=${decision.allow}, expected ${!decision.allow}`);
+          throw new Error(`${name} decides ${JSON.stringify(query)} as allow=${decision.allow}, expected ${!decision.allow}`);
         }
       }
     } finally {
@@ -57,17 +55,19 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
   const haveService = existsSync(ctx.appModule);
   if (!haveService) ctx.note(`${ctx.appModule} does not exist yet: throughput measured for the baselines only.`);
   const contenders = CONTENDERS.filter((contender) => haveService || contender.mode !== 'ours');
-  const servers = new Map<string, RunningServer>();
+  const modes = new Map(contenders.map((contender) => [contender.name, contender.mode]));
+  const bodies = demoQueryMix();
+  const allowed = bodies.filter(demoExpectedAllow).length;
+  ctx.log(`  query mix: ${bodies.length} queries, ${allowed} allowed, ${bodies.length - allowed} denied; fresh server processes every round`);
   try {
-    for (const contender of contenders) {
-      const options = { projectsRoot: root, appModule: ctx.appModule, ...(contender.logger ? { logger: true } : {}) };
-      servers.set(contender.name, await startServer(contender.mode, options));
-    }
-    await checkAgreement(ctx, [...servers.values()]);
-    const bodies = demoQueryMix();
-    const results = await interleavedLoad(
+    const results = await forkedInterleavedLoad(
       ctx,
-      [...servers].map(([name, server]) => ({ name, origin: server.origin, bodies, pid: server.pid })),
+      contenders.map((contender) => ({
+        name: contender.name,
+        bodies,
+        start: () => startServer(contender.mode, { projectsRoot: root, appModule: ctx.appModule, ...(contender.logger ? { logger: true } : {}) }),
+      })),
+      (servers) => checkAgreement(servers, modes),
     );
     const rps = (name: string): number[] => rpsOf(results.get(name) ?? []);
     const conns = `${ctx.settings.connections} conns`;
@@ -107,7 +107,6 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
       raw: Object.fromEntries(results),
     };
   } finally {
-    await Promise.all([...servers.values()].map((server) => server.stop()));
     await rm(root, { recursive: true, force: true });
   }
 }
