@@ -14,22 +14,17 @@
  * --servers=ours,bare (default), --no-build (reuse dist/). Needs valgrind (installed with apt-get
  * when missing and run as root). About 2 minutes per run.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
+import { ensureDebianCommand, hasCommand, parseFlags } from './lib/cli.js';
 import { demoQueryMix, makeDemoRoot, REPO_ROOT } from './lib/fixtures.js';
 import { startServer, type ServerMode } from './lib/processes.js';
 
-const flags = new Map(
-  process.argv.slice(2).map((arg) => {
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match) throw new Error(`unexpected argument ${arg}`);
-    return [match[1]!, match[2] ?? 'true'] as const;
-  }),
-);
+const flags = parseFlags(process.argv.slice(2));
 const count = (name: string, fallback: number): number => {
   const value = Number(flags.get(name) ?? fallback);
   if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} needs a positive integer`);
@@ -43,15 +38,6 @@ const servers = (flags.get('servers') ?? 'ours,bare').split(',') as ServerMode[]
 const SLOW_LITERAL = 'Runtime_DefineKeyedOwnPropertyInLiteral';
 
 const log = (line: string): void => void process.stdout.write(`${line}\n`);
-
-function ensureValgrind(): void {
-  const has = (): boolean => spawnSync('sh', ['-c', 'command -v valgrind && command -v callgrind_control'], { stdio: 'ignore' }).status === 0;
-  if (has()) return;
-  if (process.getuid?.() !== 0) throw new Error('valgrind is missing (Debian package "valgrind")');
-  log('valgrind is missing: installing it with apt-get...');
-  execFileSync('sh', ['-c', 'apt-get install -y valgrind || (apt-get update && apt-get install -y valgrind)'], { stdio: 'inherit' });
-  if (!has()) throw new Error('valgrind could not be installed');
-}
 
 /** Sends `total` POST /decide over 32 connections, cycling through the demo query mix. */
 async function send(origin: string, total: number): Promise<void> {
@@ -120,7 +106,7 @@ async function countOne(mode: ServerMode, projectsRoot: string, appModule: strin
 }
 
 async function main(): Promise<void> {
-  ensureValgrind();
+  if (!ensureDebianCommand('valgrind', 'valgrind', log) || !hasCommand('callgrind_control')) throw new Error('valgrind is missing (Debian package "valgrind")');
   if (!flags.has('no-build')) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
   const appModule = path.join(REPO_ROOT, 'dist', 'server', 'app.js');
   if (!existsSync(appModule)) throw new Error(`${appModule} is missing: run npm run build`);

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { parseFlags } from './lib/cli.js';
 import type { BenchContext, SectionResult, Settings } from './lib/context.js';
 import type { ServerMode } from './lib/processes.js';
 import { REPO_ROOT } from './lib/fixtures.js';
@@ -30,16 +31,6 @@ const SECTIONS = {
   scale: scaleSection,
 } as const satisfies Record<string, (ctx: BenchContext) => Promise<SectionResult>>;
 type SectionName = keyof typeof SECTIONS;
-
-function parseFlags(argv: readonly string[]): Map<string, string> {
-  const flags = new Map<string, string>();
-  for (const arg of argv) {
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match) throw new Error(`unexpected argument ${arg} (see bench/README.md)`);
-    flags.set(match[1]!, match[2] ?? 'true');
-  }
-  return flags;
-}
 
 function settingsFrom(flags: Map<string, string>): Settings {
   const quick = flags.has('quick');

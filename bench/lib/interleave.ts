@@ -79,10 +79,10 @@ export interface ForkedServer {
 }
 
 /** A target of {@link forkedInterleavedLoad}: how to start a fresh process of it. */
-export interface ForkedTarget {
+export interface ForkedTarget<Server extends ForkedServer = ForkedServer> {
   name: string;
   bodies: readonly DecideQuery[];
-  start(): Promise<ForkedServer>;
+  start(): Promise<Server>;
 }
 
 /**
@@ -93,16 +93,16 @@ export interface ForkedTarget {
  * fresh set per round, such a process spoils one round and the median over the rounds sets it
  * aside. `onStart` runs on each fresh set before its warm-up.
  */
-export async function forkedInterleavedLoad(
+export async function forkedInterleavedLoad<Server extends ForkedServer>(
   ctx: BenchContext,
-  targets: readonly ForkedTarget[],
-  onStart?: (servers: ReadonlyMap<string, ForkedServer>) => Promise<void>,
+  targets: readonly ForkedTarget<Server>[],
+  onStart?: (servers: ReadonlyMap<string, Server>) => Promise<void>,
   /** Runs on the last round's servers after their measured runs, before they stop. */
-  afterLastRound?: (servers: ReadonlyMap<string, ForkedServer>) => Promise<void>,
+  afterLastRound?: (servers: ReadonlyMap<string, Server>) => Promise<void>,
 ): Promise<Map<string, RoundResult[]>> {
   const results = new Map<string, RoundResult[]>(targets.map((target) => [target.name, []]));
   for (let round = 0; round < ctx.settings.rounds; round += 1) {
-    const servers = new Map<string, ForkedServer>();
+    const servers = new Map<string, Server>();
     try {
       for (const target of targets) servers.set(target.name, await target.start());
       await onStart?.(servers);

@@ -9,6 +9,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DecideQuery } from '../../schemas/index.js';
+import { ensureDebianCommand } from './cli.js';
 import { REPO_ROOT } from './fixtures.js';
 
 export type Generator = 'wrk' | 'autocannon';
@@ -29,32 +30,10 @@ export interface LoadResult {
   latencyAvgMs: number;
 }
 
-function hasCommand(command: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Picks the generator: wrk if present or installable with apt-get, else autocannon. */
 export function chooseGenerator(requested: Generator | undefined, log: (line: string) => void): Generator {
   if (requested === 'autocannon') return 'autocannon';
-  if (hasCommand('wrk')) return 'wrk';
-  if (process.getuid?.() === 0 && hasCommand('apt-get')) {
-    log('wrk is missing: installing it with apt-get (Debian package "wrk")...');
-    try {
-      execFileSync('sh', ['-c', 'apt-get install -y wrk || (apt-get update && apt-get install -y wrk)'], {
-        stdio: 'ignore',
-        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-        timeout: 300_000,
-      });
-    } catch {
-      // Fall through to the check below.
-    }
-    if (hasCommand('wrk')) return 'wrk';
-  }
+  if (ensureDebianCommand('wrk', 'wrk', log)) return 'wrk';
   if (requested === 'wrk') throw new Error('wrk was requested but cannot be installed');
   log('wrk unavailable: falling back to autocannon (in a separate process).');
   return 'autocannon';

@@ -112,7 +112,7 @@ export async function scaleSection(ctx: BenchContext): Promise<SectionResult> {
       ],
       undefined,
       async (servers) => {
-        memory = await memoryFigures(ctx, servers.get(bigName) as MainProcess, big.ids);
+        memory = await memoryFigures(ctx, servers.get(bigName)!, big.ids);
       },
     );
     const { entry, loaded, full, fillMs } = memory!;

@@ -97,7 +97,9 @@ describe('decision cache (POST /decide text)', () => {
     const policies = new Map<string, CompiledPolicy>();
     const service = serviceOver(policies);
     const query = { project: 'late', requester: 'QA', tool: 'idea_ticket_read' };
+    const cache = (service as unknown as { cache: { estimatedBytes: number } }).cache;
     for (let i = 0; i < 3; i += 1) expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: false, reason: 'unknown_project', revision: 'none' });
+    expect(cache.estimatedBytes).toBeGreaterThan(0); // the answer was cached
     policies.set('late', builtinPolicy());
     expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: true, reason: 'allowed', source: 'builtin-read-only' });
     policies.delete('late');
