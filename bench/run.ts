@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     const modes = target === 'true' || target === undefined ? ['ours'] : target.split(',');
     const summaries = [];
     for (const mode of modes) {
-      if (!['ours', 'bare', 'cedar', 'cedar-text', 'scale'].includes(mode)) throw new Error(`--profile=${mode}: not a server`);
+      if (!['ours', 'bare', 'node-http', 'cedar', 'cedar-text', 'scale'].includes(mode)) throw new Error(`--profile=${mode}: not a server`);
       summaries.push(...(mode === 'scale' ? await profileScale(ctx, outDir) : await profileSection(ctx, outDir, mode as ServerMode)));
     }
     profiles.push(...summaries);

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from './fixtures.js';
 
-export type ServerMode = 'ours' | 'bare' | 'cedar' | 'cedar-text';
+export type ServerMode = 'ours' | 'bare' | 'node-http' | 'cedar' | 'cedar-text';
 
 /** Admin token given to every service child (loopback only, throwaway). */
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';

@@ -1,6 +1,8 @@
 /**
  * `POST /decide` throughput at N connections: the service vs a bare Fastify route with the same
- * schemas (the stack's ceiling) vs Fastify + Cedar deciding the same policy (SPEC §9).
+ * schemas (the stack's ceiling) vs Fastify + Cedar deciding the same policy (SPEC §9). A plain
+ * node:http route with the same constant answer puts the Cedar ratio in scale: no Fastify route,
+ * and no Node one, can beat Cedar by more than the ceilings measured in the same run.
  */
 import { rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -14,7 +16,7 @@ import { fmt, median, pairedRatio } from '../lib/stats.js';
 async function checkAgreement(servers: ReadonlyMap<string, ForkedServer>, modes: ReadonlyMap<string, ServerMode>): Promise<void> {
   const queries = demoQueryMix();
   for (const [name, server] of servers) {
-    if (modes.get(name) === 'bare') continue;
+    if (modes.get(name) === 'bare' || modes.get(name) === 'node-http') continue;
     const pool = singleConnectionPool(server.origin);
     try {
       for (const query of queries) {
@@ -43,6 +45,7 @@ interface Contender {
  * machine) is less likely to fall on one side of a pair only.
  */
 const CONTENDERS: readonly Contender[] = [
+  { name: 'node-http', mode: 'node-http' },
   { name: 'service+logs', mode: 'ours', logger: true },
   { name: 'bare', mode: 'bare' },
   { name: 'service', mode: 'ours' },
@@ -75,10 +78,15 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
     const ratioCedar = pairedRatio(rps('service'), rps('cedar'));
     const ratioCedarText = pairedRatio(rps('service'), rps('cedar-text'));
     const ratioLogged = pairedRatio(rps('service+logs'), rps('bare'));
+    // The ceilings: what a route doing no deciding at all reaches against Cedar in the same run.
+    const ceilingBare = pairedRatio(rps('bare'), rps('cedar'));
+    const ceilingNode = pairedRatio(rps('node-http'), rps('cedar'));
     const cpuRps = (name: string): number[] => cpuRpsOf(results.get(name) ?? []);
     const cpuRatioBare = pairedRatio(cpuRps('service'), cpuRps('bare'));
     const cpuRatioCedar = pairedRatio(cpuRps('service'), cpuRps('cedar'));
     const cpuRatioCedarText = pairedRatio(cpuRps('service'), cpuRps('cedar-text'));
+    const cpuCeilingBare = pairedRatio(cpuRps('bare'), cpuRps('cedar'));
+    const cpuCeilingNode = pairedRatio(cpuRps('node-http'), cpuRps('cedar'));
     const cpuPerRequest = (name: string): string => {
       const rounds = results.get(name) ?? [];
       const offMain = median(rounds.map((result) => result.offMainUsPerRequest));
@@ -91,6 +99,7 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
       rows: [
         { section, figure: `service (buildApp, logger off), ${conns}`, value: value('service'), target: '', pass: null },
         { section, figure: `bare Fastify route, ${conns}`, value: value('bare'), target: '', pass: null },
+        { section, figure: `plain node:http route (constant answer), ${conns}`, value: value('node-http'), target: '', pass: null },
         { section, figure: `Fastify + Cedar (preparsed), ${conns}`, value: value('cedar'), target: '', pass: null },
         { section, figure: `Fastify + Cedar (isAuthorized, policy text), ${conns}`, value: value('cedar-text'), target: '', pass: null },
         { section, figure: 'service / bare', value: `${fmt(ratioBare)}×`, baseline: 'bare route', target: '≥ 0.9×', pass: pass(ratioBare >= 0.9) },
@@ -98,9 +107,12 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
         { section, figure: 'service / Cedar (policy text)', value: `${fmt(ratioCedarText)}×`, baseline: 'Cedar isAuthorized', target: '≥ 2.5×', pass: pass(ratioCedarText >= 2.5) },
         { section, figure: 'server CPU per request: service', value: cpuPerRequest('service'), target: '', pass: null },
         { section, figure: 'server CPU per request: bare / Cedar preparsed / Cedar text', value: `${cpuPerRequest('bare')} / ${cpuPerRequest('cedar')} / ${cpuPerRequest('cedar-text')}`, target: '', pass: null },
+        { section, figure: 'server CPU per request: plain node:http', value: cpuPerRequest('node-http'), target: '', pass: null },
         { section, figure: 'service / bare, by CPU cost per request', value: `${fmt(cpuRatioBare)}×`, baseline: 'bare route', target: '≥ 0.9×', pass: pass(cpuRatioBare >= 0.9) },
         { section, figure: 'service / Cedar (preparsed), by CPU cost per request', value: `${fmt(cpuRatioCedar)}×`, baseline: 'Cedar preparsed', target: '≥ 2.5×', pass: pass(cpuRatioCedar >= 2.5) },
         { section, figure: 'service / Cedar (policy text), by CPU cost per request', value: `${fmt(cpuRatioCedarText)}×`, baseline: 'Cedar isAuthorized', target: '≥ 2.5×', pass: pass(cpuRatioCedarText >= 2.5) },
+        { section, figure: 'ceiling: bare Fastify route / Cedar (preparsed)', value: `${fmt(ceilingBare)}× (by CPU ${fmt(cpuCeilingBare)}×)`, baseline: 'Cedar preparsed', target: '(info)', pass: null },
+        { section, figure: 'ceiling: plain node:http route / Cedar (preparsed)', value: `${fmt(ceilingNode)}× (by CPU ${fmt(cpuCeilingNode)}×)`, baseline: 'Cedar preparsed', target: '(info)', pass: null },
         { section, figure: `service with info logging (denials logged, to /dev/null), ${conns}`, value: value('service+logs'), target: '', pass: null },
         { section, figure: 'service with info logging / bare', value: `${fmt(ratioLogged)}×`, baseline: 'bare route', target: '(info)', pass: null },
       ],

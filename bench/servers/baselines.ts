@@ -1,18 +1,23 @@
 /**
- * The two baseline servers the service is compared with (SPEC §9):
+ * The baseline servers the service is compared with (SPEC §9):
  *  - `bare`: Fastify + the same TypeBox type provider and validator compiler + the same
  *    `DecideQuerySchema` body schema and `DecisionSchema` response schema, answering a constant
  *    decision (tool and project echoed): the stack's own ceiling;
+ *  - `node-http`: the same constant answer from a plain `node:http` handler (body read, parsed and
+ *    checked against the same schema, no framework): Node's own ceiling, for scale (no target);
  *  - `cedar` / `cedar-text`: the same route deciding the same policy with `@cedar-policy/cedar-wasm`,
  *    either on a policy set parsed once (`statefulIsAuthorized`, the fastest way to use Cedar) or
  *    by handing the policy text to `isAuthorized` on every call (the plain API).
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import http from 'node:http';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DecideQuerySchema, DecisionSchema, findTool, type Decision } from '../../schemas/index.js';
 import { loadCedarProject, type CedarProject } from './cedar-policy.js';
 
@@ -48,6 +53,58 @@ export function buildBareApp(): FastifyInstance {
   }));
   app.get('/readyz', async () => ({ status: 'ok' }));
   return app;
+}
+
+/** What the server child needs of a server: a Fastify instance, or the plain node:http one below. */
+export interface BenchServer {
+  readonly server: http.Server;
+  listen(options: { port: number; host: string }): Promise<unknown>;
+  close(): Promise<unknown>;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Plain node:http route: the floor of any Node HTTP service answering the same queries. The body
+ * is read, parsed and checked against the same `DecideQuerySchema` (compiled by TypeBox), and the
+ * bare route's constant answer is sent; anything else gets a 4xx with no body.
+ */
+export function buildNodeHttpServer(): BenchServer {
+  const isQuery = TypeCompiler.Compile(DecideQuerySchema);
+  const fail = (response: http.ServerResponse, status: number): void => {
+    response.writeHead(status, { 'content-length': '0' });
+    response.end();
+  };
+  const server = http.createServer((request, response) => {
+    if (request.method !== 'POST' || request.url !== '/decide') return fail(response, 404);
+    if (!request.headers['content-type']?.startsWith('application/json')) return fail(response, 415);
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => {
+      body += chunk;
+      if (body.length > BODY_LIMIT) request.destroy();
+    });
+    request.on('end', () => {
+      let query: unknown;
+      try {
+        query = JSON.parse(body);
+      } catch {
+        return fail(response, 400);
+      }
+      if (!isQuery.Check(query)) return fail(response, 400);
+      const payload = JSON.stringify({ ...CONSTANT_DECISION, tool: { name: query.tool, access: 'read' }, project: query.project });
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
+      response.end(payload);
+    });
+  });
+  return {
+    server,
+    listen: async ({ port, host }) => {
+      server.listen(port, host);
+      await once(server, 'listening');
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 interface LoadedProject extends CedarProject {

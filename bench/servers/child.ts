@@ -1,7 +1,7 @@
 /**
  * Entry point of a server child process (forked by the harness so that the server and the load
  * generator never share an event loop). Usage, with an IPC channel:
- *   node --import tsx bench/servers/child.ts <ours|bare|cedar|cedar-text>
+ *   node --import tsx bench/servers/child.ts <ours|bare|node-http|cedar|cedar-text>
  * env: BENCH_PROJECTS_ROOT (projects root), BENCH_APP_MODULE (absolute path of the service's
  * app module: dist/server/app.js or server/app.ts), BENCH_ADMIN_TOKEN, BENCH_LOGGER=1 to keep the service's logger on.
  * Sends `{ port }` to the parent once listening; exits cleanly on SIGTERM or when the parent goes
@@ -13,16 +13,18 @@ import { Session } from 'node:inspector/promises';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { ServerMode } from '../lib/processes.js';
-import { buildBareApp, buildCedarApp } from './baselines.js';
+import { buildBareApp, buildCedarApp, buildNodeHttpServer, type BenchServer } from './baselines.js';
 
 interface ServiceModule {
   buildApp(options: { projectsRoot?: string; adminToken: string; logger?: boolean | object }): Promise<FastifyInstance>;
 }
 
-async function build(mode: ServerMode, projectsRoot: string): Promise<FastifyInstance> {
+async function build(mode: ServerMode, projectsRoot: string): Promise<BenchServer> {
   switch (mode) {
     case 'bare':
       return buildBareApp();
+    case 'node-http':
+      return buildNodeHttpServer();
     case 'cedar':
       return buildCedarApp(projectsRoot, true);
     case 'cedar-text':
@@ -64,7 +66,7 @@ async function onProfileCommand(message: { cmd?: string; file?: string }): Promi
 async function main(): Promise<void> {
   const mode = process.argv[2] as ServerMode | undefined;
   const projectsRoot = process.env['BENCH_PROJECTS_ROOT'] ?? '';
-  if (!mode || !['ours', 'bare', 'cedar', 'cedar-text'].includes(mode)) throw new Error(`unknown mode ${String(mode)}`);
+  if (!mode || !['ours', 'bare', 'node-http', 'cedar', 'cedar-text'].includes(mode)) throw new Error(`unknown mode ${String(mode)}`);
   const app = await build(mode, projectsRoot);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
