@@ -22,6 +22,8 @@ export type ClientDecision = Omit<Decision, 'reason'> & { reason: DecisionReason
 /** Resolves a requester string the way the service does (SPEC §4), for messages only. */
 export function requesterOf(id: string): Requester {
   let kind: RequesterKind = 'agent';
+  // A JavaScript caller can pass anything: a local denial must still be built, never throw.
+  if (typeof id !== 'string') return { id: String(id), kind };
   if (id === '' || id === 'mcp') kind = 'anonymous';
   else if (id.startsWith('ticket-assistant:')) kind = 'ticket-assistant';
   return { id, kind };
@@ -37,18 +39,23 @@ export function describeRequester(id: string): string {
 
 /**
  * A denial built by the SDK itself. Its message names the tool, the requester and the project,
- * like every server message, then says why no policy answer could be used.
+ * like every server message, then says why no policy answer could be used, in SPEC §8's words:
+ * `Tool idea_memory_write (agent QA, project demo) denied: policy service unreachable (timeout after 500 ms)`.
  */
 export function localDenial(query: DecideQuery, reason: ClientDenialReason, cause: string): ClientDecision {
   const what = reason === 'pdp_unavailable' ? `policy service unreachable (${cause})` : cause;
+  // Strings whatever a JavaScript caller passed (a query without `tool`, say): building a denial never throws.
+  const tool = String(query?.tool);
+  const project = String(query?.project);
+  const requester = requesterOf(query?.requester);
   return {
     allow: false,
     reason,
-    message: `Tool ${query.tool} denied for ${describeRequester(query.requester)} in project ${query.project}: ${what}`,
+    message: `Tool ${tool} (${describeRequester(requester.id)}, project ${project}) denied: ${what}`,
     source: 'none',
-    requester: requesterOf(query.requester),
-    tool: { name: query.tool, access: findTool(query.tool)?.access ?? 'unknown' },
-    project: query.project,
+    requester,
+    tool: { name: tool, access: findTool(tool)?.access ?? 'unknown' },
+    project,
     revision: 'none',
     decisionId: `client-${randomUUID()}`,
   };

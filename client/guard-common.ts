@@ -20,7 +20,7 @@ export function unresolvedRequesterDenial(project: string, tool: string, cause: 
   return {
     allow: false,
     reason: 'invalid_call',
-    message: `Tool ${tool} denied for an unidentified requester in project ${project}: the requester of the session could not be determined (${cause})`,
+    message: `Tool ${tool} (unidentified requester, project ${project}) denied: the requester of the session could not be determined (${cause})`,
     source: 'none',
     requester: { id: '', kind: 'anonymous' },
     tool: { name: tool, access: findTool(tool)?.access ?? 'unknown' },

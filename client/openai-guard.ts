@@ -122,9 +122,12 @@ function prepare(
   project: string,
   who: { ok: true; requester: string } | { ok: false; cause: string },
 ): PreparedCall {
-  const { name, rawArguments } = nameAndArguments(call);
+  const { name, rawArguments, unknownShape } = nameAndArguments(call);
   if (!who.ok) return { name, args: undefined, refusal: unresolvedRequesterDenial(project, name, who.cause) };
   const query = { project, requester: who.requester, tool: name };
+  if (unknownShape) {
+    return { name, args: undefined, refusal: localDenial(query, 'invalid_call', 'the tool call is neither a function call nor a custom tool call') };
+  }
   if (rawArguments === undefined) {
     return { name, args: undefined, refusal: localDenial(query, 'invalid_call', 'free-text (custom) tool calls are not supported') };
   }
@@ -140,12 +143,22 @@ function prepare(
   return { name, args, refusal: undefined };
 }
 
-function nameAndArguments(call: OpenAiToolCall): { name: string; rawArguments: string | undefined } {
-  if (call.type === 'function_call') return { name: String(call.name), rawArguments: stringOrUndefined(call.arguments) };
-  if (call.type === 'function') {
-    return { name: String(call.function.name), rawArguments: stringOrUndefined(call.function.arguments) };
+/**
+ * The tool name and raw JSON arguments of a call, read defensively: the calls come from a model
+ * server, whose JSON the types only describe. `rawArguments` is undefined for a call whose
+ * arguments cannot be used (a free-text custom tool call, or a call of no known shape).
+ */
+function nameAndArguments(call: OpenAiToolCall): { name: string; rawArguments: string | undefined; unknownShape: boolean } {
+  const loose = call as unknown as Record<string, unknown>;
+  if (call.type === 'function_call') return { name: String(call.name), rawArguments: stringOrUndefined(call.arguments), unknownShape: false };
+  const fn = loose['function'];
+  // Some OpenAI-compatible servers leave out `type: "function"` on Chat Completions tool calls.
+  if ((call.type === 'function' || loose['type'] === undefined) && isJsonObject(fn)) {
+    return { name: String(fn['name']), rawArguments: stringOrUndefined(fn['arguments']), unknownShape: false };
   }
-  return { name: String(call.custom.name), rawArguments: undefined };
+  const custom = loose['custom'];
+  if (call.type === 'custom' && isJsonObject(custom)) return { name: String(custom['name']), rawArguments: undefined, unknownShape: false };
+  return { name: String(loose['name'] ?? 'unknown'), rawArguments: undefined, unknownShape: true };
 }
 
 function stringOrUndefined(value: unknown): string | undefined {

@@ -314,14 +314,14 @@ export class PdpClient {
 
 /**
  * A schema-valid decision is used as is, except an `allow` that does not answer this query (other
- * tool or project, or an inconsistent reason): the SDK denies rather than trust it.
+ * tool, project or requester, or an inconsistent reason): the SDK denies rather than trust it.
  */
 function trusted(query: DecideQuery, decision: Decision): ClientDecision {
   if (!decision.allow) return decision;
-  if (decision.tool.name !== query.tool || decision.project !== query.project) {
+  if (decision.tool.name !== query.tool || decision.project !== query.project || decision.requester.id !== query.requester) {
     return unavailable(
       query,
-      `the answer is about tool ${decision.tool.name} in project ${decision.project}, not the tool asked about`,
+      `the answer is about tool ${decision.tool.name} for requester ${JSON.stringify(decision.requester.id)} in project ${decision.project}, not the call asked about`,
     );
   }
   if (decision.reason !== 'allowed') return unavailable(query, `the answer allows with reason ${decision.reason}`);

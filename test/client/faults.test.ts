@@ -66,7 +66,16 @@ const faults: Record<string, { start: () => Promise<FakeServer | string>; cause:
         const isBatch = (body as { queries?: unknown }).queries !== undefined;
         sendJson(response, 200, isBatch ? { decisions: queriesOf(body).map(other) } : other(body as typeof query));
       }),
-    cause: /not the tool asked about/,
+    cause: /not the call asked about/,
+  },
+  'an allow about another requester': {
+    start: () =>
+      startFakeHttp((_r, response, body) => {
+        const other = (one: typeof query) => cannedDecision({ ...one, requester: 'Main' }, true);
+        const isBatch = (body as { queries?: unknown }).queries !== undefined;
+        sendJson(response, 200, isBatch ? { decisions: queriesOf(body).map(other) } : other(body as typeof query));
+      }),
+    cause: /for requester "Main" in project demo, not the call asked about/,
   },
 };
 
@@ -88,7 +97,7 @@ async function clientFor(fault: (typeof faults)[string]): Promise<PdpClient> {
 function expectUnavailable(decision: ClientDecision | undefined, cause: RegExp, tool: string = query.tool): void {
   expect(decision?.allow).toBe(false);
   expect(decision?.reason).toBe('pdp_unavailable');
-  expect(decision?.message).toContain(`Tool ${tool} denied for agent QA in project demo: policy service unreachable (`);
+  expect(decision?.message).toContain(`Tool ${tool} (agent QA, project demo) denied: policy service unreachable (`);
   expect(decision?.message).toMatch(cause);
 }
 
@@ -142,6 +151,18 @@ describe('batch answers that cannot be trusted', () => {
     const decisions = await client.decideBatch([query, { ...query, tool: 'idea_ticket_read' }]);
     expect(decisions.map((decision) => decision.allow)).toEqual([false, false]);
     expectUnavailable(decisions[0], /1 decisions for 2 queries/);
+  });
+
+  it('decide() denies, never throws, for a query a JavaScript caller got wrong', async () => {
+    const client = new PdpClient({ baseUrl: await closedPortUrl(), timeoutMs: TIMEOUT_MS });
+    cleanups.push(() => client.close());
+    const malformed = { project: 'demo', tool: query.tool } as unknown as typeof query; // no requester
+    const decision = await client.decide(malformed);
+    expect(decision.allow).toBe(false);
+    expect(decision.reason).toBe('pdp_unavailable');
+    expect(decision.message).toContain(`Tool ${query.tool} (agent undefined, project demo) denied: policy service unreachable (`);
+    const [batched] = await client.decideBatch([malformed]);
+    expect(batched?.allow).toBe(false);
   });
 
   it('an allow with a reason other than "allowed" is not trusted', async () => {

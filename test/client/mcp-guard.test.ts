@@ -151,7 +151,7 @@ describe('guardMcpServer on McpServer', () => {
     const result = await mcp.call('idea_ticket_read');
     expect(result.isError).toBe(true);
     expect(result.text).toBe(
-      'Tool idea_ticket_read denied for an unidentified requester in project demo: the requester of the session could not be determined (no session)',
+      'Tool idea_ticket_read (unidentified requester, project demo) denied: the requester of the session could not be determined (no session)',
     );
     expect(mcp.recorder.runs).toEqual([]);
     expect(decideCount(pdp)).toBe(0);

@@ -57,8 +57,8 @@ describe('guardOpenAiToolCalls', () => {
     expect(outputs).toEqual([
       { role: 'tool', tool_call_id: 'c1', content: 'idea_ticket_read ok' },
       { role: 'tool', tool_call_id: 'c2', content: 'Tool idea_memory_write is denied for agent QA in project demo (policy: agent-override).' },
-      { role: 'tool', tool_call_id: 'c3', content: 'Tool idea_ticket_list denied for agent QA in project demo: the arguments are not valid JSON' },
-      { role: 'tool', tool_call_id: 'c4', content: 'Tool idea_ticket_list denied for agent QA in project demo: the arguments are not a JSON object' },
+      { role: 'tool', tool_call_id: 'c3', content: 'Tool idea_ticket_list (agent QA, project demo) denied: the arguments are not valid JSON' },
+      { role: 'tool', tool_call_id: 'c4', content: 'Tool idea_ticket_list (agent QA, project demo) denied: the arguments are not a JSON object' },
       { role: 'tool', tool_call_id: 'c5', content: 'Tool idea_delete_everything is denied for agent QA in project demo (policy: agent-override).' },
       { role: 'tool', tool_call_id: 'c6', content: 'idea_sprint_list ok' },
     ]);
@@ -122,10 +122,25 @@ describe('guardOpenAiToolCalls', () => {
       invoke,
     });
     expect(outputs[0]?.content).toBe(
-      'Tool idea_ticket_read denied for an unidentified requester in project demo: the requester of the session could not be determined (no agent bound to this loop)',
+      'Tool idea_ticket_read (unidentified requester, project demo) denied: the requester of the session could not be determined (no agent bound to this loop)',
     );
     expect(invoked).toEqual([]);
     expect(pdp.requests).toEqual([]);
+  });
+
+  it('decides a Chat Completions call that comes without `type`, and refuses a call of no known shape without throwing', async () => {
+    const { pdp, client, invoked, invoke } = await setup();
+    // Some OpenAI-compatible servers leave out `type: "function"`; a call with neither function nor custom is malformed.
+    const untyped = { id: 'u1', function: { name: 'idea_ticket_read', arguments: '{}' } } as unknown as ChatCompletionToolCall;
+    const shapeless = { id: 'u2', name: 'idea_ticket_list' } as unknown as ChatCompletionToolCall;
+    const outputs = await guardOpenAiToolCalls([untyped, shapeless, chat('u3', 'idea_memory_write', '{}')], { client, project: 'demo', requester: 'QA', invoke });
+    expect(outputs).toEqual([
+      { role: 'tool', tool_call_id: 'u1', content: 'idea_ticket_read ok' },
+      { role: 'tool', tool_call_id: 'u2', content: 'Tool idea_ticket_list (agent QA, project demo) denied: the tool call is neither a function call nor a custom tool call' },
+      { role: 'tool', tool_call_id: 'u3', content: 'Tool idea_memory_write is denied for agent QA in project demo (policy: agent-override).' },
+    ]);
+    expect(invoked.map((call) => call.name)).toEqual(['idea_ticket_read']);
+    expect((pdp.requests[0]?.body as { queries: { tool: string }[] }).queries.map((one) => one.tool)).toEqual(['idea_ticket_read', 'idea_memory_write']);
   });
 
   it('refuses free-text custom tool calls and asks nothing for an empty turn', async () => {
@@ -136,7 +151,7 @@ describe('guardOpenAiToolCalls', () => {
       { client, project: 'demo', requester: 'QA', invoke },
     );
     expect(outputs[0]?.content).toBe(
-      'Tool idea_ticket_read denied for agent QA in project demo: free-text (custom) tool calls are not supported',
+      'Tool idea_ticket_read (agent QA, project demo) denied: free-text (custom) tool calls are not supported',
     );
     expect(invoked).toEqual([]);
     expect(pdp.requests).toEqual([]);
