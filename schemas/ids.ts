@@ -10,4 +10,7 @@ export const PROJECT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 export const AGENT_ID_PATTERN = '^[^\\s:/\\\\\\u0000-\\u001f\\u007f][^:/\\\\\\u0000-\\u001f\\u007f]{0,127}$';
 
 export const PROJECT_ID_REGEX = new RegExp(PROJECT_ID_PATTERN);
-export const AGENT_ID_REGEX = new RegExp(AGENT_ID_PATTERN, 'u');
+// No `u` flag: TypeBox compiles a schema's `pattern` without it, so the policy file's check and
+// every other check of an agent id count the 128 in UTF-16 code units (an emoji counts 2). With
+// different counts, a write could accept an id that makes the file it wrote invalid.
+export const AGENT_ID_REGEX = new RegExp(AGENT_ID_PATTERN);

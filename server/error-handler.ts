@@ -4,6 +4,9 @@ import type { Logger } from 'pino';
 import type { ErrorBody, ErrorCode } from '../schemas/index.js';
 import { AppError } from './errors.js';
 
+/** Where an agent id sits in a validated body or URL: `/agents/<n>/agentId` of a policy document, `/agentId` of a route. */
+const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$|^\/agentId$/;
+
 function body(code: ErrorCode | string, message: string, details?: Record<string, unknown>): ErrorBody {
   return details === undefined ? { error: { code, message } } : { error: { code, message, details } };
 }
@@ -32,9 +35,11 @@ export function installErrorHandling(app: FastifyInstance, options: ErrorHandlin
     if (error.validation) {
       const errors = error.validation.slice(0, 10).map((issue) => ({ path: issue.instancePath, message: issue.message ?? 'invalid' }));
       const where = error.validationContext ?? 'request';
+      // SPEC §5: a bad agent id is `invalid_agent_id`, in a whole policy document as in a URL.
+      const code = errors.every((issue) => AGENT_ID_PATH.test(issue.path)) ? 'invalid_agent_id' : 'invalid_request';
       return reply
         .code(400)
-        .send(body('invalid_request', `Invalid ${where}: ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`, { in: where, errors }));
+        .send(body(code, `Invalid ${where}: ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`, { in: where, errors }));
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -120,23 +120,24 @@ export class PolicyService {
   private record(query: DecideQuery, decision: DecisionBody): string {
     const sequence = ++this.sequence;
     const decisionId = this.decisionId(sequence);
+    const at = Date.now();
     if (decision.reason !== 'unknown_project') {
-      this.recent.record(query.project, {
-        sequence,
-        requester: decision.requester.id,
-        tool: decision.tool.name,
-        allow: decision.allow,
-        reason: decision.reason,
-        source: decision.source,
-      });
+      this.recent.record(
+        query.project,
+        { sequence, requester: decision.requester.id, tool: decision.tool.name, allow: decision.allow, reason: decision.reason, source: decision.source },
+        at,
+      );
     }
     if (!decision.allow && this.logger.isLevelEnabled('info')) {
+      // The fields of a recent-decisions entry (SPEC §5), plus the project and the policy revision.
       this.logger.info(
         {
           decisionId,
+          at: new Date(at).toISOString(),
           project: decision.project,
           requester: decision.requester.id,
           tool: decision.tool.name,
+          allow: false,
           reason: decision.reason,
           source: decision.source,
           revision: decision.revision,

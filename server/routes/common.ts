@@ -13,6 +13,20 @@ export interface RouteDeps {
   readonly metrics?: PdpMetrics | undefined;
 }
 
+/**
+ * `onRequest` hook of the DELETE routes. They take no body, and some HTTP helpers still send
+ * `content-type: application/json` with an empty one, which Fastify refuses ("Body cannot be empty
+ * when content-type is set"): an empty body is read as no body. A body with bytes in it is still
+ * parsed as before (bad JSON is still a 400).
+ */
+export function emptyBodyIsNoBody(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  const headers = request.raw.headers;
+  if (headers['content-type'] !== undefined && headers['transfer-encoding'] === undefined && (headers['content-length'] ?? '0') === '0') {
+    delete headers['content-type'];
+  }
+  done();
+}
+
 /** Error responses, documented once per status. */
 export const errors = (...statuses: number[]): Record<number, typeof ErrorBodySchema> =>
   Object.fromEntries(statuses.map((status) => [status, ErrorBodySchema]));

@@ -1,7 +1,7 @@
 /** Ephemeral ticket-assistant policies (SPEC §6). */
 import { Type } from '@sinclair/typebox';
 import { EphemeralPoliciesResponseSchema, EphemeralPolicyBodySchema, EphemeralPolicySchema, ProjectParamsSchema, RequesterParamsSchema } from '../../schemas/index.js';
-import { errors, type RouteDeps, type TypedApp } from './common.js';
+import { emptyBodyIsNoBody, errors, type RouteDeps, type TypedApp } from './common.js';
 
 export async function ephemeralRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {
   app.get(
@@ -39,6 +39,7 @@ export async function ephemeralRoutes(app: TypedApp, { service }: RouteDeps): Pr
     '/projects/:project/ephemeral-policies/:requester',
     {
       config: { access: 'admin' },
+      onRequest: emptyBodyIsNoBody,
       schema: {
         tags: ['ephemeral'],
         summary: 'Remove an ephemeral policy (idempotent): the requester is back to read-only',

@@ -13,7 +13,7 @@ import {
 } from '../../schemas/index.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { errors, ifMatchOf, setEtag, type RouteDeps, type TypedApp } from './common.js';
+import { emptyBodyIsNoBody, errors, ifMatchOf, setEtag, type RouteDeps, type TypedApp } from './common.js';
 
 const BASE = '/projects/:project/mcp-tool-permissions';
 const WRITE_ERRORS = errors(400, 401, 404, 409, 412, 413, 500);
@@ -78,6 +78,7 @@ export async function permissionsRoutes(app: TypedApp, { service }: RouteDeps): 
     `${BASE}/default`,
     {
       config: { access: 'admin' },
+      onRequest: emptyBodyIsNoBody,
       schema: {
         tags: ['permissions'],
         summary: 'Remove the project default (back to the canonical read-only set)',
@@ -113,6 +114,7 @@ export async function permissionsRoutes(app: TypedApp, { service }: RouteDeps): 
     `${BASE}/agents/:agentId`,
     {
       config: { access: 'admin' },
+      onRequest: emptyBodyIsNoBody,
       schema: {
         tags: ['permissions'],
         summary: "Remove an agent's override: it inherits the project default again (idempotent)",

@@ -121,13 +121,13 @@ export class RecentDecisions {
   ) {}
 
   /** Records a decision about a project the service knows (callers must not pass arbitrary ids). */
-  record(project: string, decision: RecordedDecision): void {
+  record(project: string, decision: RecordedDecision, at: number = Date.now()): void {
     let ring = this.rings.get(project);
     if (!ring) {
       ring = new Ring(this.capacity);
       this.rings.set(project, ring);
     }
-    ring.push(decision, Date.now());
+    ring.push(decision, at);
   }
 
   query(project: string, allow: boolean | undefined, limit: number): RecentDecision[] {

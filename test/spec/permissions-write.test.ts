@@ -148,6 +148,23 @@ describe('§5 PUT/DELETE agent override', () => {
     await write(server.app, 'DELETE', agentUrl('demo', 'Nobody'));
   });
 
+  it('answers a DELETE sent with a JSON content type and an empty body like one without (some HTTP helpers send it)', async () => {
+    const server = await startServer({ demo: {} });
+    await write(server.app, 'PUT', agentUrl('demo', 'QA'), { allowedTools: ['idea_memory_write'] });
+    await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: ['idea_memory_read'] });
+    const json = { 'content-type': 'application/json' };
+    for (const url of [agentUrl('demo', 'QA'), defaultUrl('demo'), '/projects/demo/ephemeral-policies/ticket-assistant%3Ademo%3A82']) {
+      for (const headers of [json, { ...json, 'content-length': '0' }]) {
+        const response = await call(server.app, 'DELETE', url, { auth: true, headers });
+        expect(response.statusCode, `${url} ${response.body}`).toBe(200);
+      }
+    }
+    expect(await decide(server.app, { project: 'demo', requester: 'QA', tool: 'idea_memory_write' })).toMatchObject({ allow: false });
+    // A body that is there is still parsed: bad JSON stays a 400.
+    const bad = await call(server.app, 'DELETE', agentUrl('demo', 'QA'), { auth: true, body: '{' });
+    expect(bad.statusCode).toBe(400);
+  });
+
   it('refuses bad agent ids with 400 invalid_agent_id and writes nothing', async () => {
     const server = await startServer({ demo: {} });
     const badIds = ['a:b', ' lead', 'a/b', 'a\\b', 'tab\there', 'nul\u0000', 'del\u007f', 'x'.repeat(129), ''];
@@ -265,6 +282,33 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
       expect(['invalid_request', 'invalid_tools', 'invalid_agent_id']).toContain(errorCode(response));
     }
     expect(await readText(server.policyPath('demo'))).toBe(before);
+    // SPEC §5: a bad agent id is `400 invalid_agent_id`, in a whole document too.
+    for (const agentId of ['a:b', ' lead', 'x'.repeat(129), '', 7]) {
+      const doc = { version: 1, agents: [{ agentId: 'ok', policy: { allowedTools: [] } }, { agentId, policy: { allowedTools: [] } }] };
+      const response = await call(server.app, 'PUT', permissionsUrl('demo'), { body: doc, auth: true });
+      expect(response.statusCode, JSON.stringify(agentId)).toBe(400);
+      expect(errorCode(response), JSON.stringify(agentId)).toBe('invalid_agent_id');
+    }
+    expect(await readText(server.policyPath('demo'))).toBe(before);
+  });
+
+  it('counts the 128 characters of an agent id the same way in the route and in the file it writes (an emoji counts 2)', async () => {
+    const server = await startServer({ demo: {} });
+    // 64 emoji are 128 UTF-16 code units: accepted, and the file written stays valid.
+    const longest = '😀'.repeat(64);
+    await write(server.app, 'PUT', agentUrl('demo', longest), { allowedTools: ['idea_memory_write'] });
+    expect(await decide(server.app, { project: 'demo', requester: longest, tool: 'idea_memory_write' })).toMatchObject({ allow: true, source: 'agent-override' });
+    // 65 are 130: refused before anything is written, by both routes (before the fix the agent route
+    // wrote it and the whole project's policy became invalid: every call denied, every write 409).
+    const before = await readText(server.policyPath('demo'));
+    const tooLong = '😀'.repeat(65);
+    const response = await call(server.app, 'PUT', agentUrl('demo', tooLong), { body: { allowedTools: [] }, auth: true });
+    expect(response.statusCode).toBe(400);
+    expect(errorCode(response)).toBe('invalid_agent_id');
+    const whole = await call(server.app, 'PUT', permissionsUrl('demo'), { body: { version: 1, agents: [{ agentId: tooLong, policy: { allowedTools: [] } }] }, auth: true });
+    expect(errorCode(whole)).toBe('invalid_agent_id');
+    expect(await readText(server.policyPath('demo'))).toBe(before);
+    expect(await decide(server.app, { project: 'demo', requester: 'QA', tool: 'idea_ticket_read' })).toMatchObject({ allow: true });
   });
 });
 

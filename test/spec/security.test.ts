@@ -285,6 +285,11 @@ describe('§5 and §7 logs', () => {
     await waitFor(async () => lines.some((line) => line.includes(decision.decisionId)), 'denial logged', 2_000);
     const entry = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((record) => record['decisionId'] === decision.decisionId);
     expect(entry).toMatchObject({ level: 30, project: 'demo', requester: 'QA', tool: 'idea_memory_write', reason: 'not_in_allowlist', source: 'builtin-read-only' });
+    // "with the same fields" as its recent-decisions entry (SPEC §5), `at` and `allow` included.
+    const recent = (await call(server.app, 'GET', '/projects/demo/decisions?allow=false', { headers: auth })).json<{ decisions: Record<string, unknown>[] }>();
+    const recorded = recent.decisions.find((one) => one['decisionId'] === decision.decisionId);
+    expect(recorded).toBeDefined();
+    expect(entry).toMatchObject(recorded ?? {});
     const all = lines.join('\n');
     for (const secret of [ADMIN_TOKEN, DECIDE_TOKEN, 'wrong-secret-token']) expect(all).not.toContain(secret);
   });
