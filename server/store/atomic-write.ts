@@ -1,7 +1,8 @@
 /**
  * Durable atomic replacement of a file: temp file in the same folder, write, fsync, rename over
  * the target, fsync the folder. Readers see the old bytes or the new bytes, never a mix, and a
- * crash at any point leaves one of the two on disk.
+ * crash at any point leaves one of the two on disk. A write that fails leaves the old file: when
+ * the folder's fsync fails after the rename, the old file (kept under a second name) is put back.
  */
 import { randomBytes } from 'node:crypto';
 import { constants, promises as fs } from 'node:fs';
@@ -31,8 +32,9 @@ export async function writeFileAtomic(target: string, contents: string, options:
       if (error.code === 'ENOENT') return options.defaultMode ?? 0o644;
       throw error;
     });
-  const temp = path.join(folder, `.${path.basename(realTarget)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = tempPathFor(realTarget);
   const handle = await fs.open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);
+  let previous: Previous = NO_FILE;
   try {
     try {
       await handle.writeFile(contents, 'utf8');
@@ -41,12 +43,74 @@ export async function writeFileAtomic(target: string, contents: string, options:
     } finally {
       await handle.close();
     }
+    previous = await keepPrevious(realTarget);
     await fs.rename(temp, realTarget);
   } catch (error) {
     await fs.rm(temp, { force: true }).catch(() => undefined);
+    await dropPrevious(previous);
     throw error;
   }
-  await syncFolder(folder);
+  try {
+    await syncFolder(folder);
+  } catch (error) {
+    // Renamed but not durable: a failed write must change nothing (SPEC §5), so the old file (or
+    // no file) is put back before failing. Should that fail too, nobody can say what is on disk.
+    const undone = await undoRename(realTarget, previous);
+    if (!undone) throw new WriteOutcomeUnknownError(error);
+    throw error;
+  } finally {
+    await dropPrevious(previous);
+  }
+}
+
+/**
+ * A write whose new file was renamed into place, could not be made durable, and could not be
+ * undone: the file may hold the old or the new bytes. The caller must re-read it.
+ */
+export class WriteOutcomeUnknownError extends Error {
+  constructor(readonly failure: unknown) {
+    super(`the new file is in place but not durable, and the old one could not be put back (${(failure as Error).message})`);
+    this.name = 'WriteOutcomeUnknownError';
+  }
+}
+
+/** `.<name>.<pid>.<random>.tmp` next to the target (the same folder, so rename is atomic). */
+function tempPathFor(realTarget: string): string {
+  return path.join(path.dirname(realTarget), `.${path.basename(realTarget)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** What was at the target before the rename: nothing, a second name of it, or something not kept. */
+type Previous = { readonly kind: 'none' } | { readonly kind: 'link'; readonly path: string } | { readonly kind: 'not-kept' };
+const NO_FILE: Previous = { kind: 'none' };
+
+/**
+ * A second name (hard link) for the current file, so that the rename-over can be undone. On a file
+ * system without hard links there is no undo (the write still happens; only its undo would fail).
+ */
+async function keepPrevious(realTarget: string): Promise<Previous> {
+  const link = tempPathFor(realTarget);
+  try {
+    await fs.link(realTarget, link);
+    return { kind: 'link', path: link };
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? NO_FILE : { kind: 'not-kept' };
+  }
+}
+
+async function dropPrevious(previous: Previous): Promise<void> {
+  if (previous.kind === 'link') await fs.rm(previous.path, { force: true }).catch(() => undefined);
+}
+
+/** Puts back what was at the target before the rename; false when that cannot be done. */
+async function undoRename(realTarget: string, previous: Previous): Promise<boolean> {
+  try {
+    if (previous.kind === 'not-kept') return false;
+    if (previous.kind === 'none') await fs.rm(realTarget, { force: true });
+    else await fs.rename(previous.path, realTarget);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function resolveTarget(target: string): Promise<string> {

@@ -10,7 +10,7 @@ import { AppError } from '../errors.js';
 import { NO_AGENTS_FILE, parseAgentsFile, type AgentsFileState } from '../domain/agents-file.js';
 import { builtinPolicy, compilePolicyFile, invalidPolicy, revisionOf, type CompiledPolicy, type ValidPolicy } from '../domain/compile.js';
 import { serializeDocument } from '../domain/edit.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { WriteOutcomeUnknownError, writeFileAtomic } from './atomic-write.js';
 
 export interface ProjectState {
   readonly policy: CompiledPolicy;
@@ -102,6 +102,14 @@ export class Project {
       try {
         await writeFileAtomic(this.policyPath, bytes);
       } catch (error) {
+        if (error instanceof WriteOutcomeUnknownError) {
+          // Memory follows the disk, whatever it holds now (fail closed if it cannot be read).
+          this.current = await this.readStateOrInvalid();
+          const code = (error.failure as NodeJS.ErrnoException).code ?? 'error';
+          throw new AppError(500, 'write_failed', `Could not make the policy file of project ${this.id} durable (${code}), nor put the old one back: the service now follows the file as it is (revision ${this.current.policy.revision}).`, {
+            revision: this.current.policy.revision,
+          });
+        }
         const code = (error as NodeJS.ErrnoException).code ?? 'error';
         throw new AppError(500, 'write_failed', `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`);
       }

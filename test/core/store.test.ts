@@ -2,10 +2,11 @@
  * The store's hard cases through the real app, real files and the real watcher: symlink swaps,
  * `.ideai/` replaced whole, a write that cannot be completed, concurrent writes.
  */
-import { chmod, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { promises as fsPromises } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../server/app.js';
@@ -91,6 +92,58 @@ describe('store and watcher', () => {
     expect(response.json()).toMatchObject({ error: { code: 'write_failed' } });
     expect(await readFile(path.join(project, '.ideai'), 'utf8')).toBe('not a folder');
     expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(false);
+  });
+
+  it('answers 500 write_failed when the folder cannot be synced after the rename, and puts the old file back (or none)', async () => {
+    const { app, project } = await start();
+    const ideai = path.join(project, '.ideai');
+    const policyFile = path.join(ideai, 'mcp-tool-permissions.json');
+    const put = (tools: string[]) =>
+      app.inject({ method: 'PUT', url: '/projects/demo/mcp-tool-permissions/agents/QA', headers: { authorization: `Bearer ${TOKEN}` }, payload: { allowedTools: tools } });
+    // Real files; only the fsync of the .ideai folder fails (EIO), after the new file was renamed in.
+    const realOpen = fsPromises.open.bind(fsPromises);
+    const failFolderSync = () =>
+      vi.spyOn(fsPromises, 'open').mockImplementation(async (...args: Parameters<typeof fsPromises.open>) => {
+        const handle = await realOpen(...args);
+        if (args[0] === ideai) handle.sync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+        return handle;
+      });
+    try {
+      await mkdir(ideai);
+      let spy = failFolderSync();
+      const first = await put(['idea_memory_write']);
+      expect(first.statusCode).toBe(500);
+      expect(first.json()).toMatchObject({ error: { code: 'write_failed', message: expect.stringContaining('nothing was changed') } });
+      await expect(readFile(policyFile)).rejects.toMatchObject({ code: 'ENOENT' });
+      spy.mockRestore();
+
+      expect((await put(['idea_memory_write'])).statusCode).toBe(200);
+      const before = await readFile(policyFile, 'utf8');
+      spy = failFolderSync();
+      const second = await put([]);
+      spy.mockRestore();
+      expect(second.statusCode).toBe(500);
+      expect(second.json()).toMatchObject({ error: { code: 'write_failed' } });
+      expect(await readFile(policyFile, 'utf8')).toBe(before);
+      expect(await readdir(ideai)).toEqual(['mcp-tool-permissions.json']); // no temp file or second name left
+      // The watcher may have seen the new file for a moment; memory settles on the file as it is.
+      await eventually(async () => allowed(app, 'QA', 'idea_memory_write'));
+
+      // With no second name for the old file (a file system without hard links) there is no undo:
+      // the answer says so, and memory follows the file as it now is.
+      spy = failFolderSync();
+      const link = vi.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }));
+      const third = await put(['idea_ask_agent']);
+      spy.mockRestore();
+      link.mockRestore();
+      expect(third.statusCode).toBe(500);
+      expect(third.json()).toMatchObject({ error: { code: 'write_failed', message: expect.stringContaining('the service now follows the file as it is') } });
+      expect(JSON.parse(await readFile(policyFile, 'utf8'))).toMatchObject({ agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_ask_agent'] } }] });
+      expect(await allowed(app, 'QA', 'idea_ask_agent')).toBe(true);
+      expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(false);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   // root ignores folder permissions (CI runs as root): the `.ideai` file case above covers it there.
