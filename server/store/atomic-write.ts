@@ -21,9 +21,32 @@ export interface AtomicWriteOptions {
 export async function writeFileAtomic(target: string, contents: string, options: AtomicWriteOptions = {}): Promise<void> {
   const realTarget = await resolveTarget(target);
   const folder = path.dirname(realTarget);
-  await fs.mkdir(folder, { recursive: false }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST') throw error;
-  });
+  const createdFolder = await fs.mkdir(folder, { recursive: false }).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+      return false;
+    },
+  );
+  try {
+    await replaceFile(realTarget, contents, options);
+    if (createdFolder) {
+      // A folder made for this write is durable once its own parent is synced; if that fails,
+      // the write is undone like any other (the file removed, then the folder below).
+      await syncFolder(path.dirname(folder)).catch(async (error: unknown) => {
+        const removed = await fs.rm(realTarget, { force: true }).then(() => true, () => false);
+        throw removed ? error : new WriteOutcomeUnknownError(error);
+      });
+    }
+  } catch (error) {
+    // A failed write leaves no folder it made (rmdir removes it only if empty).
+    if (createdFolder) await fs.rmdir(folder).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function replaceFile(realTarget: string, contents: string, options: AtomicWriteOptions): Promise<void> {
+  const folder = path.dirname(realTarget);
   const mode = await fs
     .stat(realTarget)
     // Only a regular file's mode is kept (not that of a FIFO or a device the file was replaced by).
