@@ -2,7 +2,8 @@
  * Durable atomic replacement of a file: temp file in the same folder, write, fsync, rename over
  * the target, fsync the folder. Readers see the old bytes or the new bytes, never a mix, and a
  * crash at any point leaves one of the two on disk. A write that fails leaves the old file: when
- * the folder's fsync fails after the rename, the old file (kept under a second name) is put back.
+ * the folder's fsync fails after the rename, the old file (kept under a second name, or copied) is
+ * put back, unless another writer's file has replaced ours meanwhile (then the caller re-reads).
  */
 import { randomBytes } from 'node:crypto';
 import { constants, promises as fs } from 'node:fs';
@@ -29,13 +30,12 @@ export async function writeFileAtomic(target: string, contents: string, options:
     },
   );
   try {
-    await replaceFile(realTarget, contents, options);
+    const written = await replaceFile(realTarget, contents, options);
     if (createdFolder) {
       // A folder made for this write is durable once its own parent is synced; if that fails,
       // the write is undone like any other (the file removed, then the folder below).
       await syncFolder(path.dirname(folder)).catch(async (error: unknown) => {
-        const removed = await fs.rm(realTarget, { force: true }).then(() => true, () => false);
-        throw removed ? error : new WriteOutcomeUnknownError(error);
+        throw (await undoRename(realTarget, NO_FILE, written)) ? error : new WriteOutcomeUnknownError(error);
       });
     }
   } catch (error) {
@@ -45,7 +45,13 @@ export async function writeFileAtomic(target: string, contents: string, options:
   }
 }
 
-async function replaceFile(realTarget: string, contents: string, options: AtomicWriteOptions): Promise<void> {
+/** The file a write renamed into place, told apart from any later one by its inode. */
+interface WrittenFile {
+  readonly dev: number;
+  readonly ino: number;
+}
+
+async function replaceFile(realTarget: string, contents: string, options: AtomicWriteOptions): Promise<WrittenFile> {
   const folder = path.dirname(realTarget);
   const mode = await fs
     .stat(realTarget)
@@ -58,14 +64,18 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
   const temp = tempPathFor(realTarget);
   const handle = await fs.open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);
   let previous: Previous = NO_FILE;
+  let written: WrittenFile;
   try {
     try {
       await handle.writeFile(contents, 'utf8');
       await handle.chmod(mode); // the umask may have narrowed the mode given to open()
       await handle.sync();
+      const { dev, ino } = await handle.stat();
+      written = { dev, ino };
     } finally {
       await handle.close();
     }
+    // Before the rename, so that it can be undone; a write that could not be undone is not made.
     previous = await keepPrevious(realTarget);
     await fs.rename(temp, realTarget);
   } catch (error) {
@@ -75,24 +85,24 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
   }
   try {
     await syncFolder(folder);
+    return written;
   } catch (error) {
     // Renamed but not durable: a failed write must change nothing (SPEC §5), so the old file (or
     // no file) is put back before failing. Should that fail too, nobody can say what is on disk.
-    const undone = await undoRename(realTarget, previous);
-    if (!undone) throw new WriteOutcomeUnknownError(error);
-    throw error;
+    throw (await undoRename(realTarget, previous, written)) ? error : new WriteOutcomeUnknownError(error);
   } finally {
     await dropPrevious(previous);
   }
 }
 
 /**
- * A write whose new file was renamed into place, could not be made durable, and could not be
- * undone: the file may hold the old or the new bytes. The caller must re-read it.
+ * A write that may have taken effect: its new file was renamed into place, could not be made
+ * durable, and could not be taken back (or another file has replaced it since). The caller must
+ * re-read the file.
  */
 export class WriteOutcomeUnknownError extends Error {
   constructor(readonly failure: unknown) {
-    super(`the new file is in place but not durable, and the old one could not be put back (${(failure as Error).message})`);
+    super(`the new file was renamed into place but not made durable, and could not be taken back (${(failure as Error).message})`);
     this.name = 'WriteOutcomeUnknownError';
   }
 }
@@ -102,34 +112,45 @@ function tempPathFor(realTarget: string): string {
   return path.join(path.dirname(realTarget), `.${path.basename(realTarget)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
-/** What was at the target before the rename: nothing, a second name of it, or something not kept. */
-type Previous = { readonly kind: 'none' } | { readonly kind: 'link'; readonly path: string } | { readonly kind: 'not-kept' };
+/** What was at the target before the rename: nothing, a second copy or name of it, or something not kept. */
+type Previous = { readonly kind: 'none' } | { readonly kind: 'kept'; readonly path: string } | { readonly kind: 'not-kept' };
 const NO_FILE: Previous = { kind: 'none' };
 
 /**
- * A second name (hard link) for the current file, so that the rename-over can be undone. On a file
- * system without hard links there is no undo (the write still happens; only its undo would fail).
+ * Keeps what is at the target under another name, for an undo: a hard link, or a copy where links
+ * are refused (another owner's file under `fs.protected_hardlinks`, a file system without links).
+ * A regular file that can be neither linked nor copied fails the write before anything changed.
+ * Anything else (a FIFO, a device: never read, it could block) that cannot be linked is not kept.
  */
 async function keepPrevious(realTarget: string): Promise<Previous> {
-  const link = tempPathFor(realTarget);
+  const kept = tempPathFor(realTarget);
   try {
-    await fs.link(realTarget, link);
-    return { kind: 'link', path: link };
+    await fs.link(realTarget, kept);
+    return { kind: 'kept', path: kept };
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? NO_FILE : { kind: 'not-kept' };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return NO_FILE;
   }
+  if (!(await fs.lstat(realTarget)).isFile()) return { kind: 'not-kept' };
+  await fs.copyFile(realTarget, kept, constants.COPYFILE_EXCL);
+  return { kind: 'kept', path: kept };
 }
 
 async function dropPrevious(previous: Previous): Promise<void> {
-  if (previous.kind === 'link') await fs.rm(previous.path, { force: true }).catch(() => undefined);
+  if (previous.kind === 'kept') await fs.rm(previous.path, { force: true }).catch(() => undefined);
 }
 
-/** Puts back what was at the target before the rename; false when that cannot be done. */
-async function undoRename(realTarget: string, previous: Previous): Promise<boolean> {
+/**
+ * Puts back what was at the target before `written` was renamed over it, durably; false when
+ * that cannot be done, or when `written` is no longer there (a newer file from another writer is
+ * never replaced by an older one).
+ */
+async function undoRename(realTarget: string, previous: Previous, written: WrittenFile): Promise<boolean> {
   try {
-    if (previous.kind === 'not-kept') return false;
+    const current = await fs.lstat(realTarget);
+    if (current.dev !== written.dev || current.ino !== written.ino || previous.kind === 'not-kept') return false;
     if (previous.kind === 'none') await fs.rm(realTarget, { force: true });
     else await fs.rename(previous.path, realTarget);
+    await syncFolder(path.dirname(realTarget));
     return true;
   } catch {
     return false;

@@ -106,7 +106,8 @@ export class Project {
           // Memory follows the disk, whatever it holds now (fail closed if it cannot be read).
           this.current = await this.readStateOrInvalid();
           const code = (error.failure as NodeJS.ErrnoException).code ?? 'error';
-          throw new AppError(500, 'write_failed', `Could not make the policy file of project ${this.id} durable (${code}), nor put the old one back: the service now follows the file as it is (revision ${this.current.policy.revision}).`, {
+          throw new AppError(500, 'write_failed', `Could not make the policy file of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`, {
+            outcome: 'unknown',
             revision: this.current.policy.revision,
           });
         }

@@ -100,46 +100,70 @@ describe('store and watcher', () => {
     const policyFile = path.join(ideai, 'mcp-tool-permissions.json');
     const put = (tools: string[]) =>
       app.inject({ method: 'PUT', url: '/projects/demo/mcp-tool-permissions/agents/QA', headers: { authorization: `Bearer ${TOKEN}` }, payload: { allowedTools: tools } });
-    // Real files; only the fsync of the .ideai folder fails (EIO), after the new file was renamed in.
+    // Real files; only the next fsync of the .ideai folder fails (EIO), right after the rename.
     const realOpen = fsPromises.open.bind(fsPromises);
-    const failFolderSync = () =>
-      vi.spyOn(fsPromises, 'open').mockImplementation(async (...args: Parameters<typeof fsPromises.open>) => {
+    const failNextFolderSync = (beforeFailing: () => Promise<void> = async () => undefined) => {
+      let failed = false;
+      return vi.spyOn(fsPromises, 'open').mockImplementation(async (...args: Parameters<typeof fsPromises.open>) => {
         const handle = await realOpen(...args);
-        if (args[0] === ideai) handle.sync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+        if (args[0] === ideai && !failed) {
+          failed = true;
+          handle.sync = async () => {
+            await beforeFailing();
+            throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+          };
+        }
         return handle;
       });
+    };
     try {
-      let spy = failFolderSync();
+      // No file and no folder before: neither is left, and nothing is granted.
+      let spy = failNextFolderSync();
       const first = await put(['idea_memory_write']);
+      spy.mockRestore();
       expect(first.statusCode).toBe(500);
       expect(first.json()).toMatchObject({ error: { code: 'write_failed', message: expect.stringContaining('nothing was changed') } });
-      await expect(readdir(ideai)).rejects.toMatchObject({ code: 'ENOENT' }); // nor the .ideai folder it made
-      spy.mockRestore();
+      await expect(readdir(ideai)).rejects.toMatchObject({ code: 'ENOENT' });
+      expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(false);
 
+      // A file before: a failed revocation leaves it, byte for byte, and the grant in force.
       expect((await put(['idea_memory_write'])).statusCode).toBe(200);
       const before = await readFile(policyFile, 'utf8');
-      spy = failFolderSync();
+      spy = failNextFolderSync();
       const second = await put([]);
       spy.mockRestore();
       expect(second.statusCode).toBe(500);
-      expect(second.json()).toMatchObject({ error: { code: 'write_failed' } });
+      expect(second.json()).toMatchObject({ error: { code: 'write_failed', message: expect.stringContaining('nothing was changed') } });
       expect(await readFile(policyFile, 'utf8')).toBe(before);
-      expect(await readdir(ideai)).toEqual(['mcp-tool-permissions.json']); // no temp file or second name left
-      // The watcher may have seen the new file for a moment; memory settles on the file as it is.
-      await eventually(async () => allowed(app, 'QA', 'idea_memory_write'));
+      expect(await readdir(ideai)).toEqual(['mcp-tool-permissions.json']); // no temp file or kept copy left
+      expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(true);
 
-      // With no second name for the old file (a file system without hard links) there is no undo:
-      // the answer says so, and memory follows the file as it now is.
-      spy = failFolderSync();
+      // Where hard links are refused, the old file is kept as a copy: the same undo.
+      spy = failNextFolderSync();
       const link = vi.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }));
       const third = await put(['idea_ask_agent']);
       spy.mockRestore();
       link.mockRestore();
-      expect(third.statusCode).toBe(500);
-      expect(third.json()).toMatchObject({ error: { code: 'write_failed', message: expect.stringContaining('the service now follows the file as it is') } });
-      expect(JSON.parse(await readFile(policyFile, 'utf8'))).toMatchObject({ agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_ask_agent'] } }] });
-      expect(await allowed(app, 'QA', 'idea_ask_agent')).toBe(true);
+      expect(third.json()).toMatchObject({ error: { code: 'write_failed', message: expect.stringContaining('nothing was changed') } });
+      expect(await readFile(policyFile, 'utf8')).toBe(before);
+      expect(await readdir(ideai)).toEqual(['mcp-tool-permissions.json']);
+      expect(await allowed(app, 'QA', 'idea_ask_agent')).toBe(false);
+
+      // Another writer replaces the file while the sync fails: its newer file is never undone;
+      // the answer says the outcome is unknown and memory follows the file as it now is.
+      const external = doc({ QA: ['idea_ticket_list'] });
+      spy = failNextFolderSync(async () => {
+        await writeFile(`${policyFile}.editor`, external);
+        await rename(`${policyFile}.editor`, policyFile);
+      });
+      const fourth = await put(['idea_ask_agent']);
+      spy.mockRestore();
+      expect(fourth.statusCode).toBe(500);
+      expect(fourth.json()).toMatchObject({ error: { code: 'write_failed', details: { outcome: 'unknown' } } });
+      expect(await readFile(policyFile, 'utf8')).toBe(external);
+      expect(await allowed(app, 'QA', 'idea_ticket_list')).toBe(true);
       expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(false);
+      expect(await allowed(app, 'QA', 'idea_ask_agent')).toBe(false);
     } finally {
       vi.restoreAllMocks();
     }
