@@ -22,8 +22,6 @@ export type ClientDecision = Omit<Decision, 'reason'> & { reason: DecisionReason
 /** Resolves a requester string the way the service does (SPEC §4), for messages only. */
 export function requesterOf(id: string): Requester {
   let kind: RequesterKind = 'agent';
-  // A JavaScript caller can pass anything: a local denial must still be built, never throw.
-  if (typeof id !== 'string') return { id: String(id), kind };
   if (id === '' || id === 'mcp') kind = 'anonymous';
   else if (id.startsWith('ticket-assistant:')) kind = 'ticket-assistant';
   return { id, kind };
@@ -44,14 +42,18 @@ export function describeRequester(id: string): string {
  */
 export function localDenial(query: DecideQuery, reason: ClientDenialReason, cause: string): ClientDecision {
   const what = reason === 'pdp_unavailable' ? `policy service unreachable (${cause})` : cause;
-  // Strings whatever a JavaScript caller passed (a query without `tool`, say): building a denial never throws.
-  const tool = String(query?.tool);
-  const project = String(query?.project);
-  const requester = requesterOf(query?.requester);
+  // Whatever a JavaScript caller passed (a query without `tool`, an object that cannot be printed),
+  // building the denial never throws; a requester that is not a string is nobody.
+  const loose = (query ?? {}) as Partial<Record<keyof DecideQuery, unknown>>;
+  const tool = printable(loose.tool);
+  const project = printable(loose.project);
+  const known = typeof loose.requester === 'string';
+  const requester: Requester = known ? requesterOf(loose.requester as string) : { id: '', kind: 'anonymous' };
+  const who = known ? describeRequester(requester.id) : 'unidentified requester';
   return {
     allow: false,
     reason,
-    message: `Tool ${tool} (${describeRequester(requester.id)}, project ${project}) denied: ${what}`,
+    message: `Tool ${tool} (${who}, project ${project}) denied: ${what}`,
     source: 'none',
     requester,
     tool: { name: tool, access: findTool(tool)?.access ?? 'unknown' },
@@ -59,6 +61,14 @@ export function localDenial(query: DecideQuery, reason: ClientDenialReason, caus
     revision: 'none',
     decisionId: `client-${randomUUID()}`,
   };
+}
+
+function printable(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return '(unprintable)';
+  }
 }
 
 /** The policy service could not be used for this query: deny, saying why. */

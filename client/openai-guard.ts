@@ -122,47 +122,38 @@ function prepare(
   project: string,
   who: { ok: true; requester: string } | { ok: false; cause: string },
 ): PreparedCall {
-  const { name, rawArguments, unknownShape } = nameAndArguments(call);
+  const { kind, name, rawArguments } = nameAndArguments(call);
   if (!who.ok) return { name, args: undefined, refusal: unresolvedRequesterDenial(project, name, who.cause) };
   const query = { project, requester: who.requester, tool: name };
-  if (unknownShape) {
-    return { name, args: undefined, refusal: localDenial(query, 'invalid_call', 'the tool call is neither a function call nor a custom tool call') };
-  }
-  if (rawArguments === undefined) {
-    return { name, args: undefined, refusal: localDenial(query, 'invalid_call', 'free-text (custom) tool calls are not supported') };
-  }
+  const refuse = (cause: string): PreparedCall => ({ name, args: undefined, refusal: localDenial(query, 'invalid_call', cause) });
+  if (kind === 'unknown') return refuse('the tool call is neither a function call nor a custom tool call');
+  if (kind === 'custom') return refuse('free-text (custom) tool calls are not supported');
+  if (typeof rawArguments !== 'string') return refuse('the arguments are not a JSON string');
   let args: unknown;
   try {
     args = JSON.parse(rawArguments);
   } catch {
-    return { name, args: undefined, refusal: localDenial(query, 'invalid_call', 'the arguments are not valid JSON') };
+    return refuse('the arguments are not valid JSON');
   }
-  if (!isJsonObject(args)) {
-    return { name, args: undefined, refusal: localDenial(query, 'invalid_call', 'the arguments are not a JSON object') };
-  }
+  if (!isJsonObject(args)) return refuse('the arguments are not a JSON object');
   return { name, args, refusal: undefined };
 }
 
 /**
  * The tool name and raw JSON arguments of a call, read defensively: the calls come from a model
- * server, whose JSON the types only describe. `rawArguments` is undefined for a call whose
- * arguments cannot be used (a free-text custom tool call, or a call of no known shape).
+ * server, whose JSON the types only describe. `custom` calls carry free text, not arguments.
  */
-function nameAndArguments(call: OpenAiToolCall): { name: string; rawArguments: string | undefined; unknownShape: boolean } {
+function nameAndArguments(call: OpenAiToolCall): { kind: 'function' | 'custom' | 'unknown'; name: string; rawArguments: unknown } {
   const loose = call as unknown as Record<string, unknown>;
-  if (call.type === 'function_call') return { name: String(call.name), rawArguments: stringOrUndefined(call.arguments), unknownShape: false };
+  if (call.type === 'function_call') return { kind: 'function', name: String(call.name), rawArguments: call.arguments };
   const fn = loose['function'];
   // Some OpenAI-compatible servers leave out `type: "function"` on Chat Completions tool calls.
   if ((call.type === 'function' || loose['type'] === undefined) && isJsonObject(fn)) {
-    return { name: String(fn['name']), rawArguments: stringOrUndefined(fn['arguments']), unknownShape: false };
+    return { kind: 'function', name: String(fn['name']), rawArguments: fn['arguments'] };
   }
   const custom = loose['custom'];
-  if (call.type === 'custom' && isJsonObject(custom)) return { name: String(custom['name']), rawArguments: undefined, unknownShape: false };
-  return { name: String(loose['name'] ?? 'unknown'), rawArguments: undefined, unknownShape: true };
-}
-
-function stringOrUndefined(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
+  if (call.type === 'custom' && isJsonObject(custom)) return { kind: 'custom', name: String(custom['name']), rawArguments: undefined };
+  return { kind: 'unknown', name: String(loose['name'] ?? 'unknown'), rawArguments: undefined };
 }
 
 async function invokeSafely<C extends OpenAiToolCall>(

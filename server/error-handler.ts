@@ -35,8 +35,10 @@ export function installErrorHandling(app: FastifyInstance, options: ErrorHandlin
     if (error.validation) {
       const errors = error.validation.slice(0, 10).map((issue) => ({ path: issue.instancePath, message: issue.message ?? 'invalid' }));
       const where = error.validationContext ?? 'request';
-      // SPEC §5: a bad agent id is `invalid_agent_id`, in a whole policy document as in a URL.
-      const code = errors.every((issue) => AGENT_ID_PATH.test(issue.path)) ? 'invalid_agent_id' : 'invalid_request';
+      // SPEC §5: a bad agent id is `invalid_agent_id`, in a whole policy document as in a URL
+      // (when agent ids are all that is wrong: every issue, not only the ten shown).
+      const onlyAgentIds = error.validation.length > 0 && error.validation.every((issue) => AGENT_ID_PATH.test(issue.instancePath));
+      const code = onlyAgentIds ? 'invalid_agent_id' : 'invalid_request';
       return reply
         .code(400)
         .send(body(code, `Invalid ${where}: ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`, { in: where, errors }));

@@ -13,6 +13,14 @@ const query = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' } as
 
 const queriesOf = (body: unknown) => (body as { queries: (typeof query)[] }).queries;
 
+/** A service that allows every query, but answers about a changed query (another tool, another requester). */
+const allowAbout = (change: { tool?: string; requester?: string }) =>
+  startFakeHttp((_r, response, body) => {
+    const other = (one: { project: string; requester: string; tool: string }) => cannedDecision({ ...one, ...change }, true);
+    const isBatch = (body as { queries?: unknown }).queries !== undefined;
+    sendJson(response, 200, isBatch ? { decisions: queriesOf(body).map(other) } : other(body as typeof query));
+  });
+
 /** Each fault: how to start it. `null` answer = nothing listens. */
 const faults: Record<string, { start: () => Promise<FakeServer | string>; cause: RegExp }> = {
   'service down (closed port)': { start: closedPortUrl, cause: /connection refused/ },
@@ -59,22 +67,9 @@ const faults: Record<string, { start: () => Promise<FakeServer | string>; cause:
       }),
     cause: /invalid answer/,
   },
-  'an allow about another tool': {
-    start: () =>
-      startFakeHttp((_r, response, body) => {
-        const other = (one: typeof query) => cannedDecision({ ...one, tool: 'idea_ticket_read' }, true);
-        const isBatch = (body as { queries?: unknown }).queries !== undefined;
-        sendJson(response, 200, isBatch ? { decisions: queriesOf(body).map(other) } : other(body as typeof query));
-      }),
-    cause: /not the call asked about/,
-  },
+  'an allow about another tool': { start: () => allowAbout({ tool: 'idea_ticket_read' }), cause: /not the call asked about/ },
   'an allow about another requester': {
-    start: () =>
-      startFakeHttp((_r, response, body) => {
-        const other = (one: typeof query) => cannedDecision({ ...one, requester: 'Main' }, true);
-        const isBatch = (body as { queries?: unknown }).queries !== undefined;
-        sendJson(response, 200, isBatch ? { decisions: queriesOf(body).map(other) } : other(body as typeof query));
-      }),
+    start: () => allowAbout({ requester: 'Main' }),
     cause: /for requester "Main" in project demo, not the call asked about/,
   },
 };
@@ -160,7 +155,10 @@ describe('batch answers that cannot be trusted', () => {
     const decision = await client.decide(malformed);
     expect(decision.allow).toBe(false);
     expect(decision.reason).toBe('pdp_unavailable');
-    expect(decision.message).toContain(`Tool ${query.tool} (agent undefined, project demo) denied: policy service unreachable (`);
+    expect(decision.message).toContain(`Tool ${query.tool} (unidentified requester, project demo) denied: policy service unreachable (`);
+    expect(decision.requester).toEqual({ id: '', kind: 'anonymous' });
+    const unprintable = { project: Object.create(null) as object, requester: 'QA', tool: query.tool } as unknown as typeof query;
+    expect(await client.decide(unprintable)).toMatchObject({ allow: false, reason: 'pdp_unavailable', project: '(unprintable)' });
     const [batched] = await client.decideBatch([malformed]);
     expect(batched?.allow).toBe(false);
   });

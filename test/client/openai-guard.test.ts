@@ -133,11 +133,18 @@ describe('guardOpenAiToolCalls', () => {
     // Some OpenAI-compatible servers leave out `type: "function"`; a call with neither function nor custom is malformed.
     const untyped = { id: 'u1', function: { name: 'idea_ticket_read', arguments: '{}' } } as unknown as ChatCompletionToolCall;
     const shapeless = { id: 'u2', name: 'idea_ticket_list' } as unknown as ChatCompletionToolCall;
-    const outputs = await guardOpenAiToolCalls([untyped, shapeless, chat('u3', 'idea_memory_write', '{}')], { client, project: 'demo', requester: 'QA', invoke });
+    const objectArguments = { id: 'u4', function: { name: 'idea_ticket_read', arguments: { issueRef: '#82' } } } as unknown as ChatCompletionToolCall;
+    const outputs = await guardOpenAiToolCalls([untyped, shapeless, chat('u3', 'idea_memory_write', '{}'), objectArguments], {
+      client,
+      project: 'demo',
+      requester: 'QA',
+      invoke,
+    });
     expect(outputs).toEqual([
       { role: 'tool', tool_call_id: 'u1', content: 'idea_ticket_read ok' },
       { role: 'tool', tool_call_id: 'u2', content: 'Tool idea_ticket_list (agent QA, project demo) denied: the tool call is neither a function call nor a custom tool call' },
       { role: 'tool', tool_call_id: 'u3', content: 'Tool idea_memory_write is denied for agent QA in project demo (policy: agent-override).' },
+      { role: 'tool', tool_call_id: 'u4', content: 'Tool idea_ticket_read (agent QA, project demo) denied: the arguments are not a JSON string' },
     ]);
     expect(invoked.map((call) => call.name)).toEqual(['idea_ticket_read']);
     expect((pdp.requests[0]?.body as { queries: { tool: string }[] }).queries.map((one) => one.tool)).toEqual(['idea_ticket_read', 'idea_memory_write']);
