@@ -22,7 +22,7 @@ import path from 'node:path';
 import { Pool } from 'undici';
 import { ensureDebianCommand, hasCommand, parseFlags } from './lib/cli.js';
 import { demoQueryMix, makeDemoRoot, REPO_ROOT } from './lib/fixtures.js';
-import { startServer, type ServerMode } from './lib/processes.js';
+import { SERVER_MODES, startServer, type ServerMode } from './lib/processes.js';
 
 const flags = parseFlags(process.argv.slice(2));
 const count = (name: string, fallback: number): number => {
@@ -34,6 +34,7 @@ const requests = count('requests', 20_000);
 const warmup = count('warmup', 40_000);
 const runs = count('runs', 2);
 const servers = (flags.get('servers') ?? 'ours,bare').split(',') as ServerMode[];
+for (const server of servers) if (!(SERVER_MODES as readonly string[]).includes(server)) throw new Error(`--servers: ${server} is not one of ${SERVER_MODES.join(', ')}`);
 /** The V8 runtime function behind a megamorphic computed-key object literal (see bench/README.md). */
 const SLOW_LITERAL = 'Runtime_DefineKeyedOwnPropertyInLiteral';
 

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseFlags } from './lib/cli.js';
 import type { BenchContext, SectionResult, Settings } from './lib/context.js';
-import type { ServerMode } from './lib/processes.js';
+import { SERVER_MODES, type ServerMode } from './lib/processes.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { chooseGenerator, describeGenerator, type Generator } from './lib/load.js';
 import { describeMachine, renderTable, writeReport, type ProfileDigest, type Report, type Row } from './lib/report.js';
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     const modes = target === 'true' || target === undefined ? ['ours'] : target.split(',');
     const summaries = [];
     for (const mode of modes) {
-      if (!['ours', 'bare', 'node-http', 'cedar', 'cedar-text', 'scale'].includes(mode)) throw new Error(`--profile=${mode}: not a server`);
+      if (mode !== 'scale' && !(SERVER_MODES as readonly string[]).includes(mode)) throw new Error(`--profile=${mode}: not a server`);
       summaries.push(...(mode === 'scale' ? await profileScale(ctx, outDir) : await profileSection(ctx, outDir, mode as ServerMode)));
     }
     profiles.push(...summaries);

@@ -10,7 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from './fixtures.js';
 
-export type ServerMode = 'ours' | 'bare' | 'node-http' | 'cedar' | 'cedar-text';
+/** The servers a child process can run (bench/servers/child.ts). */
+export const SERVER_MODES = ['ours', 'bare', 'node-http', 'cedar', 'cedar-text'] as const;
+export type ServerMode = (typeof SERVER_MODES)[number];
 
 /** Admin token given to every service child (loopback only, throwaway). */
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';

@@ -2,7 +2,7 @@
  * The baseline servers the service is compared with (SPEC §9):
  *  - `bare`: Fastify + the same TypeBox type provider and validator compiler + the same
  *    `DecideQuerySchema` body schema and `DecisionSchema` response schema, answering a constant
- *    decision (tool and project echoed): the stack's own ceiling;
+ *    decision (requester, tool and project echoed): the stack's own ceiling;
  *  - `node-http`: the same constant answer from a plain `node:http` handler (body read, parsed and
  *    checked against the same schema, no framework): Node's own ceiling, for scale (no target);
  *  - `cedar` / `cedar-text`: the same route deciding the same policy with `@cedar-policy/cedar-wasm`,
@@ -18,7 +18,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { DecideQuerySchema, DecisionSchema, findTool, type Decision } from '../../schemas/index.js';
+import { DecideQuerySchema, DecisionSchema, findTool, type DecideQuery, type Decision } from '../../schemas/index.js';
 import { loadCedarProject, type CedarProject } from './cedar-policy.js';
 
 const routeSchema = { body: DecideQuerySchema, response: { 200: DecisionSchema } } as const;
@@ -35,6 +35,19 @@ const CONSTANT_DECISION: Decision = {
   decisionId: '00000000-0000-4000-8000-000000000000',
 };
 
+/**
+ * The constant decision, with the requester, tool and project of the query echoed: PdpClient
+ * rightly refuses an `allow` about another call.
+ */
+function answerFor(query: DecideQuery): Decision {
+  return {
+    ...CONSTANT_DECISION,
+    requester: { id: query.requester, kind: 'agent' },
+    tool: { name: query.tool, access: 'read' },
+    project: query.project,
+  };
+}
+
 /** Fastify with the service's validation stack: the TypeBox type provider and its validator compiler. */
 function typedFastify() {
   const app = Fastify({ logger: false }).withTypeProvider<TypeBoxTypeProvider>();
@@ -45,12 +58,7 @@ function typedFastify() {
 /** Bare Fastify route: body validated by the same schema, constant answer. */
 export function buildBareApp(): FastifyInstance {
   const app = typedFastify();
-  // The tool and project are echoed because PdpClient rightly refuses an `allow` about another call.
-  app.post('/decide', { schema: routeSchema }, async (request) => ({
-    ...CONSTANT_DECISION,
-    tool: { name: request.body.tool, access: 'read' as const },
-    project: request.body.project,
-  }));
+  app.post('/decide', { schema: routeSchema }, async (request) => answerFor(request.body));
   app.get('/readyz', async () => ({ status: 'ok' }));
   return app;
 }
@@ -92,7 +100,7 @@ export function buildNodeHttpServer(): BenchServer {
         return fail(response, 400);
       }
       if (!isQuery.Check(query)) return fail(response, 400);
-      const payload = JSON.stringify({ ...CONSTANT_DECISION, tool: { name: query.tool, access: 'read' }, project: query.project });
+      const payload = JSON.stringify(answerFor(query));
       response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
       response.end(payload);
     });

@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import type { ServerMode } from '../lib/processes.js';
+import { SERVER_MODES, type ServerMode } from '../lib/processes.js';
 import { buildBareApp, buildCedarApp, buildNodeHttpServer, type BenchServer } from './baselines.js';
 
 interface ServiceModule {
@@ -66,7 +66,7 @@ async function onProfileCommand(message: { cmd?: string; file?: string }): Promi
 async function main(): Promise<void> {
   const mode = process.argv[2] as ServerMode | undefined;
   const projectsRoot = process.env['BENCH_PROJECTS_ROOT'] ?? '';
-  if (!mode || !['ours', 'bare', 'node-http', 'cedar', 'cedar-text'].includes(mode)) throw new Error(`unknown mode ${String(mode)}`);
+  if (!mode || !(SERVER_MODES as readonly string[]).includes(mode)) throw new Error(`unknown mode ${String(mode)}`);
   const app = await build(mode, projectsRoot);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
