@@ -41,6 +41,9 @@ export function parseProjectsList(value: string): Record<string, string> {
     if (equals <= 0 || !PROJECT_ID_REGEX.test(id)) throw new ConfigError(`PDP_PROJECTS: invalid project id in ${JSON.stringify(entry)}`);
     if (!path.isAbsolute(root)) throw new ConfigError(`PDP_PROJECTS: the path of ${id} must be absolute`);
     if (id in projects) throw new ConfigError(`PDP_PROJECTS: project ${id} is listed twice`);
+    // Two ids for one folder would be two write queues on one policy file (lost updates).
+    const same = Object.keys(projects).find((other) => path.resolve(projects[other] ?? '') === path.resolve(root));
+    if (same !== undefined) throw new ConfigError(`PDP_PROJECTS: projects ${same} and ${id} name the same folder ${root}`);
     projects[id] = root;
   }
   return projects;

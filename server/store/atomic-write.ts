@@ -45,10 +45,10 @@ export async function writeFileAtomic(target: string, contents: string, options:
   }
 }
 
-/** The file a write renamed into place, told apart from any later one by its inode. */
+/** The file a write renamed into place, told apart from any later one by its inode (bigint: no precision lost). */
 interface WrittenFile {
-  readonly dev: number;
-  readonly ino: number;
+  readonly dev: bigint;
+  readonly ino: bigint;
 }
 
 async function replaceFile(realTarget: string, contents: string, options: AtomicWriteOptions): Promise<WrittenFile> {
@@ -70,7 +70,7 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
       await handle.writeFile(contents, 'utf8');
       await handle.chmod(mode); // the umask may have narrowed the mode given to open()
       await handle.sync();
-      const { dev, ino } = await handle.stat();
+      const { dev, ino } = await handle.stat({ bigint: true });
       written = { dev, ino };
     } finally {
       await handle.close();
@@ -117,10 +117,10 @@ type Previous = { readonly kind: 'none' } | { readonly kind: 'kept'; readonly pa
 const NO_FILE: Previous = { kind: 'none' };
 
 /**
- * Keeps what is at the target under another name, for an undo: a hard link, or a copy where links
- * are refused (another owner's file under `fs.protected_hardlinks`, a file system without links).
- * A regular file that can be neither linked nor copied fails the write before anything changed.
- * Anything else (a FIFO, a device: never read, it could block) that cannot be linked is not kept.
+ * Keeps what is at the target under another name, for an undo: a hard link, or else a durable copy
+ * (another owner's file under `fs.protected_hardlinks`, a file system without links). What can be
+ * neither (a file the service may not read: the repair of an unreadable file must still be
+ * possible; a FIFO or a device, never read) is not kept: that write goes ahead without an undo.
  */
 async function keepPrevious(realTarget: string): Promise<Previous> {
   const kept = tempPathFor(realTarget);
@@ -130,9 +130,33 @@ async function keepPrevious(realTarget: string): Promise<Previous> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return NO_FILE;
   }
-  if (!(await fs.lstat(realTarget)).isFile()) return { kind: 'not-kept' };
-  await fs.copyFile(realTarget, kept, constants.COPYFILE_EXCL);
-  return { kind: 'kept', path: kept };
+  try {
+    await copyDurably(realTarget, kept);
+    return { kind: 'kept', path: kept };
+  } catch (error) {
+    await fs.rm(kept, { force: true }).catch(() => undefined);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return NO_FILE;
+    return { kind: 'not-kept' };
+  }
+}
+
+/** Copies a regular file (never opened blocking, never through a link) and fsyncs the copy. */
+async function copyDurably(source: string, copy: string): Promise<void> {
+  const input = await fs.open(source, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  try {
+    const stats = await input.stat();
+    if (!stats.isFile()) throw Object.assign(new Error(`${source} is not a regular file`), { code: 'EINVAL' });
+    const output = await fs.open(copy, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, stats.mode & 0o7777);
+    try {
+      await output.writeFile(await input.readFile());
+      await output.chmod(stats.mode & 0o7777); // the umask may have narrowed it
+      await output.sync();
+    } finally {
+      await output.close();
+    }
+  } finally {
+    await input.close();
+  }
 }
 
 async function dropPrevious(previous: Previous): Promise<void> {
@@ -146,7 +170,9 @@ async function dropPrevious(previous: Previous): Promise<void> {
  */
 async function undoRename(realTarget: string, previous: Previous, written: WrittenFile): Promise<boolean> {
   try {
-    const current = await fs.lstat(realTarget);
+    // Another writer can still rename its file in between this check and the undo: Node has no
+    // renameat2(RENAME_EXCHANGE) to close that window; it is a few microseconds, after a failed fsync.
+    const current = await fs.lstat(realTarget, { bigint: true });
     if (current.dev !== written.dev || current.ino !== written.ino || previous.kind === 'not-kept') return false;
     if (previous.kind === 'none') await fs.rm(realTarget, { force: true });
     else await fs.rename(previous.path, realTarget);

@@ -16,6 +16,8 @@ describe('configuration from the environment', () => {
     expect(() => parseProjectsList('../a=/x')).toThrow(ConfigError);
     expect(() => parseProjectsList('a=relative')).toThrow(ConfigError);
     expect(() => parseProjectsList('a=/x,a=/y')).toThrow(ConfigError);
+    // Two ids for one folder: two write queues on one policy file.
+    expect(() => parseProjectsList('a=/x,b=/x/')).toThrow(/projects a and b name the same folder/);
     expect(() => parseProjectsList('__proto__=/x')).toThrow(ConfigError);
   });
 });

@@ -149,6 +149,29 @@ describe('store and watcher', () => {
       expect(await readdir(ideai)).toEqual(['mcp-tool-permissions.json']);
       expect(await allowed(app, 'QA', 'idea_ask_agent')).toBe(false);
 
+      // A file that can be neither linked nor copied (another user's, unreadable: the repair case)
+      // is still written over, without an undo.
+      const { O_NONBLOCK } = (await import('node:fs')).constants;
+      const unreadable = vi.spyOn(fsPromises, 'open').mockImplementation(async (...args: Parameters<typeof fsPromises.open>) => {
+        if (args[0] === policyFile && typeof args[1] === 'number' && (args[1] & O_NONBLOCK) !== 0) {
+          throw Object.assign(new Error('EACCES: permission denied, open'), { code: 'EACCES' });
+        }
+        return realOpen(...args);
+      });
+      const unlinkable = vi.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }));
+      // The service cannot read it either: the file is invalid, so the repair is the whole-document PUT.
+      const repaired = await app.inject({
+        method: 'PUT',
+        url: '/projects/demo/mcp-tool-permissions',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        payload: { version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_ticket_read'] } }] },
+      });
+      unreadable.mockRestore();
+      unlinkable.mockRestore();
+      expect(repaired.statusCode).toBe(200);
+      expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(false);
+      expect(await readdir(ideai)).toEqual(['mcp-tool-permissions.json']);
+
       // Another writer replaces the file while the sync fails: its newer file is never undone;
       // the answer says the outcome is unknown and memory follows the file as it now is.
       const external = doc({ QA: ['idea_ticket_list'] });
