@@ -4,7 +4,7 @@
  * Flags (all optional): --quick, --duration=S, --rounds=N, --warmup=S, --connections=N,
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,
  * latency, revocation, scale), --tsx (service from sources, no build), --no-build (reuse dist/),
- * --profile[=ours,bare,cedar,cedar-text,scale] (one or more), --out=DIR,
+ * --profile[=ours,bare,node-http,cedar,cedar-text,scale] (one or more), --out=DIR,
  * --no-write. See bench/README.md.
  */
 import { spawnSync } from 'node:child_process';
