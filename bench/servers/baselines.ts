@@ -4,7 +4,8 @@
  *    `DecideQuerySchema` body schema and `DecisionSchema` response schema, answering a constant
  *    decision (requester, tool and project echoed): the stack's own ceiling;
  *  - `node-http`: the same constant answer from a plain `node:http` handler (body read, parsed and
- *    checked against the same schema, no framework): Node's own ceiling, for scale (no target);
+ *    checked against the same schema, answer made with JSON.stringify, no framework): a route with
+ *    no framework, for scale (no target);
  *  - `cedar` / `cedar-text`: the same route deciding the same policy with `@cedar-policy/cedar-wasm`,
  *    either on a policy set parsed once (`statefulIsAuthorized`, the fastest way to use Cedar) or
  *    by handing the policy text to `isAuthorized` on every call (the plain API).

@@ -62,20 +62,11 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
       throw error;
     });
   const temp = tempPathFor(realTarget);
-  const handle = await fs.open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);
   let previous: Previous = NO_FILE;
   let written: WrittenFile;
   try {
-    try {
-      await handle.writeFile(contents, 'utf8');
-      await handle.chmod(mode); // the umask may have narrowed the mode given to open()
-      await handle.sync();
-      const { dev, ino } = await handle.stat({ bigint: true });
-      written = { dev, ino };
-    } finally {
-      await handle.close();
-    }
-    // Before the rename, so that it can be undone; a write that could not be undone is not made.
+    written = await createDurably(temp, contents, mode);
+    // Before the rename, so that it can be undone (when the old file can be kept, see keepPrevious).
     previous = await keepPrevious(realTarget);
     await fs.rename(temp, realTarget);
   } catch (error) {
@@ -92,6 +83,20 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
     throw (await undoRename(realTarget, previous, written)) ? error : new WriteOutcomeUnknownError(error);
   } finally {
     await dropPrevious(previous);
+  }
+}
+
+/** Creates `file` (which must not exist) with `data` and `mode`, fsynced; returns its identity. */
+async function createDurably(file: string, data: string | Buffer, mode: number): Promise<WrittenFile> {
+  const handle = await fs.open(file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);
+  try {
+    await handle.writeFile(data);
+    await handle.chmod(mode); // the umask may have narrowed the mode given to open()
+    await handle.sync();
+    const { dev, ino } = await handle.stat({ bigint: true });
+    return { dev, ino };
+  } finally {
+    await handle.close();
   }
 }
 
@@ -146,14 +151,7 @@ async function copyDurably(source: string, copy: string): Promise<void> {
   try {
     const stats = await input.stat();
     if (!stats.isFile()) throw Object.assign(new Error(`${source} is not a regular file`), { code: 'EINVAL' });
-    const output = await fs.open(copy, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, stats.mode & 0o7777);
-    try {
-      await output.writeFile(await input.readFile());
-      await output.chmod(stats.mode & 0o7777); // the umask may have narrowed it
-      await output.sync();
-    } finally {
-      await output.close();
-    }
+    await createDurably(copy, await input.readFile(), stats.mode & 0o7777);
   } finally {
     await input.close();
   }
