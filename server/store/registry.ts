@@ -13,7 +13,7 @@ import { Project, type ReloadOutcome } from './project.js';
 import { WATCHED_FILES, isProjectRoot, sameScope, watchScopeOf, watchesNothing, type WatchScope } from './watch-scope.js';
 import { WatcherThread } from './watcher-thread.js';
 
-/** Projects read at the same time while loading or rescanning. */
+/** Projects checked at the same time by a rescan or after a watcher outage. */
 const LOAD_CONCURRENCY = 32;
 /** Projects whose files one rescan period checks. */
 const RESCAN_BATCH = 100;
@@ -81,18 +81,17 @@ export class ProjectRegistry {
   }
 
   /**
-   * Loads every project (several at a time) while the watcher starts; resolves once both are done.
-   * A change that lands between a project's first read and its first watcher event is caught by
-   * one fingerprint check of every project before the registry says it is ready.
+   * Loads every project while the watcher starts; resolves once both are done. A change that lands
+   * between a project's first read and its first watcher event is caught by one fingerprint check
+   * of every project before the registry says it is ready.
    */
   async start(): Promise<void> {
-    // startWatcher() attaches to the thread synchronously, before loadAll() reads any project (its
-    // first step awaits a readdir): events dropped before the attach are about files read after it.
-    // Keep it so: no await before the attach.
-    const loading = this.loadAll();
+    // startWatcher() attaches to the thread synchronously, before loadAll() reads any project:
+    // events dropped before the attach are about files read after it. Keep it so: call it first.
     const watching = this.startWatcher();
+    const loading = this.loadAll();
     await Promise.all([loading, watching]);
-    await this.checkEveryProject();
+    for (const project of this.list()) if (project.changedOnDiskSync()) this.reload(project);
     const rescanMs = this.options.rescanMs ?? 2000;
     if (rescanMs > 0) {
       this.rescanTimer = setInterval(() => void this.rescan(), rescanMs);
@@ -101,13 +100,21 @@ export class ProjectRegistry {
     this.ready = true;
   }
 
+  /** Reads every project at start, synchronously (see Project.openSync): nothing is served meanwhile. */
   private async loadAll(): Promise<void> {
     const entries: [string, string][] = [...this.explicit];
     if (this.root !== undefined) {
       const root = this.root;
       for (const id of await this.rootFolders()) if (!this.explicit.has(id)) entries.push([id, path.join(root, id)]);
     }
-    await forEachLimited(entries, LOAD_CONCURRENCY, ([id, root]) => this.add(id, root));
+    for (const [id, root] of entries) {
+      if (this.projects.has(id) || this.closed) continue;
+      try {
+        this.register(Project.openSync(id, root));
+      } catch (error) {
+        this.options.logger.error({ err: error, project: id }, 'project failed to load');
+      }
+    }
   }
 
   private async startWatcher(): Promise<void> {
@@ -127,7 +134,7 @@ export class ProjectRegistry {
     await this.watcher.start();
   }
 
-  /** Reloads every project whose files changed since they were read (at start, after a watcher outage). */
+  /** Reloads every project whose files changed since they were read (after a watcher outage). */
   private checkEveryProject(): Promise<void> {
     return this.checkProjects(this.list());
   }
@@ -249,13 +256,17 @@ export class ProjectRegistry {
     try {
       const project = await Project.open(id, root);
       if (this.projects.has(id) || this.closed) return;
-      this.projects.set(id, project);
-      this.byRoot.set(project.root, project);
-      this.options.logger.info({ project: id, status: project.state.policy.status }, 'project loaded');
-      this.options.onReload?.(id, 'added');
+      this.register(project);
     } catch (error) {
       this.options.logger.error({ err: error, project: id }, 'project failed to load');
     }
+  }
+
+  private register(project: Project): void {
+    this.projects.set(project.id, project);
+    this.byRoot.set(project.root, project);
+    this.options.logger.info({ project: project.id, status: project.state.policy.status }, 'project loaded');
+    this.options.onReload?.(project.id, 'added');
   }
 
   private remove(id: string): void {

@@ -167,6 +167,43 @@ describe('broken and absurd policy files', () => {
     expect((await repair()).statusCode).toBe(200);
   });
 
+  it('starts, and fails closed, when the files are already a FIFO, a device, a folder or huge at start (read synchronously then)', async () => {
+    const grant = policyDoc(undefined, { QA: ['idea_memory_write'] });
+    const made = await makeTree({ fifo: null, zero: null, folder: null, huge: null, fifoAgents: grant, good: grant });
+    const fifoOutside = path.join(made.outer, 'outside.fifo');
+    execFileSync('mkfifo', [fifoOutside]);
+    execFileSync('mkfifo', [made.policyPath('fifo')]);
+    await symlink('/dev/zero', made.policyPath('zero'));
+    await mkdir(made.policyPath('folder'));
+    await writeFile(made.policyPath('huge'), `{"version":1,"x":"${'x'.repeat(17 * 1024 * 1024)}"}`);
+    await symlink(fifoOutside, path.join(made.root, 'fifoAgents', '.ideai', 'agents.json'));
+    const app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
+    open.push({ app, made });
+    await app.ready();
+    const ask = async (project: string, tool: string): Promise<Decision> =>
+      (await app.inject({ method: 'POST', url: '/decide', payload: { project, requester: 'QA', tool } })).json<Decision>();
+    for (const project of ['fifo', 'zero', 'folder', 'huge']) {
+      expect(await ask(project, 'idea_memory_read'), project).toMatchObject({ allow: false, reason: 'policy_invalid' });
+      const view = (await app.inject({ method: 'GET', url: `/projects/${project}/mcp-tool-permissions` })).json<{ status: string }>();
+      expect(view.status, project).toBe('invalid');
+    }
+    // An agents.json that cannot be read is reported; the policy itself still applies.
+    expect(await ask('fifoAgents', 'idea_memory_write')).toMatchObject({ allow: true });
+    const agentsView = (await app.inject({ method: 'GET', url: '/projects/fifoAgents/mcp-tool-permissions' })).json<{ agentsFile?: { error: unknown } }>();
+    expect(agentsView.agentsFile?.error).toEqual(expect.stringContaining('cannot read the file'));
+    expect(await ask('good', 'idea_memory_write')).toMatchObject({ allow: true });
+    // And the broken one is repaired by a write, which is not stuck behind a read that never ends.
+    await rm(made.policyPath('fifo'));
+    const repaired = await app.inject({
+      method: 'PUT',
+      url: '/projects/fifo/mcp-tool-permissions',
+      headers: { authorization: `Bearer ${ADMIN}` },
+      payload: JSON.parse(grant) as unknown,
+    });
+    expect(repaired.statusCode).toBe(200);
+    expect(await ask('fifo', 'idea_memory_write')).toMatchObject({ allow: true });
+  });
+
   it('fails closed when .ideai/mcp-tool-permissions.json is a folder or a dangling symlink', async () => {
     const { app, made } = await start();
     const file = made.policyPath('demo');
