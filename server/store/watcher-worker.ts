@@ -8,6 +8,7 @@
  */
 import { watch } from 'chokidar';
 import { parentPort, workerData } from 'node:worker_threads';
+import { runFsPromisesSynchronously } from './synchronous-fs-promises.js';
 import { isRelevant, type WatchScope, type WatcherMessage } from './watch-scope.js';
 
 const port = parentPort;
@@ -15,6 +16,8 @@ if (!port) throw new Error('watcher-worker must run as a worker thread');
 const scope = workerData as WatchScope;
 const post = (message: WatcherMessage): void => port.postMessage(message);
 
+// Before the walk; chokidar's imports of node:fs/promises are live bindings, so they follow.
+runFsPromisesSynchronously();
 const paths = [...(scope.root === undefined ? [] : [scope.root]), ...scope.explicitRoots];
 const watcher = watch(paths, {
   ignoreInitial: true,

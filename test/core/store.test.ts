@@ -300,11 +300,14 @@ describe('watcher thread', () => {
     const policyFile = path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json');
     await mkdir(path.dirname(policyFile), { recursive: true });
     const logger = pino({ level: 'silent' });
+    const mainThreadStat = fsPromises.stat;
     const watcher = new WatcherThread(watchScopeOf(root, undefined), logger);
     const started = watcher.start();
     // Changed while the thread runs but before the app exists: its events are dropped, the load reads it.
     await writeFile(policyFile, doc({ QA: ['idea_memory_write'] }));
     await started;
+    // The thread made its own node:fs/promises synchronous (synchronous-fs-promises.ts), not this thread's.
+    expect(fsPromises.stat).toBe(mainThreadStat);
     const app = await buildApp({ projectsRoot: root, adminToken: TOKEN, rescanMs: 0, watcher });
     open.push(app);
     await app.ready();

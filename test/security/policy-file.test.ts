@@ -198,7 +198,7 @@ describe('broken and absurd policy files', () => {
       method: 'PUT',
       url: '/projects/fifo/mcp-tool-permissions',
       headers: { authorization: `Bearer ${ADMIN}` },
-      payload: JSON.parse(grant) as unknown,
+      payload: JSON.parse(grant) as Record<string, unknown>,
     });
     expect(repaired.statusCode).toBe(200);
     expect(await ask('fifo', 'idea_memory_write')).toMatchObject({ allow: true });
