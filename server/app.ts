@@ -12,6 +12,7 @@ import { createLogger } from './logger.js';
 import { installAuth } from './auth.js';
 import { createAuditFile, type AuditFile } from './audit-file.js';
 import { installErrorHandling } from './error-handler.js';
+import { lazySerializerFactory } from './lazy-serializers.js';
 import { UNMATCHED_ROUTE, addMetricsRoute, createMetrics, installHttpMetrics, notFoundRecorder, type PdpMetrics } from './metrics.js';
 import { PolicyService } from './policy-service.js';
 import { catalogRoutes } from './routes/catalog.js';
@@ -84,6 +85,8 @@ async function assemble(options: BuildAppOptions): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 1024 },
     // A request (body included) must arrive within 30 s: a held-open connection cannot pin the service.
     requestTimeout: 30_000,
+    // Response serializers compiled on first use, not at start (see lazy-serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // A bad percent-encoding (`%C0%AE`) or an over-long parameter is refused by the router before
