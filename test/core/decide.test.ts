@@ -102,3 +102,30 @@ describe('decide (pure resolution)', () => {
     }
   });
 });
+
+describe('makeAllowlist (shared between equal lists)', () => {
+  const catalogNames = TOOL_CATALOG.map((tool) => tool.name);
+  const name = fc.oneof(fc.constantFrom(...catalogNames), fc.string(), fc.constantFrom('idea_memory_write\u0000x', 'x', '["', '\u0000'));
+
+  it('grants exactly the catalog tools of each list, whatever lists were built before it', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(name, { maxLength: 6 }), { minLength: 1, maxLength: 20 }), (lists) => {
+        for (const names of lists) {
+          const allowlist = makeAllowlist('agent-override', names);
+          const expected = catalogNames.filter((tool) => names.includes(tool));
+          expect(allowlist.tools).toEqual(expected);
+          expect([...allowlist.allowed].sort()).toEqual([...expected].sort());
+          expect(allowlist.unknownTools).toEqual([...new Set(names.filter((n) => !(catalogNames as readonly string[]).includes(n)))]);
+          expect(Object.isFrozen(allowlist)).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it('does not confuse lists whose names joined would look alike', () => {
+    expect(makeAllowlist('agent-override', ['idea_memory_write', 'x']).allowed.has('idea_memory_write')).toBe(true);
+    expect(makeAllowlist('agent-override', ['idea_memory_write\u0000x']).allowed.has('idea_memory_write')).toBe(false);
+    expect(makeAllowlist('project-default', ['idea_memory_write']).source).toBe('project-default');
+    expect(makeAllowlist('agent-override', ['idea_memory_write']).source).toBe('agent-override');
+  });
+});
