@@ -13,7 +13,8 @@
  * (which the main thread needs for its reloads and writes). The builtin module objects are per
  * thread, so the main thread's `node:fs/promises` is untouched. `syncBuiltinESMExports()` is
  * Node's documented way to make ES module imports of a builtin (`import { stat } from
- * 'node:fs/promises'`, as chokidar and readdirp do) see properties assigned to it.
+ * 'node:fs/promises'`, as chokidar and readdirp do) see properties assigned to it; it must run
+ * before chokidar is loaded, which copies `stat` and `lstat` into an object as it is evaluated.
  */
 import fs from 'node:fs';
 import fsPromises from 'node:fs/promises';

@@ -6,18 +6,20 @@
  * (measured: 1,000 projects served at ~0.7× the throughput of one). Here it costs nothing while
  * no file changes.
  */
-import { watch } from 'chokidar';
 import { parentPort, workerData } from 'node:worker_threads';
 import { runFsPromisesSynchronously } from './synchronous-fs-promises.js';
 import { isRelevant, type WatchScope, type WatcherMessage } from './watch-scope.js';
+
+// Before chokidar is loaded: its handler copies `stat` and `lstat` into an object when it is
+// evaluated (`statMethods`), which a later change of the live bindings would not reach.
+runFsPromisesSynchronously();
+const { watch } = await import('chokidar');
 
 const port = parentPort;
 if (!port) throw new Error('watcher-worker must run as a worker thread');
 const scope = workerData as WatchScope;
 const post = (message: WatcherMessage): void => port.postMessage(message);
 
-// Before the walk; chokidar's imports of node:fs/promises are live bindings, so they follow.
-runFsPromisesSynchronously();
 const paths = [...(scope.root === undefined ? [] : [scope.root]), ...scope.explicitRoots];
 const watcher = watch(paths, {
   ignoreInitial: true,
