@@ -52,16 +52,19 @@ const documentCheck = TypeCompiler.Compile(PolicyDocumentSchema);
 /**
  * Allowlists already built, by source and names: overrides repeat the same few lists across agents
  * and projects, and an allowlist is frozen, so one object serves them all (at 1,000 projects × 10
- * overrides, ~12% of the time to load them, and their memory). Bounded: a file that lists ever new
- * names cannot grow it without limit.
+ * overrides, ~12% of the time to load them, and their memory). Bounded in entries and in the size
+ * of each key: a file that keeps listing new, long names cannot make it hold more than ~10 MB.
  */
 const ALLOWLISTS = new Map<string, Allowlist>();
-const MAX_ALLOWLISTS = 4096;
+const MAX_ALLOWLISTS = 1024;
+/** Longer than every catalog tool listed once (~600 characters): such lists are built, not kept. */
+const MAX_SHARED_KEY_LENGTH = 2048;
 
 /** Builds an allowlist: catalog tools are granted, other names are only reported. */
 export function makeAllowlist(source: PolicySource, names: readonly string[]): Allowlist {
   // JSON keeps the key unambiguous whatever the names contain (["a\u0000b"] is not ["a", "b"]).
   const key = `${source}${JSON.stringify(names)}`;
+  if (key.length > MAX_SHARED_KEY_LENGTH) return buildAllowlist(source, names);
   let allowlist = ALLOWLISTS.get(key);
   if (allowlist === undefined) {
     if (ALLOWLISTS.size >= MAX_ALLOWLISTS) ALLOWLISTS.clear();

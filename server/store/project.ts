@@ -3,7 +3,7 @@
  * reload and every write of the project goes, so a reload can never overwrite a newer write.
  * Decisions read `state` synchronously and never wait on the queue.
  */
-import { closeSync, constants, fstatSync, openSync, promises as fs, readFileSync, statSync, type BigIntStats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, promises as fs, readSync, statSync, type BigIntStats } from 'node:fs';
 import path from 'node:path';
 import type { PolicyDocument } from '../../schemas/index.js';
 import { AppError } from '../errors.js';
@@ -60,7 +60,11 @@ export class Project {
    */
   static openSync(id: string, root: string): Project {
     const project = new Project(id, root, { policy: builtinPolicy(), agents: NO_AGENTS_FILE, fingerprint: '' });
-    project.current = project.stateFrom(readFileSynchronously(project.policyPath), readFileSynchronously(project.agentsPath));
+    try {
+      project.current = project.stateFrom(readFileSynchronously(project.policyPath), readFileSynchronously(project.agentsPath));
+    } catch (error) {
+      project.current = project.unreadableState(error);
+    }
     return project;
   }
 
@@ -150,13 +154,15 @@ export class Project {
    * rescan read again.
    */
   private readStateOrInvalid(): Promise<ProjectState> {
-    return this.readState().catch(
-      (error: unknown): ProjectState => ({
-        policy: invalidPolicy(revisionOf(`read-error:${Date.now()}`), { message: `cannot read the file (${(error as Error).message})` }),
-        agents: this.current.agents,
-        fingerprint: '',
-      }),
-    );
+    return this.readState().catch((error: unknown) => this.unreadableState(error));
+  }
+
+  private unreadableState(error: unknown): ProjectState {
+    return {
+      policy: invalidPolicy(revisionOf(`read-error:${Date.now()}`), { message: `cannot read the file (${error instanceof Error ? error.message : String(error)})` }),
+      agents: this.current.agents,
+      fingerprint: '',
+    };
   }
 
   private async readState(): Promise<ProjectState> {
@@ -225,25 +231,37 @@ function problemOf(stats: BigIntStats): string | undefined {
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
+/**
+ * The key of a file that could not be read for a reason that may pass (no permission yet, too many
+ * open files, an I/O error): no stat gives it, so the next check (an event, the rescan) reads again.
+ */
+const READ_AGAIN = '';
+
 async function readFile(file: string): Promise<FileRead> {
   let handle;
   try {
     handle = await fs.open(file, OPEN_FLAGS);
   } catch (error) {
     const code = codeOf(error);
-    // A file that exists but cannot be opened (no permission) keeps the fingerprint a stat gives.
-    return { ok: false, code, key: isAbsence(code) ? `-${code}` : await statKey(file) };
+    return { ok: false, code, key: isAbsence(code) ? `-${code}` : READ_AGAIN };
   }
-  let key = '';
   try {
     const stats = await handle.stat({ bigint: true });
-    key = keyOf(stats);
+    const key = keyOf(stats);
     const problem = problemOf(stats);
-    return problem === undefined ? { ok: true, bytes: await handle.readFile(), key } : { ok: false, code: problem, key };
+    if (problem !== undefined) return { ok: false, code: problem, key };
+    // At most the size just checked, even if the file grows meanwhile (then a later event reads it again).
+    const bytes = Buffer.alloc(Number(stats.size));
+    let filled = 0;
+    for (let read = -1; read !== 0 && filled < bytes.length; filled += read) {
+      read = (await handle.read(bytes, filled, bytes.length - filled, filled)).bytesRead;
+    }
+    return { ok: true, bytes: bytes.subarray(0, filled), key };
   } catch (error) {
-    return { ok: false, code: codeOf(error), key };
+    return { ok: false, code: codeOf(error), key: READ_AGAIN };
   } finally {
-    await handle.close();
+    // What was read stands whether or not the descriptor closes cleanly.
+    await handle.close().catch(() => undefined);
   }
 }
 
@@ -254,18 +272,27 @@ function readFileSynchronously(file: string): FileRead {
     fd = openSync(file, OPEN_FLAGS);
   } catch (error) {
     const code = codeOf(error);
-    return { ok: false, code, key: isAbsence(code) ? `-${code}` : statKeySync(file) };
+    return { ok: false, code, key: isAbsence(code) ? `-${code}` : READ_AGAIN };
   }
-  let key = '';
   try {
     const stats = fstatSync(fd, { bigint: true });
-    key = keyOf(stats);
+    const key = keyOf(stats);
     const problem = problemOf(stats);
-    return problem === undefined ? { ok: true, bytes: readFileSync(fd), key } : { ok: false, code: problem, key };
+    if (problem !== undefined) return { ok: false, code: problem, key };
+    const bytes = Buffer.alloc(Number(stats.size));
+    let filled = 0;
+    for (let read = -1; read !== 0 && filled < bytes.length; filled += read) {
+      read = readSync(fd, bytes, filled, bytes.length - filled, filled);
+    }
+    return { ok: true, bytes: bytes.subarray(0, filled), key };
   } catch (error) {
-    return { ok: false, code: codeOf(error), key };
+    return { ok: false, code: codeOf(error), key: READ_AGAIN };
   } finally {
-    closeSync(fd);
+    try {
+      closeSync(fd);
+    } catch {
+      // As above: what was read stands.
+    }
   }
 }
 

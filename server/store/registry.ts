@@ -91,7 +91,9 @@ export class ProjectRegistry {
     const watching = this.startWatcher();
     const loading = this.loadAll();
     await Promise.all([loading, watching]);
-    for (const project of this.list()) if (project.changedOnDiskSync()) this.reload(project);
+    // Awaited: once ready, no decision is answered from a state older than the files (a
+    // revocation written while the service started included).
+    await Promise.all(this.list().filter((project) => project.changedOnDiskSync()).map((project) => this.reload(project)));
     const rescanMs = this.options.rescanMs ?? 2000;
     if (rescanMs > 0) {
       this.rescanTimer = setInterval(() => void this.rescan(), rescanMs);
@@ -142,7 +144,7 @@ export class ProjectRegistry {
   /** Reloads those of `projects` whose files changed since they were read (a stat each, never throws). */
   private async checkProjects(projects: readonly Project[]): Promise<void> {
     await forEachLimited(projects, LOAD_CONCURRENCY, async (project) => {
-      if (!this.closed && (await project.changedOnDisk())) this.reload(project);
+      if (!this.closed && (await project.changedOnDisk())) void this.reload(project);
     });
   }
 
@@ -205,14 +207,14 @@ export class ProjectRegistry {
       if (this.explicit.has(id)) return;
       if (event === 'addDir' && !this.projects.has(id)) void this.add(id, file).then(() => this.recheckSoon(id));
       else if (event === 'unlinkDir') this.remove(id);
-      else if (this.projects.has(id)) this.reload(this.projects.get(id) as Project);
+      else if (this.projects.has(id)) void this.reload(this.projects.get(id) as Project);
       return;
     }
     const name = path.basename(file);
     const projectRoot = name === '.ideai' ? path.dirname(file) : WATCHED_FILES.has(name) ? path.dirname(path.dirname(file)) : file;
     const project = this.byRoot.get(projectRoot);
     if (!project) return;
-    this.reload(project);
+    void this.reload(project);
     if (name === '.ideai') this.recheckSoon(project.id);
   }
 
@@ -240,8 +242,9 @@ export class ProjectRegistry {
     else if (name === '.ideai' && isProjectRoot(this.scope, watched)) this.onEvent('raw', path.join(watched, name));
   }
 
-  private reload(project: Project): void {
-    project
+  /** Reloads a project; the promise settles once the reload is done, and never rejects. */
+  private reload(project: Project): Promise<void> {
+    return project
       .reload()
       .then((outcome) => {
         if (outcome === 'unchanged') return;

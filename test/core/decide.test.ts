@@ -128,4 +128,15 @@ describe('makeAllowlist (shared between equal lists)', () => {
     expect(makeAllowlist('project-default', ['idea_memory_write']).source).toBe('project-default');
     expect(makeAllowlist('agent-override', ['idea_memory_write']).source).toBe('agent-override');
   });
+
+  it('shares short lists, and builds long ones afresh every time (the memory it keeps is bounded)', () => {
+    expect(makeAllowlist('agent-override', ['idea_memory_write'])).toBe(makeAllowlist('agent-override', ['idea_memory_write']));
+    const long = ['idea_memory_write', ...Array.from({ length: 40 }, (_, i) => `not-a-tool-${'x'.repeat(60)}-${i}`)];
+    const first = makeAllowlist('agent-override', long);
+    const second = makeAllowlist('agent-override', long);
+    expect(second).not.toBe(first);
+    expect(second).toEqual(first);
+    expect(first.tools).toEqual(['idea_memory_write']);
+    expect(first.unknownTools).toHaveLength(40);
+  });
 });
