@@ -53,7 +53,7 @@ const documentCheck = TypeCompiler.Compile(PolicyDocumentSchema);
  * Allowlists already built, by source and names: overrides repeat the same few lists across agents
  * and projects, and an allowlist is frozen, so one object serves them all (at 1,000 projects × 10
  * overrides, ~12% of the time to load them, and their memory). Bounded in entries and in the size
- * of each key: a file that keeps listing new, long names cannot make it hold more than ~10 MB.
+ * of each key: a file that keeps listing new, long names cannot make it hold more than ~15 MB.
  */
 const ALLOWLISTS = new Map<string, Allowlist>();
 const MAX_ALLOWLISTS = 1024;

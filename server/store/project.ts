@@ -158,8 +158,10 @@ export class Project {
   }
 
   private unreadableState(error: unknown): ProjectState {
+    const message = error instanceof Error ? error.message : String(error);
     return {
-      policy: invalidPolicy(revisionOf(`read-error:${Date.now()}`), { message: `cannot read the file (${error instanceof Error ? error.message : String(error)})` }),
+      // The same failure again is the same revision: an unchanged reload, not a log line every rescan.
+      policy: invalidPolicy(revisionOf(`read-error:${message}`), { message: `cannot read the file (${message})` }),
       agents: this.current.agents,
       fingerprint: '',
     };
