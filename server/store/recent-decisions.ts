@@ -46,34 +46,53 @@ class NameTable {
   }
 }
 
+/**
+ * One decision is one 32-byte record in one buffer: time (f64), sequence (f64), requester and tool
+ * name indices (u32 each), outcome and source codes (u8 each). A record is half a cache line, so a
+ * decision writes one line of one page. Six separate typed arrays (the layout before) wrote six
+ * lines in six places; under load over 1,000 projects, where each request lands on another
+ * project's cold ring, that showed. CPU per request, 1,000 / 1 project, medians of alternated pairs
+ * of fresh processes under wrk (scale mix): six arrays 0.889× (6 pairs), one record 0.951× (6
+ * pairs), the ring switched off 0.978× (7 pairs). A microbenchmark of the ring alone, with warm
+ * caches, had shown no difference between the layouts.
+ */
+const RECORD_BYTES = 32;
+const F64_PER_RECORD = RECORD_BYTES / 8;
+const U32_PER_RECORD = RECORD_BYTES / 4;
+/** Byte offsets and typed-array indices of the fields inside a record. */
+const AT = 0; // f64 index
+const SEQUENCE = 1; // f64 index
+const REQUESTER = 4; // u32 index
+const TOOL = 5; // u32 index
+const OUTCOME = 24; // byte: allow bit, reason index << 1
+const SOURCE = 25; // byte
+
 class Ring {
-  private readonly at: Float64Array;
-  private readonly sequence: Float64Array;
-  private readonly outcome: Uint8Array; // allow bit, reason index << 1
-  private readonly source: Uint8Array;
-  private readonly requester: Uint32Array;
-  private readonly tool: Uint32Array;
+  private readonly f64: Float64Array;
+  private readonly u32: Uint32Array;
+  private readonly u8: Uint8Array;
   private names = new NameTable();
   private next = 0;
   private size = 0;
 
   constructor(private readonly capacity: number) {
-    this.at = new Float64Array(capacity);
-    this.sequence = new Float64Array(capacity);
-    this.outcome = new Uint8Array(capacity);
-    this.source = new Uint8Array(capacity);
-    this.requester = new Uint32Array(capacity);
-    this.tool = new Uint32Array(capacity);
+    const buffer = new ArrayBuffer(capacity * RECORD_BYTES);
+    this.f64 = new Float64Array(buffer);
+    this.u32 = new Uint32Array(buffer);
+    this.u8 = new Uint8Array(buffer);
   }
 
   push(decision: RecordedDecision, at: number): void {
     const slot = this.next;
-    this.at[slot] = at;
-    this.sequence[slot] = decision.sequence;
-    this.outcome[slot] = ((REASON_CODE.get(decision.reason) ?? 0) << 1) | (decision.allow ? 1 : 0);
-    this.source[slot] = SOURCE_CODE.get(decision.source) ?? 0;
-    this.requester[slot] = this.names.indexOf(decision.requester);
-    this.tool[slot] = this.names.indexOf(decision.tool);
+    const f = slot * F64_PER_RECORD;
+    const u = slot * U32_PER_RECORD;
+    const b = slot * RECORD_BYTES;
+    this.f64[f + AT] = at;
+    this.f64[f + SEQUENCE] = decision.sequence;
+    this.u32[u + REQUESTER] = this.names.indexOf(decision.requester);
+    this.u32[u + TOOL] = this.names.indexOf(decision.tool);
+    this.u8[b + OUTCOME] = ((REASON_CODE.get(decision.reason) ?? 0) << 1) | (decision.allow ? 1 : 0);
+    this.u8[b + SOURCE] = SOURCE_CODE.get(decision.source) ?? 0;
     this.next = (slot + 1) % this.capacity;
     if (this.size < this.capacity) this.size++;
     // Names no entry uses any more are dropped once they outnumber the entries (amortized O(1)).
@@ -83,8 +102,9 @@ class Ring {
   private compactNames(): void {
     const names = new NameTable();
     for (let slot = 0; slot < this.size; slot++) {
-      this.requester[slot] = names.indexOf(this.names.at(this.requester[slot] ?? 0));
-      this.tool[slot] = names.indexOf(this.names.at(this.tool[slot] ?? 0));
+      const u = slot * U32_PER_RECORD;
+      this.u32[u + REQUESTER] = names.indexOf(this.names.at(this.u32[u + REQUESTER] ?? 0));
+      this.u32[u + TOOL] = names.indexOf(this.names.at(this.u32[u + TOOL] ?? 0));
     }
     this.names = names;
   }
@@ -94,17 +114,20 @@ class Ring {
     const out: RecentDecision[] = [];
     for (let i = 1; i <= this.size && out.length < limit; i++) {
       const slot = (this.next - i + this.capacity) % this.capacity;
-      const outcome = this.outcome[slot] ?? 0;
+      const f = slot * F64_PER_RECORD;
+      const u = slot * U32_PER_RECORD;
+      const b = slot * RECORD_BYTES;
+      const outcome = this.u8[b + OUTCOME] ?? 0;
       const allowed = (outcome & 1) === 1;
       if (allow !== undefined && allowed !== allow) continue;
       out.push({
-        decisionId: idOf(this.sequence[slot] ?? 0),
-        at: new Date(this.at[slot] ?? 0).toISOString(),
-        requester: this.names.at(this.requester[slot] ?? 0),
-        tool: this.names.at(this.tool[slot] ?? 0),
+        decisionId: idOf(this.f64[f + SEQUENCE] ?? 0),
+        at: new Date(this.f64[f + AT] ?? 0).toISOString(),
+        requester: this.names.at(this.u32[u + REQUESTER] ?? 0),
+        tool: this.names.at(this.u32[u + TOOL] ?? 0),
         allow: allowed,
         reason: DECISION_REASONS[outcome >> 1] ?? 'not_in_allowlist',
-        source: POLICY_SOURCES[this.source[slot] ?? 0] ?? 'none',
+        source: POLICY_SOURCES[this.u8[b + SOURCE] ?? 0] ?? 'none',
       });
     }
     return out;
