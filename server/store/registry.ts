@@ -14,7 +14,7 @@ import { WATCHED_FILES, isProjectRoot, sameScope, watchScopeOf, watchesNothing, 
 import { WatcherThread } from './watcher-thread.js';
 
 /** Projects checked at the same time by a rescan or after a watcher outage. */
-const LOAD_CONCURRENCY = 32;
+const CHECK_CONCURRENCY = 32;
 /** Projects whose files one rescan period checks. */
 const RESCAN_BATCH = 100;
 /**
@@ -143,7 +143,7 @@ export class ProjectRegistry {
 
   /** Reloads those of `projects` whose files changed since they were read (a stat each, never throws). */
   private async checkProjects(projects: readonly Project[]): Promise<void> {
-    await forEachLimited(projects, LOAD_CONCURRENCY, async (project) => {
+    await forEachLimited(projects, CHECK_CONCURRENCY, async (project) => {
       if (!this.closed && (await project.changedOnDisk())) void this.reload(project);
     });
   }
