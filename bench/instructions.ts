@@ -34,7 +34,9 @@ const requests = count('requests', 20_000);
 const warmup = count('warmup', 40_000);
 const runs = count('runs', 2);
 const servers = (flags.get('servers') ?? 'ours,bare').split(',') as ServerMode[];
-for (const server of servers) if (!(SERVER_MODES as readonly string[]).includes(server)) throw new Error(`--servers: ${server} is not one of ${SERVER_MODES.join(', ')}`);
+for (const server of servers)
+  if (!(SERVER_MODES as readonly string[]).includes(server))
+    throw new Error(`--servers: ${server} is not one of ${SERVER_MODES.join(', ')}`);
 /** The V8 runtime function behind a megamorphic computed-key object literal (see bench/README.md). */
 const SLOW_LITERAL = 'Runtime_DefineKeyedOwnPropertyInLiteral';
 
@@ -60,7 +62,8 @@ async function send(origin: string, total: number): Promise<void> {
   }
 }
 
-const control = (pid: number, ...args: string[]): void => void execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
+const control = (pid: number, ...args: string[]): void =>
+  void execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
 
 interface Counted {
   /** Instructions per request on the main thread. */
@@ -107,7 +110,8 @@ async function countOne(mode: ServerMode, projectsRoot: string, appModule: strin
 }
 
 async function main(): Promise<void> {
-  if (!ensureDebianCommand('valgrind', 'valgrind', log) || !hasCommand('callgrind_control')) throw new Error('valgrind is missing (Debian package "valgrind")');
+  if (!ensureDebianCommand('valgrind', 'valgrind', log) || !hasCommand('callgrind_control'))
+    throw new Error('valgrind is missing (Debian package "valgrind")');
   if (!flags.has('no-build')) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
   const appModule = path.join(REPO_ROOT, 'dist', 'server', 'app.js');
   if (!existsSync(appModule)) throw new Error(`${appModule} is missing: run npm run build`);
@@ -119,7 +123,9 @@ async function main(): Promise<void> {
     for (let run = 1; run <= runs; run += 1) {
       for (const mode of run % 2 === 1 ? servers : [...servers].reverse()) {
         const counted = await countOne(mode, root, appModule);
-        log(`| ${run} | ${mode} | ${Math.round(counted.main)} | ${Math.round(counted.all)} | ${counted.slowLiteral ? 'megamorphic' : 'fast'} |`);
+        log(
+          `| ${run} | ${mode} | ${Math.round(counted.main)} | ${Math.round(counted.all)} | ${counted.slowLiteral ? 'megamorphic' : 'fast'} |`,
+        );
       }
     }
   } finally {

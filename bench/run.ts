@@ -87,7 +87,9 @@ async function main(): Promise<void> {
 
   const loadAtStart = os.loadavg()[0] ?? Number.NaN;
   if (loadAtStart > os.cpus().length) {
-    note(`the machine was busy when the run started (1-min load average ${loadAtStart.toFixed(1)} on ${os.cpus().length} cores): figures are noisier than usual; the ratios are interleaved to compensate.`);
+    note(
+      `the machine was busy when the run started (1-min load average ${loadAtStart.toFixed(1)} on ${os.cpus().length} cores): figures are noisier than usual; the ratios are interleaved to compensate.`,
+    );
   }
   const generator = chooseGenerator(flags.get('generator') as Generator | undefined, log);
   const build = chooseServiceBuild(flags, log, note);
@@ -117,11 +119,16 @@ async function main(): Promise<void> {
     }
     profiles.push(...summaries);
     for (const summary of summaries) {
-      const perRequest = (ms: number): string => (summary.requests ? `  ${((ms * 1000) / summary.requests).toFixed(2).padStart(6)} µs/req` : '');
-      log(`  ${summary.label}: ${summary.totalMs.toFixed(0)} ms busy${summary.requests ? ` for ${summary.requests} requests` : ''}, profile in ${path.relative(REPO_ROOT, summary.file)}`);
-      for (const entry of summary.byPackage.slice(0, 10)) log(`  ${entry.percent.toFixed(1).padStart(5)}%${perRequest(entry.selfMs)}  ${entry.name}`);
+      const perRequest = (ms: number): string =>
+        summary.requests ? `  ${((ms * 1000) / summary.requests).toFixed(2).padStart(6)} µs/req` : '';
+      log(
+        `  ${summary.label}: ${summary.totalMs.toFixed(0)} ms busy${summary.requests ? ` for ${summary.requests} requests` : ''}, profile in ${path.relative(REPO_ROOT, summary.file)}`,
+      );
+      for (const entry of summary.byPackage.slice(0, 10))
+        log(`  ${entry.percent.toFixed(1).padStart(5)}%${perRequest(entry.selfMs)}  ${entry.name}`);
       log('  top self time:');
-      for (const entry of summary.topFunctions.slice(0, 15)) log(`  ${entry.percent.toFixed(1).padStart(5)}%${perRequest(entry.selfMs)}  ${entry.name}  ${entry.where}`);
+      for (const entry of summary.topFunctions.slice(0, 15))
+        log(`  ${entry.percent.toFixed(1).padStart(5)}%${perRequest(entry.selfMs)}  ${entry.name}  ${entry.where}`);
     }
   }
 
@@ -139,10 +146,14 @@ async function main(): Promise<void> {
   log(`\n${renderTable(rows)}`);
   const failed = rows.filter((row) => row.pass === false).length;
   const passed = rows.filter((row) => row.pass === true).length;
-  log(`\ntargets: ${passed} met, ${failed} not met · ${report.machine.cpuModel} ×${report.machine.cores} · node ${report.machine.node} · ${report.generator}`);
+  log(
+    `\ntargets: ${passed} met, ${failed} not met · ${report.machine.cpuModel} ×${report.machine.cores} · node ${report.machine.node} · ${report.generator}`,
+  );
   if (!flags.has('no-write')) {
     await writeReport(outDir, report);
-    log(`written: ${path.relative(REPO_ROOT, path.join(outDir, 'latest.json'))}, ${path.relative(REPO_ROOT, path.join(outDir, 'latest.md'))}`);
+    log(
+      `written: ${path.relative(REPO_ROOT, path.join(outDir, 'latest.json'))}, ${path.relative(REPO_ROOT, path.join(outDir, 'latest.md'))}`,
+    );
   }
 }
 

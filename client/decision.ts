@@ -102,9 +102,7 @@ export function decideQueryFor(
   args: Readonly<Record<string, unknown>> | undefined,
 ): DecideQuery {
   const argumentsForPolicy = decisionArguments(args);
-  return argumentsForPolicy === undefined
-    ? { project, requester, tool }
-    : { project, requester, tool, arguments: argumentsForPolicy };
+  return argumentsForPolicy === undefined ? { project, requester, tool } : { project, requester, tool, arguments: argumentsForPolicy };
 }
 
 /** True for a plain JSON object (what tool-call arguments must be). */

@@ -117,11 +117,7 @@ export async function guardOpenAiToolCalls<C extends OpenAiToolCall>(
   return outputs;
 }
 
-function prepare(
-  call: OpenAiToolCall,
-  project: string,
-  who: { ok: true; requester: string } | { ok: false; cause: string },
-): PreparedCall {
+function prepare(call: OpenAiToolCall, project: string, who: { ok: true; requester: string } | { ok: false; cause: string }): PreparedCall {
   const { kind, name, rawArguments } = nameAndArguments(call);
   if (!who.ok) return { name, args: undefined, refusal: unresolvedRequesterDenial(project, name, who.cause) };
   const query = { project, requester: who.requester, tool: name };
@@ -156,11 +152,7 @@ function nameAndArguments(call: OpenAiToolCall): { kind: 'function' | 'custom' |
   return { kind: 'unknown', name: String(loose['name'] ?? 'unknown'), rawArguments: undefined };
 }
 
-async function invokeSafely<C extends OpenAiToolCall>(
-  options: OpenAiGuardOptions<C>,
-  entry: PreparedCall,
-  call: C,
-): Promise<string> {
+async function invokeSafely<C extends OpenAiToolCall>(options: OpenAiGuardOptions<C>, entry: PreparedCall, call: C): Promise<string> {
   try {
     const result: unknown = await options.invoke(entry.name, entry.args ?? {}, call);
     if (typeof result === 'string') return result;

@@ -250,8 +250,7 @@ export class PdpClient {
 
   /** The ephemeral policies of a project that have not expired. */
   async listEphemeral(project: string): Promise<EphemeralPolicy[]> {
-    return (await this.admin('GET', `/projects/${segment(project)}/ephemeral-policies`, undefined, ephemeralListCheck)).body
-      .policies;
+    return (await this.admin('GET', `/projects/${segment(project)}/ephemeral-policies`, undefined, ephemeralListCheck)).body.policies;
   }
 
   // ------------------------------------------------------------------ plumbing

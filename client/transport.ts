@@ -57,12 +57,7 @@ export async function exchangeWithDeadline(pool: Pool, request: ExchangeRequest,
   }
 }
 
-async function exchangeOnce(
-  pool: Pool,
-  request: ExchangeRequest,
-  signal: EventEmitter,
-  expired: () => boolean,
-): Promise<Exchange> {
+async function exchangeOnce(pool: Pool, request: ExchangeRequest, signal: EventEmitter, expired: () => boolean): Promise<Exchange> {
   try {
     return await exchange(pool, request, signal);
   } catch (error) {

@@ -35,9 +35,7 @@ export const DecideQuerySchema = Type.Object(
     project: str(256, 'Project id.'),
     requester: str(512, 'Who calls: "" or "mcp" (anonymous), "ticket-assistant:<project>:<issue>", or an agent id.'),
     tool: str(256, 'Tool name as the model called it.'),
-    arguments: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), { description: 'The call arguments (only issueRef is read).' }),
-    ),
+    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The call arguments (only issueRef is read).' })),
   },
   {
     additionalProperties: false,
@@ -51,18 +49,20 @@ export type Requester = Static<typeof RequesterSchema>;
 
 export const DecisionSchema = Type.Object(
   {
-  allow: Type.Boolean(),
-  reason: DecisionReasonSchema,
-  message: Type.String(),
-  source: PolicySourceSchema,
-  requester: RequesterSchema,
-  tool: Type.Object({
-    name: Type.String(),
-    access: Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('unknown')]),
-  }),
-  project: Type.String(),
-  revision: Type.String({ description: 'Revision of the policy the decision used ("builtin" without a file, "none" for an unknown project).' }),
-  decisionId: Type.String(),
+    allow: Type.Boolean(),
+    reason: DecisionReasonSchema,
+    message: Type.String(),
+    source: PolicySourceSchema,
+    requester: RequesterSchema,
+    tool: Type.Object({
+      name: Type.String(),
+      access: Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('unknown')]),
+    }),
+    project: Type.String(),
+    revision: Type.String({
+      description: 'Revision of the policy the decision used ("builtin" without a file, "none" for an unknown project).',
+    }),
+    decisionId: Type.String(),
   },
   {
     examples: [
@@ -257,4 +257,3 @@ export const ReadySchema = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('loading')]),
   projects: Type.Integer(),
 });
-

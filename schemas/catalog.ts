@@ -56,7 +56,13 @@ export const TOOL_CATALOG = [
   { name: 'idea_ticket_update_carnet', access: 'write', group: 'tickets', label: "Modifier le carnet d'un ticket", issueScoped: true },
   { name: 'idea_ticket_link', access: 'write', group: 'tickets', label: 'Lier des tickets', issueScoped: true },
   { name: 'idea_ticket_unlink', access: 'write', group: 'tickets', label: 'Délier des tickets', issueScoped: true },
-  { name: 'idea_run_in_background', access: 'write', group: 'work-exec', label: 'Exécuter une commande en arrière-plan', issueScoped: false },
+  {
+    name: 'idea_run_in_background',
+    access: 'write',
+    group: 'work-exec',
+    label: 'Exécuter une commande en arrière-plan',
+    issueScoped: false,
+  },
   { name: 'idea_workstate_set', access: 'write', group: 'work-exec', label: "Écrire l'état de travail", issueScoped: false },
   { name: 'idea_create_skill', access: 'write', group: 'skills', label: 'Créer un skill', issueScoped: false },
 ] as const satisfies readonly ToolDefinition[];
@@ -81,13 +87,9 @@ export function isToolName(name: string): name is ToolName {
 }
 
 /** The canonical read-only set: every `read` tool, in catalog order. */
-export const READ_ONLY_DEFAULT: readonly ToolName[] = TOOL_CATALOG.filter((tool) => tool.access === 'read').map(
-  (tool) => tool.name,
-);
+export const READ_ONLY_DEFAULT: readonly ToolName[] = TOOL_CATALOG.filter((tool) => tool.access === 'read').map((tool) => tool.name);
 
 /** Sorts tool names in catalog order (unknown names are not expected here). */
 export function sortByCatalogOrder<T extends string>(names: Iterable<T>): T[] {
-  return [...names].sort(
-    (a, b) => (CATALOG_INDEX.get(a) ?? Number.MAX_SAFE_INTEGER) - (CATALOG_INDEX.get(b) ?? Number.MAX_SAFE_INTEGER),
-  );
+  return [...names].sort((a, b) => (CATALOG_INDEX.get(a) ?? Number.MAX_SAFE_INTEGER) - (CATALOG_INDEX.get(b) ?? Number.MAX_SAFE_INTEGER));
 }

@@ -43,8 +43,7 @@ export const PolicyDocumentSchema = Type.Object(
   {
     $id: 'https://idea.local/schemas/mcp-tool-permissions.schema.json',
     title: 'IdeA MCP tool permissions',
-    description:
-      'Per-project MCP tool permissions: an optional project default allowlist and per-agent overrides that replace it.',
+    description: 'Per-project MCP tool permissions: an optional project default allowlist and per-agent overrides that replace it.',
     additionalProperties: false,
   },
 );

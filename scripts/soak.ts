@@ -63,8 +63,10 @@ function queryOf(): DecideQuery {
 /** Checks what can be checked at once; answers about M are kept for the end. */
 function check(query: DecideQuery, decision: Decision): void {
   const fail = (why: string): void => void wrong.push(`${why}: ${JSON.stringify(query)} → ${decision.allow} ${decision.reason}`);
-  if (decision.project !== query.project || decision.requester.id !== query.requester || decision.tool.name !== query.tool) return fail('echo');
-  if (!PROJECTS.includes(query.project)) return decision.allow || decision.reason !== 'unknown_project' ? fail('unknown project') : undefined;
+  if (decision.project !== query.project || decision.requester.id !== query.requester || decision.tool.name !== query.tool)
+    return fail('echo');
+  if (!PROJECTS.includes(query.project))
+    return decision.allow || decision.reason !== 'unknown_project' ? fail('unknown project') : undefined;
   // Two reasons may apply to one call; the contract does not rank them, only that it is a denial.
   const denials = query.requester === 'ticket-assistant:other:1' ? ['unknown_tool', 'requester_project_mismatch'] : ['unknown_tool'];
   if (!ALL_TOOLS.includes(query.tool)) return decision.allow || !denials.includes(decision.reason) ? fail('unknown tool') : undefined;
@@ -106,13 +108,22 @@ const counters: Counters = { requests: 0, decisions: 0, writes: 0, serverErrors:
 const decideLatencies: number[] = [];
 const problems: string[] = [];
 
-async function call<T>(pool: Pool, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, admin = false): Promise<T | undefined> {
+async function call<T>(
+  pool: Pool,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+  admin = false,
+): Promise<T | undefined> {
   counters.requests++;
   try {
     const response = await pool.request({
       method,
       path,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(admin ? { authorization: `Bearer ${ADMIN}` } : {}) },
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(admin ? { authorization: `Bearer ${ADMIN}` } : {}),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.body.text();
@@ -152,7 +163,10 @@ async function oneOperation(pool: Pool): Promise<void> {
   } else if (roll < 0.95) {
     const project = pick(PROJECTS);
     const url = `/projects/${project}/mcp-tool-permissions/agents/M`;
-    const view = Math.random() < 0.5 ? await call<PermissionsView>(pool, 'PUT', url, { allowedTools: M_GRANT }, true) : await call<PermissionsView>(pool, 'DELETE', url, undefined, true);
+    const view =
+      Math.random() < 0.5
+        ? await call<PermissionsView>(pool, 'PUT', url, { allowedTools: M_GRANT }, true)
+        : await call<PermissionsView>(pool, 'DELETE', url, undefined, true);
     if (view) {
       counters.writes++;
       recordM(project, view);
@@ -161,7 +175,14 @@ async function oneOperation(pool: Pool): Promise<void> {
     const project = pick(PROJECTS);
     const requester = encodeURIComponent(`ticket-assistant:${project}:${EPHEMERAL_ISSUE}`);
     const which = rand(5);
-    if (which === 0) await call(pool, 'PUT', `/projects/${project}/ephemeral-policies/${requester}`, { allowedTools: ['idea_ticket_update'], boundIssue: `#${EPHEMERAL_ISSUE}`, ttlSeconds: 2 }, true);
+    if (which === 0)
+      await call(
+        pool,
+        'PUT',
+        `/projects/${project}/ephemeral-policies/${requester}`,
+        { allowedTools: ['idea_ticket_update'], boundIssue: `#${EPHEMERAL_ISSUE}`, ttlSeconds: 2 },
+        true,
+      );
     else if (which === 1) await call(pool, 'DELETE', `/projects/${project}/ephemeral-policies/${requester}`, undefined, true);
     else if (which === 2) await call(pool, 'GET', `/projects/${project}/decisions?limit=1000`);
     else if (which === 3) await call(pool, 'GET', `/projects/${project}/requesters/M/effective`);
@@ -182,14 +203,23 @@ const percentile = (values: number[], p: number): number => {
 
 async function main(): Promise<number> {
   const tree = await makeTree(Object.fromEntries(PROJECTS.map((project) => [project, policyDoc(DEFAULT_TOOLS, { F1: F1_TOOLS })])));
-  const service = await startService({ PDP_PROJECTS_ROOT: tree.root, PDP_ADMIN_TOKEN: ADMIN, PDP_STATE_DIR: `${tree.outer}/state`, PDP_LOG_LEVEL: 'warn' });
+  const service = await startService({
+    PDP_PROJECTS_ROOT: tree.root,
+    PDP_ADMIN_TOKEN: ADMIN,
+    PDP_STATE_DIR: `${tree.outer}/state`,
+    PDP_LOG_LEVEL: 'warn',
+  });
   const pool = new Pool(service.baseUrl, { connections: CONCURRENCY });
   for (const project of PROJECTS) {
     const view = await call<PermissionsView>(pool, 'GET', `/projects/${project}/mcp-tool-permissions`);
     if (view) recordM(project, view);
   }
-  process.stdout.write(`soak: ${SECONDS} s, ${CONCURRENCY} in flight, warm-up ${WARMUP_SECONDS} s, service pid ${service.pid} at ${service.baseUrl}\n`);
-  process.stdout.write(`${'t (s)'.padStart(6)} ${'RSS MB'.padStart(8)} ${'req/s'.padStart(8)} ${'decisions/s'.padStart(12)} ${'writes'.padStart(7)} ${'errors'.padStart(7)}\n`);
+  process.stdout.write(
+    `soak: ${SECONDS} s, ${CONCURRENCY} in flight, warm-up ${WARMUP_SECONDS} s, service pid ${service.pid} at ${service.baseUrl}\n`,
+  );
+  process.stdout.write(
+    `${'t (s)'.padStart(6)} ${'RSS MB'.padStart(8)} ${'req/s'.padStart(8)} ${'decisions/s'.padStart(12)} ${'writes'.padStart(7)} ${'errors'.padStart(7)}\n`,
+  );
 
   const started = Date.now();
   const deadline = started + SECONDS * 1000;
@@ -202,7 +232,8 @@ async function main(): Promise<number> {
     const t = (now - started) / 1000;
     samples.push({ t, rss });
     const dt = (now - lastAt) / 1000;
-    const errors = counters.serverErrors + counters.unexpected + counters.transport - (last.serverErrors + last.unexpected + last.transport);
+    const errors =
+      counters.serverErrors + counters.unexpected + counters.transport - (last.serverErrors + last.unexpected + last.transport);
     process.stdout.write(
       `${t.toFixed(0).padStart(6)} ${mb(rss).padStart(8)} ${((counters.requests - last.requests) / dt).toFixed(0).padStart(8)} ${((counters.decisions - last.decisions) / dt).toFixed(0).padStart(12)} ${String(counters.writes - last.writes).padStart(7)} ${String(errors).padStart(7)}\n`,
     );
@@ -224,7 +255,8 @@ async function main(): Promise<number> {
   for (const { query, decision } of mAnswers) {
     const tools = mAt.get(query.project)?.get(decision.revision);
     if (!tools) wrong.push(`M answered with an unknown revision ${decision.revision} of ${query.project}`);
-    else if (decision.allow !== tools.has(query.tool)) wrong.push(`M: ${JSON.stringify(query)} → ${decision.allow} at ${decision.revision}`);
+    else if (decision.allow !== tools.has(query.tool))
+      wrong.push(`M: ${JSON.stringify(query)} → ${decision.allow} at ${decision.revision}`);
   }
 
   const baseline = samples.filter((sample) => sample.t >= WARMUP_SECONDS)[0] ?? samples[samples.length - 1];
@@ -241,7 +273,8 @@ async function main(): Promise<number> {
   if (counters.transport > 0) failures.push(`${counters.transport} transport error(s)`);
   if (wrong.length > 0) failures.push(`${wrong.length} wrong decision(s)`);
   if (!(growth <= MAX_GROWTH_BYTES)) failures.push(`RSS grew by ${mb(growth)} MB after warm-up (bound ${mb(MAX_GROWTH_BYTES)} MB)`);
-  if (!(ratio <= MAX_GROWTH_RATIO)) failures.push(`RSS grew by ${(ratio * 100).toFixed(1)} % after warm-up (bound ${MAX_GROWTH_RATIO * 100} %)`);
+  if (!(ratio <= MAX_GROWTH_RATIO))
+    failures.push(`RSS grew by ${(ratio * 100).toFixed(1)} % after warm-up (bound ${MAX_GROWTH_RATIO * 100} %)`);
   if (exit.code !== 0) failures.push(`the service did not exit cleanly on SIGTERM (${JSON.stringify(exit)})`);
 
   const rows: Array<[string, string]> = [
@@ -250,17 +283,25 @@ async function main(): Promise<number> {
     ['decisions (single + batch items)', `${counters.decisions} (${(counters.decisions / elapsed).toFixed(0)}/s)`],
     ['policy writes (PUT/DELETE agent M)', String(counters.writes)],
     ['answers about M checked against their revision', String(mAnswers.length)],
-    ['/decide latency p50 / p99 (client side)', `${percentile(decideLatencies, 50).toFixed(2)} / ${percentile(decideLatencies, 99).toFixed(2)} ms`],
+    [
+      '/decide latency p50 / p99 (client side)',
+      `${percentile(decideLatencies, 50).toFixed(2)} / ${percentile(decideLatencies, 99).toFixed(2)} ms`,
+    ],
     ['5xx / other non-200 / transport errors', `${counters.serverErrors} / ${counters.unexpected} / ${counters.transport}`],
     ['wrong decisions', String(wrong.length)],
-    ['RSS start / after warm-up / end / peak', `${mb(samples[0]?.rss ?? NaN)} / ${mb(baseline?.rss ?? NaN)} / ${mb(final)} / ${mb(peak)} MB`],
+    [
+      'RSS start / after warm-up / end / peak',
+      `${mb(samples[0]?.rss ?? NaN)} / ${mb(baseline?.rss ?? NaN)} / ${mb(final)} / ${mb(peak)} MB`,
+    ],
     ['RSS growth after warm-up', `${mb(growth)} MB (${(ratio * 100).toFixed(1)} %), bounds 50 MB and 30 %`],
     ['service exit on SIGTERM', JSON.stringify(exit)],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   process.stdout.write(`\n${rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n')}\n`);
   for (const line of [...problems, ...wrong.slice(0, 20)]) process.stdout.write(`  ! ${line}\n`);
-  process.stdout.write(failures.length === 0 ? '\nsoak: PASS\n' : `\nsoak: FAIL\n${failures.map((failure) => `  - ${failure}`).join('\n')}\n`);
+  process.stdout.write(
+    failures.length === 0 ? '\nsoak: PASS\n' : `\nsoak: FAIL\n${failures.map((failure) => `  - ${failure}`).join('\n')}\n`,
+  );
   return failures.length === 0 ? 0 : 1;
 }
 

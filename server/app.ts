@@ -136,7 +136,11 @@ async function assemble(options: BuildAppOptions): Promise<FastifyInstance> {
     logger,
     onNotFound: notFoundRecorder(metrics),
     onHandlerCountedError: (request, statusCode) =>
-      metrics.recordHttpRequest(request.method, request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE), statusCode),
+      metrics.recordHttpRequest(
+        request.method,
+        request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE),
+        statusCode,
+      ),
   });
   installAuth(app, { adminToken: options.adminToken, decideToken: options.decideToken, loopbackHostsOnly: options.loopbackHostsOnly });
   // Before any route (swagger's included) so every route gets its HTTP metrics hook.
@@ -151,7 +155,9 @@ async function assemble(options: BuildAppOptions): Promise<FastifyInstance> {
         version: '1.0.0',
       },
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Admin token (writes) or decide token (reads), see SPEC §7.' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Admin token (writes) or decide token (reads), see SPEC §7.' },
+        },
       },
       security: [{ bearer: [] }],
     },

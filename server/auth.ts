@@ -56,7 +56,11 @@ function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 /** What a route requires, from its declared `access`, else from its URL and method (fail closed). */
-export function accessOfRoute(route: { readonly url: string; readonly method: string | readonly string[]; readonly config?: { access?: RouteAccess } | undefined }): RouteAccess {
+export function accessOfRoute(route: {
+  readonly url: string;
+  readonly method: string | readonly string[];
+  readonly config?: { access?: RouteAccess } | undefined;
+}): RouteAccess {
   const declared = route.config?.access;
   if (declared) return declared;
   const { url } = route;
@@ -66,7 +70,11 @@ export function accessOfRoute(route: { readonly url: string; readonly method: st
 }
 
 const forbiddenHost = (): AppError =>
-  new AppError(403, 'forbidden_host', 'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).');
+  new AppError(
+    403,
+    'forbidden_host',
+    'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).',
+  );
 
 /** Why a request to a route of this access may not proceed for want of a token, or null when it may. */
 function refusalOf(request: FastifyRequest, access: RouteAccess, digests: Digests): AppError | null {

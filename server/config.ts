@@ -34,7 +34,10 @@ export function isLoopback(host: string): boolean {
 /** `id=/abs/path,id2=/abs/path2` → map; ids and paths are checked. */
 export function parseProjectsList(value: string): Record<string, string> {
   const projects: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const entry of value.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const entry of value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const equals = entry.indexOf('=');
     const id = entry.slice(0, equals).trim();
     const root = entry.slice(equals + 1).trim();
@@ -74,7 +77,9 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
   if (projectsRoot === undefined && Object.keys(projects).length === 0) projectsRoot = demoProjectsRoot();
   const decideToken = await secret(env, 'PDP_DECIDE_TOKEN');
   if (!isLoopback(host) && decideToken === undefined) {
-    throw new ConfigError(`Refusing to listen on ${host} without PDP_DECIDE_TOKEN: decisions and policies would be readable by anyone on the network.`);
+    throw new ConfigError(
+      `Refusing to listen on ${host} without PDP_DECIDE_TOKEN: decisions and policies would be readable by anyone on the network.`,
+    );
   }
   const stateDir = path.resolve(env['PDP_STATE_DIR'] || '.pdp');
   let adminToken = await secret(env, 'PDP_ADMIN_TOKEN');
@@ -86,7 +91,17 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
   if (decideToken !== undefined && decideToken === adminToken) {
     throw new ConfigError('PDP_DECIDE_TOKEN must differ from PDP_ADMIN_TOKEN: whoever can decide could otherwise write policies.');
   }
-  return { host, port, projectsRoot, projects, adminToken, generatedTokenFile, decideToken, stateDir, auditFile: env['PDP_AUDIT_FILE'] || undefined };
+  return {
+    host,
+    port,
+    projectsRoot,
+    projects,
+    adminToken,
+    generatedTokenFile,
+    decideToken,
+    stateDir,
+    auditFile: env['PDP_AUDIT_FILE'] || undefined,
+  };
 }
 
 /** A fresh token at every start, written with mode 0600 (the folder 0700) before the service answers. */

@@ -59,7 +59,10 @@ const DECISION_ID_TAIL = '"decisionId":""}';
  * The serialized-prefix form of a decision body, or undefined when the serializer does not end
  * with the id (then the caller serializes every call in full: slower, never wrong).
  */
-export function jsonPrefixOf(body: DecisionBody, serialize: (decision: DecisionBody & { decisionId: string }) => string): string | undefined {
+export function jsonPrefixOf(
+  body: DecisionBody,
+  serialize: (decision: DecisionBody & { decisionId: string }) => string,
+): string | undefined {
   const json = serialize({ ...body, decisionId: '' });
   return json.endsWith(DECISION_ID_TAIL) ? json.slice(0, -2) : undefined;
 }

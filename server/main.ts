@@ -51,7 +51,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   const address = await app.listen({ host: config.host, port: config.port });
   logger.info(
-    { address, projectsRoot: config.projectsRoot, projects: Object.keys(config.projects), decideTokenRequired: config.decideToken !== undefined },
+    {
+      address,
+      projectsRoot: config.projectsRoot,
+      projects: Object.keys(config.projects),
+      decideTokenRequired: config.decideToken !== undefined,
+    },
     `policy decision service listening at ${address}`,
   );
 }

@@ -43,9 +43,7 @@ export const DECISION_BUCKETS = [
   0.000001, 0.0000025, 0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
 ] as const;
 /** Upper bounds (seconds) of the HTTP request latency histogram. */
-export const HTTP_BUCKETS = [
-  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
-] as const;
+export const HTTP_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
 
 /** Route label of requests that matched no route (bounds the label's cardinality). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -432,7 +430,11 @@ export function installMetrics<Provider extends FastifyTypeProvider>(
 }
 
 /** The `GET /metrics` route alone (Prometheus text format). */
-export function addMetricsRoute<Provider extends FastifyTypeProvider>(typedApp: AnyFastify<Provider>, metrics: PdpMetrics, path?: string): void {
+export function addMetricsRoute<Provider extends FastifyTypeProvider>(
+  typedApp: AnyFastify<Provider>,
+  metrics: PdpMetrics,
+  path?: string,
+): void {
   // The route uses no typed schema, so the app's type provider is irrelevant here.
   const app = typedApp as unknown as FastifyInstance;
   app.get(

@@ -124,7 +124,14 @@ export class PolicyService {
     if (decision.reason !== 'unknown_project') {
       this.recent.record(
         query.project,
-        { sequence, requester: decision.requester.id, tool: decision.tool.name, allow: decision.allow, reason: decision.reason, source: decision.source },
+        {
+          sequence,
+          requester: decision.requester.id,
+          tool: decision.tool.name,
+          allow: decision.allow,
+          reason: decision.reason,
+          source: decision.source,
+        },
         at,
       );
     }
@@ -146,7 +153,14 @@ export class PolicyService {
       );
     } else if (this.logger.isLevelEnabled('debug')) {
       this.logger.debug(
-        { decisionId, project: decision.project, requester: decision.requester.id, tool: decision.tool.name, source: decision.source, revision: decision.revision },
+        {
+          decisionId,
+          project: decision.project,
+          requester: decision.requester.id,
+          tool: decision.tool.name,
+          source: decision.source,
+          revision: decision.revision,
+        },
         'decision allowed',
       );
     }
@@ -221,7 +235,13 @@ export class PolicyService {
     return this.write(projectId, () => document, { ...options, allowInvalid: true });
   }
 
-  putEphemeral(projectId: string, requester: string, tools: readonly string[], boundIssue: string | undefined, ttlSeconds: number | undefined): EphemeralPolicy {
+  putEphemeral(
+    projectId: string,
+    requester: string,
+    tools: readonly string[],
+    boundIssue: string | undefined,
+    ttlSeconds: number | undefined,
+  ): EphemeralPolicy {
     this.project(projectId);
     this.checkEphemeralRequester(projectId, requester);
     this.checkTools(tools);
@@ -298,7 +318,11 @@ export class PolicyService {
 
 function checkAgentId(agentId: string): void {
   if (!AGENT_ID_REGEX.test(agentId)) {
-    throw new AppError(400, 'invalid_agent_id', `Invalid agent id ${JSON.stringify(agentId)}: 1 to 128 characters, no ':', '/', '\\' or control characters, not starting with a space.`);
+    throw new AppError(
+      400,
+      'invalid_agent_id',
+      `Invalid agent id ${JSON.stringify(agentId)}: 1 to 128 characters, no ':', '/', '\\' or control characters, not starting with a space.`,
+    );
   }
 }
 

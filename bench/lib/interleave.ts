@@ -32,7 +32,12 @@ async function measure(ctx: BenchContext, target: LoadTarget): Promise<RoundResu
   // its caches: one short unmeasured run right before each measured one puts every server in
   // the same (hot) state, whatever its place in the order.
   if (settings.rewarmSec > 0) {
-    await runLoad(ctx.generator, { origin: target.origin, bodies: target.bodies, connections: settings.connections, durationSec: settings.rewarmSec });
+    await runLoad(ctx.generator, {
+      origin: target.origin,
+      bodies: target.bodies,
+      connections: settings.connections,
+      durationSec: settings.rewarmSec,
+    });
   }
   const cpuBefore = await cpuTimeMs(target.pid);
   const load = await runLoad(ctx.generator, {
@@ -49,12 +54,19 @@ async function measure(ctx: BenchContext, target: LoadTarget): Promise<RoundResu
 }
 
 function logRound(ctx: BenchContext, round: number, name: string, result: RoundResult): void {
-  ctx.log(`  round ${round + 1}/${ctx.settings.rounds} ${name.padEnd(14)} ${fmt(result.requestsPerSec, 'req/s')}  ${fmt(result.cpuUsPerRequest, 'µs CPU/req')} (${fmt(result.offMainUsPerRequest, 'µs')} off main thread)  avg ${fmt(result.latencyAvgMs, 'ms')}  errors ${result.errors}`);
+  ctx.log(
+    `  round ${round + 1}/${ctx.settings.rounds} ${name.padEnd(14)} ${fmt(result.requestsPerSec, 'req/s')}  ${fmt(result.cpuUsPerRequest, 'µs CPU/req')} (${fmt(result.offMainUsPerRequest, 'µs')} off main thread)  avg ${fmt(result.latencyAvgMs, 'ms')}  errors ${result.errors}`,
+  );
   if (result.errors > 0) ctx.note(`${name}: ${result.errors} non-2xx/socket errors in round ${round + 1} (figure not trustworthy).`);
 }
 
 const warmUp = (ctx: BenchContext, target: LoadTarget): Promise<LoadResult> =>
-  runLoad(ctx.generator, { origin: target.origin, bodies: target.bodies, connections: ctx.settings.connections, durationSec: ctx.settings.warmupSec });
+  runLoad(ctx.generator, {
+    origin: target.origin,
+    bodies: target.bodies,
+    connections: ctx.settings.connections,
+    durationSec: ctx.settings.warmupSec,
+  });
 
 /** Runs the interleaved rounds on long-lived servers; returns every target's per-round results in round order. */
 export async function interleavedLoad(ctx: BenchContext, targets: readonly LoadTarget[]): Promise<Map<string, RoundResult[]>> {
@@ -106,7 +118,12 @@ export async function forkedInterleavedLoad<Server extends ForkedServer>(
     try {
       for (const target of targets) servers.set(target.name, await target.start());
       await onStart?.(servers);
-      const live = targets.map((target) => ({ name: target.name, bodies: target.bodies, origin: servers.get(target.name)!.origin, pid: servers.get(target.name)!.pid }));
+      const live = targets.map((target) => ({
+        name: target.name,
+        bodies: target.bodies,
+        origin: servers.get(target.name)!.origin,
+        pid: servers.get(target.name)!.pid,
+      }));
       for (const target of live) await warmUp(ctx, target);
       const order = round % 2 === 0 ? live : [...live].reverse();
       for (const target of order) {

@@ -76,7 +76,9 @@ export function startServer(mode: ServerMode, options: ServerOptions): Promise<R
   const [wrapperCommand, ...wrapperArgs] = options.wrapper ?? [];
   const child = fork(CHILD_ENTRY, [mode], {
     cwd: REPO_ROOT,
-    ...(wrapperCommand === undefined ? { execArgv } : { execPath: wrapperCommand, execArgv: [...wrapperArgs, process.execPath, ...execArgv] }),
+    ...(wrapperCommand === undefined
+      ? { execArgv }
+      : { execPath: wrapperCommand, execArgv: [...wrapperArgs, process.execPath, ...execArgv] }),
     env: {
       ...process.env,
       NODE_ENV: 'production',
@@ -198,9 +200,6 @@ function parseCpuMs(stat: string): number {
  * main thread alone (the JS event loop; the rest is GC helper threads and the libuv pool).
  */
 export async function cpuTimeMs(pid: number): Promise<{ total: number; main: number }> {
-  const [total, main] = await Promise.all([
-    readFile(`/proc/${pid}/stat`, 'utf8'),
-    readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8'),
-  ]);
+  const [total, main] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8'), readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8')]);
   return { total: parseCpuMs(total), main: parseCpuMs(main) };
 }

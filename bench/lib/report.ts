@@ -74,7 +74,11 @@ export function renderTable(rows: readonly Row[]): string {
   const header = ['section', 'figure', 'value', 'vs', 'target', 'result'];
   const cells = rows.map((row) => [row.section, row.figure, row.value, row.baseline ?? '', row.target, verdict(row)]);
   const widths = header.map((title, i) => Math.max(title.length, ...cells.map((line) => line[i]!.length)));
-  const line = (values: readonly string[]): string => values.map((value, i) => value.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (values: readonly string[]): string =>
+    values
+      .map((value, i) => value.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.map(line)].join('\n');
 }
 
@@ -117,7 +121,9 @@ export function renderMarkdown(report: Report): string {
       '',
       markdownRow(['function', 'where', 'share', 'per request']),
       markdownRow(['---', '---', '---:', '---:']),
-      ...profile.topFunctions.slice(0, 12).map((entry) => markdownRow([entry.name, entry.where, `${entry.percent.toFixed(1)}%`, perRequest(entry.selfMs)])),
+      ...profile.topFunctions
+        .slice(0, 12)
+        .map((entry) => markdownRow([entry.name, entry.where, `${entry.percent.toFixed(1)}%`, perRequest(entry.selfMs)])),
     );
   }
   lines.push('', 'Reproduce with `npm run bench` (see `bench/README.md`).', '');

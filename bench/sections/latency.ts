@@ -52,8 +52,11 @@ export async function latencySection(ctx: BenchContext): Promise<SectionResult> 
     }
     const [ours, bare] = samplers as [Sampler, Sampler];
     for (const sampler of samplers) {
-      ctx.log(`  ${sampler.name.padEnd(5)} p50 ${fmt(quantile(sampler.samples, 0.5), 'ms')} p99 ${fmt(quantile(sampler.samples, 0.99), 'ms')} p99.9 ${fmt(quantile(sampler.samples, 0.999), 'ms')} (${sampler.samples.length} calls, ${sampler.failures} failed)`);
-      if (sampler.failures > 0) ctx.note(`latency: ${sampler.failures} of ${sampler.samples.length} calls to ${sampler.name} failed (pdp_unavailable).`);
+      ctx.log(
+        `  ${sampler.name.padEnd(5)} p50 ${fmt(quantile(sampler.samples, 0.5), 'ms')} p99 ${fmt(quantile(sampler.samples, 0.99), 'ms')} p99.9 ${fmt(quantile(sampler.samples, 0.999), 'ms')} (${sampler.samples.length} calls, ${sampler.failures} failed)`,
+      );
+      if (sampler.failures > 0)
+        ctx.note(`latency: ${sampler.failures} of ${sampler.samples.length} calls to ${sampler.name} failed (pdp_unavailable).`);
     }
     const p50 = quantile(ours.samples, 0.5);
     const p99 = quantile(ours.samples, 0.99);
@@ -65,10 +68,23 @@ export async function latencySection(ctx: BenchContext): Promise<SectionResult> 
         { section, figure: `service p50 (${ours.samples.length} calls)`, value: fmt(p50, 'ms'), target: '', pass: null },
         { section, figure: 'bare route p50', value: fmt(bareP50, 'ms'), target: '', pass: null },
         { section, figure: 'bare route p99', value: fmt(quantile(bare.samples, 0.99), 'ms'), target: '', pass: null },
-        { section, figure: 'service p50 / bare p50', value: `${fmt(ratio)}×`, baseline: 'bare route', target: '≤ 1.5×', pass: ratio <= 1.5 },
+        {
+          section,
+          figure: 'service p50 / bare p50',
+          value: `${fmt(ratio)}×`,
+          baseline: 'bare route',
+          target: '≤ 1.5×',
+          pass: ratio <= 1.5,
+        },
         { section, figure: 'service p99', value: fmt(p99, 'ms'), target: '≤ 1 ms', pass: p99 <= 1 },
         { section, figure: 'service p99.9', value: fmt(quantile(ours.samples, 0.999), 'ms'), target: '', pass: null },
-        { section, figure: 'failed calls', value: String(ours.failures + bare.failures), target: '0', pass: ours.failures + bare.failures === 0 },
+        {
+          section,
+          figure: 'failed calls',
+          value: String(ours.failures + bare.failures),
+          target: '0',
+          pass: ours.failures + bare.failures === 0,
+        },
       ],
       raw: Object.fromEntries(
         samplers.map((sampler) => [

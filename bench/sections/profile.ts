@@ -144,11 +144,15 @@ export async function profileScale(ctx: BenchContext, outDir: string): Promise<P
   const service = await startMain(scale.root, ctx.useDist, profDir);
   let readyMs = 0;
   try {
-    await waitFor(async () => {
-      const response = await request(`${service.origin}/readyz`);
-      await response.body.text();
-      return response.statusCode === 200;
-    }, 60_000, 5);
+    await waitFor(
+      async () => {
+        const response = await request(`${service.origin}/readyz`);
+        await response.body.text();
+        return response.statusCode === 200;
+      },
+      60_000,
+      5,
+    );
     readyMs = performance.now() - service.spawnedAt;
     ctx.log(`  ready after ${readyMs.toFixed(0)} ms (under the profiler)`);
     await runLoad(ctx.generator, {

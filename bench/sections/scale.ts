@@ -72,10 +72,14 @@ interface MemoryFigures {
 /** Memory of the last round's 1,000-project service after its throughput runs, then once every recent-decisions ring is full. */
 async function memoryFigures(ctx: BenchContext, bigService: MainProcess, ids: readonly string[]): Promise<MemoryFigures> {
   const loaded = await memoryOf(bigService.pid);
-  ctx.log(`  RSS after the throughput runs: ${fmt(loaded.rssMb, 'MB')} (peak ${fmt(loaded.peakRssMb, 'MB')}); filling every recent-decisions ring...`);
+  ctx.log(
+    `  RSS after the throughput runs: ${fmt(loaded.rssMb, 'MB')} (peak ${fmt(loaded.peakRssMb, 'MB')}); filling every recent-decisions ring...`,
+  );
   const fillMs = await fillRecentDecisions(bigService.origin, ids);
   const full = await memoryOf(bigService.pid);
-  ctx.log(`  ${ids.length * RING_SIZE} decisions in ${fmt(fillMs / 1000, 's')}: RSS ${fmt(full.rssMb, 'MB')} (peak ${fmt(full.peakRssMb, 'MB')})`);
+  ctx.log(
+    `  ${ids.length * RING_SIZE} decisions in ${fmt(fillMs / 1000, 's')}: RSS ${fmt(full.rssMb, 'MB')} (peak ${fmt(full.peakRssMb, 'MB')})`,
+  );
   return { entry: bigService.entry, loaded, full, fillMs };
 }
 
@@ -118,7 +122,9 @@ export async function scaleSection(ctx: BenchContext): Promise<SectionResult> {
     const { entry, loaded, full, fillMs } = memory!;
     const idle = afterReady.get(big.root)!;
     const idleSmall = afterReady.get(small.root)!;
-    ctx.log(`  ready (${entry}): ${projects} projects ${readyBig.map((ms) => fmt(ms, 'ms')).join(', ')}; 1 project ${readySmall.map((ms) => fmt(ms, 'ms')).join(', ')}`);
+    ctx.log(
+      `  ready (${entry}): ${projects} projects ${readyBig.map((ms) => fmt(ms, 'ms')).join(', ')}; 1 project ${readySmall.map((ms) => fmt(ms, 'ms')).join(', ')}`,
+    );
     ctx.log(`  RSS after ready (last start): ${fmt(idle.rssMb, 'MB')} (${projects} projects), ${fmt(idleSmall.rssMb, 'MB')} (1 project)`);
     const bigRps = rpsOf(results.get(`${projects} projects`) ?? []);
     const smallRps = rpsOf(results.get('1 project') ?? []);
@@ -128,18 +134,73 @@ export async function scaleSection(ctx: BenchContext): Promise<SectionResult> {
     const section = `scale (${projects}×50)`;
     return {
       rows: [
-        { section, figure: `start → /readyz 200, median of ${readyBig.length} (${entry})`, value: fmt(median(readyBig), 'ms'), target: '', pass: null },
+        {
+          section,
+          figure: `start → /readyz 200, median of ${readyBig.length} (${entry})`,
+          value: fmt(median(readyBig), 'ms'),
+          target: '',
+          pass: null,
+        },
         { section, figure: 'start → /readyz 200, worst', value: fmt(worstReady, 'ms'), target: '≤ 3000 ms', pass: worstReady <= 3_000 },
-        { section, figure: 'start → /readyz 200, 1 project (node boot floor)', value: fmt(median(readySmall), 'ms'), target: '', pass: null },
-        { section, figure: 'RSS after ready', value: fmt(idle.rssMb, 'MB'), baseline: `1 project: ${fmt(idleSmall.rssMb, 'MB')}`, target: '', pass: null },
-        { section, figure: 'peak RSS (VmHWM) after the throughput runs', value: fmt(loaded.peakRssMb, 'MB'), target: '≤ 300 MB', pass: loaded.peakRssMb <= 300 },
-        { section, figure: `peak RSS with every recent-decisions ring full (${projects} × ${RING_SIZE} decisions)`, value: fmt(full.peakRssMb, 'MB'), baseline: `RSS now ${fmt(full.rssMb, 'MB')}`, target: '≤ 300 MB', pass: full.peakRssMb <= 300 },
+        {
+          section,
+          figure: 'start → /readyz 200, 1 project (node boot floor)',
+          value: fmt(median(readySmall), 'ms'),
+          target: '',
+          pass: null,
+        },
+        {
+          section,
+          figure: 'RSS after ready',
+          value: fmt(idle.rssMb, 'MB'),
+          baseline: `1 project: ${fmt(idleSmall.rssMb, 'MB')}`,
+          target: '',
+          pass: null,
+        },
+        {
+          section,
+          figure: 'peak RSS (VmHWM) after the throughput runs',
+          value: fmt(loaded.peakRssMb, 'MB'),
+          target: '≤ 300 MB',
+          pass: loaded.peakRssMb <= 300,
+        },
+        {
+          section,
+          figure: `peak RSS with every recent-decisions ring full (${projects} × ${RING_SIZE} decisions)`,
+          value: fmt(full.peakRssMb, 'MB'),
+          baseline: `RSS now ${fmt(full.rssMb, 'MB')}`,
+          target: '≤ 300 MB',
+          pass: full.peakRssMb <= 300,
+        },
         { section, figure: `decide throughput, ${projects} projects`, value: fmt(median(bigRps), 'req/s'), target: '', pass: null },
         { section, figure: 'decide throughput, 1 project', value: fmt(median(smallRps), 'req/s'), target: '', pass: null },
-        { section, figure: `throughput ${projects} projects / 1 project`, value: `${fmt(ratio)}×`, baseline: '1 project', target: '≥ 0.9×', pass: ratio >= 0.9 },
-        { section, figure: `${projects} projects / 1 project, by CPU cost per request`, value: `${fmt(cpuRatio)}×`, baseline: '1 project', target: '≥ 0.9×', pass: cpuRatio >= 0.9 },
+        {
+          section,
+          figure: `throughput ${projects} projects / 1 project`,
+          value: `${fmt(ratio)}×`,
+          baseline: '1 project',
+          target: '≥ 0.9×',
+          pass: ratio >= 0.9,
+        },
+        {
+          section,
+          figure: `${projects} projects / 1 project, by CPU cost per request`,
+          value: `${fmt(cpuRatio)}×`,
+          baseline: '1 project',
+          target: '≥ 0.9×',
+          pass: cpuRatio >= 0.9,
+        },
       ],
-      raw: { readyBigMs: readyBig, readySmallMs: readySmall, idle, idleSmall, loaded, full, fillMs, throughput: Object.fromEntries(results) },
+      raw: {
+        readyBigMs: readyBig,
+        readySmallMs: readySmall,
+        idle,
+        idleSmall,
+        loaded,
+        full,
+        fillMs,
+        throughput: Object.fromEntries(results),
+      },
     };
   } finally {
     await rm(big.root, { recursive: true, force: true });

@@ -62,14 +62,17 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
   const modes = new Map(contenders.map((contender) => [contender.name, contender.mode]));
   const bodies = demoQueryMix();
   const allowed = bodies.filter(demoExpectedAllow).length;
-  ctx.log(`  query mix: ${bodies.length} queries, ${allowed} allowed, ${bodies.length - allowed} denied; fresh server processes every round`);
+  ctx.log(
+    `  query mix: ${bodies.length} queries, ${allowed} allowed, ${bodies.length - allowed} denied; fresh server processes every round`,
+  );
   try {
     const results = await forkedInterleavedLoad(
       ctx,
       contenders.map((contender) => ({
         name: contender.name,
         bodies,
-        start: () => startServer(contender.mode, { projectsRoot: root, appModule: ctx.appModule, ...(contender.logger ? { logger: true } : {}) }),
+        start: () =>
+          startServer(contender.mode, { projectsRoot: root, appModule: ctx.appModule, ...(contender.logger ? { logger: true } : {}) }),
       })),
       (servers) => checkAgreement(servers, modes),
     );
@@ -103,19 +106,94 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
         { section, figure: `plain node:http route (constant answer), ${conns}`, value: value('node-http'), target: '', pass: null },
         { section, figure: `Fastify + Cedar (preparsed), ${conns}`, value: value('cedar'), target: '', pass: null },
         { section, figure: `Fastify + Cedar (isAuthorized, policy text), ${conns}`, value: value('cedar-text'), target: '', pass: null },
-        { section, figure: 'service / bare', value: `${fmt(ratioBare)}×`, baseline: 'bare route', target: '≥ 0.9×', pass: pass(ratioBare >= 0.9) },
-        { section, figure: 'service / Cedar (preparsed)', value: `${fmt(ratioCedar)}×`, baseline: 'Cedar preparsed', target: '≥ 2.5×', pass: pass(ratioCedar >= 2.5) },
-        { section, figure: 'service / Cedar (policy text)', value: `${fmt(ratioCedarText)}×`, baseline: 'Cedar isAuthorized', target: '≥ 2.5×', pass: pass(ratioCedarText >= 2.5) },
+        {
+          section,
+          figure: 'service / bare',
+          value: `${fmt(ratioBare)}×`,
+          baseline: 'bare route',
+          target: '≥ 0.9×',
+          pass: pass(ratioBare >= 0.9),
+        },
+        {
+          section,
+          figure: 'service / Cedar (preparsed)',
+          value: `${fmt(ratioCedar)}×`,
+          baseline: 'Cedar preparsed',
+          target: '≥ 2.5×',
+          pass: pass(ratioCedar >= 2.5),
+        },
+        {
+          section,
+          figure: 'service / Cedar (policy text)',
+          value: `${fmt(ratioCedarText)}×`,
+          baseline: 'Cedar isAuthorized',
+          target: '≥ 2.5×',
+          pass: pass(ratioCedarText >= 2.5),
+        },
         { section, figure: 'server CPU per request: service', value: cpuPerRequest('service'), target: '', pass: null },
-        { section, figure: 'server CPU per request: bare / Cedar preparsed / Cedar text', value: `${cpuPerRequest('bare')} / ${cpuPerRequest('cedar')} / ${cpuPerRequest('cedar-text')}`, target: '', pass: null },
+        {
+          section,
+          figure: 'server CPU per request: bare / Cedar preparsed / Cedar text',
+          value: `${cpuPerRequest('bare')} / ${cpuPerRequest('cedar')} / ${cpuPerRequest('cedar-text')}`,
+          target: '',
+          pass: null,
+        },
         { section, figure: 'server CPU per request: plain node:http', value: cpuPerRequest('node-http'), target: '', pass: null },
-        { section, figure: 'service / bare, by CPU cost per request', value: `${fmt(cpuRatioBare)}×`, baseline: 'bare route', target: '≥ 0.9×', pass: pass(cpuRatioBare >= 0.9) },
-        { section, figure: 'service / Cedar (preparsed), by CPU cost per request', value: `${fmt(cpuRatioCedar)}×`, baseline: 'Cedar preparsed', target: '≥ 2.5×', pass: pass(cpuRatioCedar >= 2.5) },
-        { section, figure: 'service / Cedar (policy text), by CPU cost per request', value: `${fmt(cpuRatioCedarText)}×`, baseline: 'Cedar isAuthorized', target: '≥ 2.5×', pass: pass(cpuRatioCedarText >= 2.5) },
-        { section, figure: 'ceiling: bare Fastify route / Cedar (preparsed)', value: `${fmt(ceilingBare)}× (by CPU ${fmt(cpuCeilingBare)}×)`, baseline: 'Cedar preparsed', target: '(info)', pass: null },
-        { section, figure: 'ceiling: plain node:http route / Cedar (preparsed)', value: `${fmt(ceilingNode)}× (by CPU ${fmt(cpuCeilingNode)}×)`, baseline: 'Cedar preparsed', target: '(info)', pass: null },
-        { section, figure: `service with info logging (denials logged, to /dev/null), ${conns}`, value: value('service+logs'), target: '', pass: null },
-        { section, figure: 'service with info logging / bare', value: `${fmt(ratioLogged)}×`, baseline: 'bare route', target: '(info)', pass: null },
+        {
+          section,
+          figure: 'service / bare, by CPU cost per request',
+          value: `${fmt(cpuRatioBare)}×`,
+          baseline: 'bare route',
+          target: '≥ 0.9×',
+          pass: pass(cpuRatioBare >= 0.9),
+        },
+        {
+          section,
+          figure: 'service / Cedar (preparsed), by CPU cost per request',
+          value: `${fmt(cpuRatioCedar)}×`,
+          baseline: 'Cedar preparsed',
+          target: '≥ 2.5×',
+          pass: pass(cpuRatioCedar >= 2.5),
+        },
+        {
+          section,
+          figure: 'service / Cedar (policy text), by CPU cost per request',
+          value: `${fmt(cpuRatioCedarText)}×`,
+          baseline: 'Cedar isAuthorized',
+          target: '≥ 2.5×',
+          pass: pass(cpuRatioCedarText >= 2.5),
+        },
+        {
+          section,
+          figure: 'ceiling: bare Fastify route / Cedar (preparsed)',
+          value: `${fmt(ceilingBare)}× (by CPU ${fmt(cpuCeilingBare)}×)`,
+          baseline: 'Cedar preparsed',
+          target: '(info)',
+          pass: null,
+        },
+        {
+          section,
+          figure: 'ceiling: plain node:http route / Cedar (preparsed)',
+          value: `${fmt(ceilingNode)}× (by CPU ${fmt(cpuCeilingNode)}×)`,
+          baseline: 'Cedar preparsed',
+          target: '(info)',
+          pass: null,
+        },
+        {
+          section,
+          figure: `service with info logging (denials logged, to /dev/null), ${conns}`,
+          value: value('service+logs'),
+          target: '',
+          pass: null,
+        },
+        {
+          section,
+          figure: 'service with info logging / bare',
+          value: `${fmt(ratioLogged)}×`,
+          baseline: 'bare route',
+          target: '(info)',
+          pass: null,
+        },
       ],
       raw: Object.fromEntries(results),
     };

@@ -151,14 +151,36 @@ export async function buildCedarApp(projectsRoot: string, preparse: boolean): Pr
     const action = { type: 'Action', id: tool };
     const resource = { type: 'Project', id: project };
     const answer = preparse
-      ? cedar.statefulIsAuthorized({ principal, action, resource, context: {}, preparsedPolicySetId: loaded.policySetId, entities: loaded.entities })
-      : cedar.isAuthorized({ principal, action, resource, context: {}, policies: { staticPolicies: loaded.text }, entities: loaded.entities });
+      ? cedar.statefulIsAuthorized({
+          principal,
+          action,
+          resource,
+          context: {},
+          preparsedPolicySetId: loaded.policySetId,
+          entities: loaded.entities,
+        })
+      : cedar.isAuthorized({
+          principal,
+          action,
+          resource,
+          context: {},
+          policies: { staticPolicies: loaded.text },
+          entities: loaded.entities,
+        });
     // Fail closed, like the service: a Cedar failure is a denial.
     const allow = answer.type === 'success' && answer.response.decision === 'allow';
-    const viaOverride =
-      answer.type === 'success' && answer.response.diagnostics.reason.some((id) => loaded.overridePolicyIds.has(id));
+    const viaOverride = answer.type === 'success' && answer.response.diagnostics.reason.some((id) => loaded.overridePolicyIds.has(id));
     const reason = allow ? 'allowed' : access === 'unknown' ? 'unknown_tool' : 'not_in_allowlist';
-    return decision(allow, reason, viaOverride ? 'agent-override' : 'project-default', requester, tool, access, project, loaded.policySetId);
+    return decision(
+      allow,
+      reason,
+      viaOverride ? 'agent-override' : 'project-default',
+      requester,
+      tool,
+      access,
+      project,
+      loaded.policySetId,
+    );
   });
   app.get('/readyz', async () => ({ status: 'ok' }));
   return app;

@@ -26,7 +26,10 @@ const lit = (value: string): string => JSON.stringify(value);
 
 function actionList(tools: readonly string[]): string {
   // Names outside the catalog never grant anything (SPEC §4), so they are left out.
-  return tools.filter(isToolName).map((tool) => `Action::${lit(tool)}`).join(', ');
+  return tools
+    .filter(isToolName)
+    .map((tool) => `Action::${lit(tool)}`)
+    .join(', ');
 }
 
 /** Compiles one project's document (null = no file: canonical read-only for everyone). */

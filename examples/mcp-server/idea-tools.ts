@@ -33,14 +33,10 @@ const toolInput = z.looseObject({ issueRef: z.string().optional() });
 export function createIdeaToolsServer(recorder: ToolRunRecorder): McpServer {
   const server = new McpServer({ name: 'idea-tools-example', version: '0.1.0' });
   for (const tool of TOOL_CATALOG) {
-    server.registerTool(
-      tool.name,
-      { title: tool.label, description: `${tool.label} (${tool.access})`, inputSchema: toolInput },
-      (args) => {
-        recorder.record(tool.name, args);
-        return { content: [{ type: 'text', text: `${tool.name} done` }] };
-      },
-    );
+    server.registerTool(tool.name, { title: tool.label, description: `${tool.label} (${tool.access})`, inputSchema: toolInput }, (args) => {
+      recorder.record(tool.name, args);
+      return { content: [{ type: 'text', text: `${tool.name} done` }] };
+    });
   }
   return server;
 }

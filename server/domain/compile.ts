@@ -122,9 +122,7 @@ export function compileDocument(document: PolicyDocument, revision: string): Val
     revision,
     fileExists: true,
     document,
-    projectDefault: document.projectDefault
-      ? makeAllowlist('project-default', document.projectDefault.allowedTools)
-      : READ_ONLY_ALLOWLIST,
+    projectDefault: document.projectDefault ? makeAllowlist('project-default', document.projectDefault.allowedTools) : READ_ONLY_ALLOWLIST,
     overrides,
   };
 }
@@ -156,7 +154,12 @@ export function documentProblem(value: unknown): { message: string; path?: strin
     const version = (value as { version?: unknown } | null)?.version;
     if (typeof value === 'object' && value !== null && version !== 1 && (path === '/version' || path === '')) {
       // Only a number is echoed: the file may be a symlink to a secret, and this text reaches agents.
-      const shown = typeof version === 'number' ? String(version) : version === undefined ? '(missing)' : `(a ${version === null ? 'null' : Array.isArray(version) ? 'array' : typeof version})`;
+      const shown =
+        typeof version === 'number'
+          ? String(version)
+          : version === undefined
+            ? '(missing)'
+            : `(a ${version === null ? 'null' : Array.isArray(version) ? 'array' : typeof version})`;
       return { message: `unsupported version ${shown} (expected 1)`, path: '/version' };
     }
     return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/' };

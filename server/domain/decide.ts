@@ -137,7 +137,13 @@ export function decide(input: DecisionInput, policy: CompiledPolicy | undefined,
     return answer(subject, false, 'unknown_tool', 'none', `${deniedFor(subject)}: unknown tool (not in the IdeA MCP tool catalog).`);
   }
   if (!allowlist.allowed.has(tool.name)) {
-    return answer(subject, false, 'not_in_allowlist', source, `${deniedFor(subject)} (policy: ${source}). Grant it in Permissions > Tools MCP IdeA.`);
+    return answer(
+      subject,
+      false,
+      'not_in_allowlist',
+      source,
+      `${deniedFor(subject)} (policy: ${source}). Grant it in Permissions > Tools MCP IdeA.`,
+    );
   }
   if (resolution.boundIssue !== null && tool.issueScoped) {
     const issueRef = input.arguments?.['issueRef'];

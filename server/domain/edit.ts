@@ -45,11 +45,7 @@ export function withProjectDefault(document: PolicyDocument | null, tools: reado
 }
 
 /** The document with the override of `agentId` set to `tools`, or removed when `tools` is null. */
-export function withAgentOverride(
-  document: PolicyDocument | null,
-  agentId: string,
-  tools: readonly string[] | null,
-): PolicyDocument {
+export function withAgentOverride(document: PolicyDocument | null, agentId: string, tools: readonly string[] | null): PolicyDocument {
   const base = document ?? EMPTY_DOCUMENT;
   const others = (base.agents ?? []).filter((agent) => agent.agentId !== agentId);
   const agents = tools === null ? others : [...others, { agentId, policy: { allowedTools: [...tools] } }];

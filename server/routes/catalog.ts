@@ -1,5 +1,12 @@
 /** GET /catalog and GET /projects (SPEC §5). */
-import { CatalogResponseSchema, ProjectsResponseSchema, READ_ONLY_DEFAULT, TOOL_CATALOG, TOOL_GROUPS, type CatalogResponse } from '../../schemas/index.js';
+import {
+  CatalogResponseSchema,
+  ProjectsResponseSchema,
+  READ_ONLY_DEFAULT,
+  TOOL_CATALOG,
+  TOOL_GROUPS,
+  type CatalogResponse,
+} from '../../schemas/index.js';
 import { errors, type RouteDeps, type TypedApp } from './common.js';
 
 const CATALOG: CatalogResponse = {
@@ -11,12 +18,24 @@ const CATALOG: CatalogResponse = {
 export async function catalogRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {
   app.get(
     '/catalog',
-    { schema: { tags: ['catalog'], summary: 'The 25 IdeA MCP tools, their groups and the read-only default', response: { 200: CatalogResponseSchema, ...errors(401) } } },
+    {
+      schema: {
+        tags: ['catalog'],
+        summary: 'The 25 IdeA MCP tools, their groups and the read-only default',
+        response: { 200: CatalogResponseSchema, ...errors(401) },
+      },
+    },
     async () => CATALOG,
   );
   app.get(
     '/projects',
-    { schema: { tags: ['catalog'], summary: 'Projects served, with their status and revision', response: { 200: ProjectsResponseSchema, ...errors(401) } } },
+    {
+      schema: {
+        tags: ['catalog'],
+        summary: 'Projects served, with their status and revision',
+        response: { 200: ProjectsResponseSchema, ...errors(401) },
+      },
+    },
     async () => service.listProjects(),
   );
 }

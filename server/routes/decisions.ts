@@ -15,7 +15,8 @@ export async function decisionRoutes(app: TypedApp, { service, metrics }: RouteD
       schema: {
         tags: ['decisions'],
         summary: 'Decide one tool call',
-        description: 'Always 200 for a well-formed body; `allow` is the decision. Denials are logged and kept in the recent-decisions ring.',
+        description:
+          'Always 200 for a well-formed body; `allow` is the decision. Denials are logged and kept in the recent-decisions ring.',
         body: DecideQuerySchema,
         response: { 200: DecisionSchema, ...errors(400, 401, 413, 415) },
       },

@@ -1,6 +1,12 @@
 /** Ephemeral ticket-assistant policies (SPEC §6). */
 import { Type } from '@sinclair/typebox';
-import { EphemeralPoliciesResponseSchema, EphemeralPolicyBodySchema, EphemeralPolicySchema, ProjectParamsSchema, RequesterParamsSchema } from '../../schemas/index.js';
+import {
+  EphemeralPoliciesResponseSchema,
+  EphemeralPolicyBodySchema,
+  EphemeralPolicySchema,
+  ProjectParamsSchema,
+  RequesterParamsSchema,
+} from '../../schemas/index.js';
 import { emptyBodyIsNoBody, errors, type RouteDeps, type TypedApp } from './common.js';
 
 export async function ephemeralRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {

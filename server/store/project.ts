@@ -82,7 +82,11 @@ export class Project {
       const next = await this.readStateOrInvalid();
       const previous = this.current;
       this.current = next;
-      if (next.policy.revision === previous.policy.revision && next.policy.status === previous.policy.status && next.agents === previous.agents) {
+      if (
+        next.policy.revision === previous.policy.revision &&
+        next.policy.status === previous.policy.status &&
+        next.agents === previous.agents
+      ) {
         return 'unchanged';
       }
       return next.policy.status === 'ok' ? 'ok' : 'invalid';
@@ -115,9 +119,14 @@ export class Project {
         });
       }
       if (policy.status === 'invalid' && !options.allowInvalid) {
-        throw new AppError(409, 'policy_invalid', `The policy file is invalid (${policy.error.message}); replace the whole document to repair it.`, {
-          error: policy.error,
-        });
+        throw new AppError(
+          409,
+          'policy_invalid',
+          `The policy file is invalid (${policy.error.message}); replace the whole document to repair it.`,
+          {
+            error: policy.error,
+          },
+        );
       }
       const base: ValidPolicy = policy.status === 'ok' ? policy : builtinPolicy();
       const bytes = serializeDocument(edit(base));
@@ -128,10 +137,15 @@ export class Project {
           // Memory follows the disk, whatever it holds now (fail closed if it cannot be read).
           this.current = await this.readStateOrInvalid();
           const code = (error.failure as NodeJS.ErrnoException).code ?? 'error';
-          throw new AppError(500, 'write_failed', `Could not make the policy file of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`, {
-            outcome: 'unknown',
-            revision: this.current.policy.revision,
-          });
+          throw new AppError(
+            500,
+            'write_failed',
+            `Could not make the policy file of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`,
+            {
+              outcome: 'unknown',
+              revision: this.current.policy.revision,
+            },
+          );
         }
         const code = (error as NodeJS.ErrnoException).code ?? 'error';
         throw new AppError(500, 'write_failed', `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`);
@@ -195,7 +209,8 @@ const MAX_FILE_BYTES = 16 * 1024 * 1024;
  * `key` is its stat fingerprint (see {@link keyOf}), taken from the opened file before reading it:
  * a change made after it shows as a different key at the next check.
  */
-type FileRead = { readonly ok: true; readonly bytes: Buffer; readonly key: string } | { readonly ok: false; readonly code: string; readonly key: string };
+type FileRead =
+  { readonly ok: true; readonly bytes: Buffer; readonly key: string } | { readonly ok: false; readonly code: string; readonly key: string };
 
 /** Missing file or folder: the project simply has no such file. */
 const isAbsence = (code: string): boolean => code === 'ENOENT' || code === 'ENOTDIR';

@@ -93,7 +93,11 @@ export class ProjectRegistry {
     await Promise.all([loading, watching]);
     // Awaited: once ready, no decision is answered from a state older than the files (a
     // revocation written while the service started included).
-    await Promise.all(this.list().filter((project) => project.changedOnDiskSync()).map((project) => this.reload(project)));
+    await Promise.all(
+      this.list()
+        .filter((project) => project.changedOnDiskSync())
+        .map((project) => this.reload(project)),
+    );
     const rescanMs = this.options.rescanMs ?? 2000;
     if (rescanMs > 0) {
       this.rescanTimer = setInterval(() => void this.rescan(), rescanMs);

@@ -44,7 +44,11 @@ const RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 16 };
 function spawnWorker(scope: WatchScope): Worker {
   if (!workerUrl.pathname.endsWith('.ts')) return new Worker(workerUrl, { workerData: scope, resourceLimits: RESOURCE_LIMITS });
   // tsx's ESM API (its `require` entry cannot register the ESM loader); tsx is pinned in devDependencies.
-  const tsxApi = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const tsxApi = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
   const boot = `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}); })`;
   return new Worker(boot, { eval: true, workerData: scope, resourceLimits: RESOURCE_LIMITS });
 }

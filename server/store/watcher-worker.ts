@@ -33,7 +33,11 @@ watcher.on('all', (event, file) => post({ type: 'all', event, file }));
 // folders are complete, so they are forwarded too.
 watcher.on('raw', (_event, rawPath, details) => {
   const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
-  post({ type: 'raw', rawPath: typeof rawPath === 'string' ? rawPath : undefined, watchedPath: typeof watched === 'string' ? watched : undefined });
+  post({
+    type: 'raw',
+    rawPath: typeof rawPath === 'string' ? rawPath : undefined,
+    watchedPath: typeof watched === 'string' ? watched : undefined,
+  });
 });
 watcher.on('error', (error) => post({ type: 'error', message: error instanceof Error ? error.message : String(error) }));
 watcher.once('ready', () => post({ type: 'ready' }));

@@ -56,10 +56,26 @@ describe('guardOpenAiToolCalls', () => {
     ]);
     expect(outputs).toEqual([
       { role: 'tool', tool_call_id: 'c1', content: 'idea_ticket_read ok' },
-      { role: 'tool', tool_call_id: 'c2', content: 'Tool idea_memory_write is denied for agent QA in project demo (policy: agent-override).' },
-      { role: 'tool', tool_call_id: 'c3', content: 'Tool idea_ticket_list (agent QA, project demo) denied: the arguments are not valid JSON' },
-      { role: 'tool', tool_call_id: 'c4', content: 'Tool idea_ticket_list (agent QA, project demo) denied: the arguments are not a JSON object' },
-      { role: 'tool', tool_call_id: 'c5', content: 'Tool idea_delete_everything is denied for agent QA in project demo (policy: agent-override).' },
+      {
+        role: 'tool',
+        tool_call_id: 'c2',
+        content: 'Tool idea_memory_write is denied for agent QA in project demo (policy: agent-override).',
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'c3',
+        content: 'Tool idea_ticket_list (agent QA, project demo) denied: the arguments are not valid JSON',
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'c4',
+        content: 'Tool idea_ticket_list (agent QA, project demo) denied: the arguments are not a JSON object',
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'c5',
+        content: 'Tool idea_delete_everything is denied for agent QA in project demo (policy: agent-override).',
+      },
       { role: 'tool', tool_call_id: 'c6', content: 'idea_sprint_list ok' },
     ]);
   });
@@ -84,22 +100,16 @@ describe('guardOpenAiToolCalls', () => {
 
   it('a throwing invoke gives an error output for that call only; non-string results are JSON', async () => {
     const { client } = await setup();
-    const outputs = await guardOpenAiToolCalls(
-      [chat('c1', 'idea_ticket_read', '{}'), chat('c2', 'idea_ticket_list', '{}')],
-      {
-        client,
-        project: 'demo',
-        requester: 'QA',
-        invoke: (name) => {
-          if (name === 'idea_ticket_read') throw new Error('ticket store offline');
-          return { tickets: [82] };
-        },
+    const outputs = await guardOpenAiToolCalls([chat('c1', 'idea_ticket_read', '{}'), chat('c2', 'idea_ticket_list', '{}')], {
+      client,
+      project: 'demo',
+      requester: 'QA',
+      invoke: (name) => {
+        if (name === 'idea_ticket_read') throw new Error('ticket store offline');
+        return { tickets: [82] };
       },
-    );
-    expect(outputs.map((output) => output.content)).toEqual([
-      'Tool idea_ticket_read failed: ticket store offline',
-      '{"tickets":[82]}',
-    ]);
+    });
+    expect(outputs.map((output) => output.content)).toEqual(['Tool idea_ticket_read failed: ticket store offline', '{"tickets":[82]}']);
   });
 
   it('chunks more than 100 calls into batches of 100, keeping the order', async () => {
@@ -133,7 +143,10 @@ describe('guardOpenAiToolCalls', () => {
     // Some OpenAI-compatible servers leave out `type: "function"`; a call with neither function nor custom is malformed.
     const untyped = { id: 'u1', function: { name: 'idea_ticket_read', arguments: '{}' } } as unknown as ChatCompletionToolCall;
     const shapeless = { id: 'u2', name: 'idea_ticket_list' } as unknown as ChatCompletionToolCall;
-    const objectArguments = { id: 'u4', function: { name: 'idea_ticket_read', arguments: { issueRef: '#82' } } } as unknown as ChatCompletionToolCall;
+    const objectArguments = {
+      id: 'u4',
+      function: { name: 'idea_ticket_read', arguments: { issueRef: '#82' } },
+    } as unknown as ChatCompletionToolCall;
     const outputs = await guardOpenAiToolCalls([untyped, shapeless, chat('u3', 'idea_memory_write', '{}'), objectArguments], {
       client,
       project: 'demo',
@@ -142,21 +155,38 @@ describe('guardOpenAiToolCalls', () => {
     });
     expect(outputs).toEqual([
       { role: 'tool', tool_call_id: 'u1', content: 'idea_ticket_read ok' },
-      { role: 'tool', tool_call_id: 'u2', content: 'Tool idea_ticket_list (agent QA, project demo) denied: the tool call is neither a function call nor a custom tool call' },
-      { role: 'tool', tool_call_id: 'u3', content: 'Tool idea_memory_write is denied for agent QA in project demo (policy: agent-override).' },
-      { role: 'tool', tool_call_id: 'u4', content: 'Tool idea_ticket_read (agent QA, project demo) denied: the arguments are not a JSON string' },
+      {
+        role: 'tool',
+        tool_call_id: 'u2',
+        content: 'Tool idea_ticket_list (agent QA, project demo) denied: the tool call is neither a function call nor a custom tool call',
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'u3',
+        content: 'Tool idea_memory_write is denied for agent QA in project demo (policy: agent-override).',
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'u4',
+        content: 'Tool idea_ticket_read (agent QA, project demo) denied: the arguments are not a JSON string',
+      },
     ]);
     expect(invoked.map((call) => call.name)).toEqual(['idea_ticket_read']);
-    expect((pdp.requests[0]?.body as { queries: { tool: string }[] }).queries.map((one) => one.tool)).toEqual(['idea_ticket_read', 'idea_memory_write']);
+    expect((pdp.requests[0]?.body as { queries: { tool: string }[] }).queries.map((one) => one.tool)).toEqual([
+      'idea_ticket_read',
+      'idea_memory_write',
+    ]);
   });
 
   it('refuses free-text custom tool calls and asks nothing for an empty turn', async () => {
     const { pdp, client, invoked, invoke } = await setup();
     expect(await guardOpenAiToolCalls([], { client, project: 'demo', requester: 'QA', invoke })).toEqual([]);
-    const outputs = await guardOpenAiToolCalls(
-      [{ id: 'x1', type: 'custom', custom: { name: 'idea_ticket_read', input: '#82' } }],
-      { client, project: 'demo', requester: 'QA', invoke },
-    );
+    const outputs = await guardOpenAiToolCalls([{ id: 'x1', type: 'custom', custom: { name: 'idea_ticket_read', input: '#82' } }], {
+      client,
+      project: 'demo',
+      requester: 'QA',
+      invoke,
+    });
     expect(outputs[0]?.content).toBe(
       'Tool idea_ticket_read (agent QA, project demo) denied: free-text (custom) tool calls are not supported',
     );

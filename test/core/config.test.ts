@@ -8,7 +8,9 @@ describe('configuration from the environment', () => {
 
   it('refuses a non-loopback host without a decide token, and accepts it with one', async () => {
     await expect(loadConfig({ PDP_HOST: '0.0.0.0', PDP_ADMIN_TOKEN: 'admin' })).rejects.toThrow(/PDP_DECIDE_TOKEN/);
-    await expect(loadConfig({ PDP_HOST: '0.0.0.0', PDP_ADMIN_TOKEN: 'admin', PDP_DECIDE_TOKEN: 'decide' })).resolves.toMatchObject({ host: '0.0.0.0' });
+    await expect(loadConfig({ PDP_HOST: '0.0.0.0', PDP_ADMIN_TOKEN: 'admin', PDP_DECIDE_TOKEN: 'decide' })).resolves.toMatchObject({
+      host: '0.0.0.0',
+    });
   });
 
   it('parses PDP_PROJECTS and refuses bad ids, relative paths and duplicates', () => {

@@ -6,8 +6,10 @@ import { decide, NO_EPHEMERAL, type EphemeralGrant, type EphemeralLookup } from 
 
 const names = TOOL_CATALOG.map((tool) => tool.name);
 const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
-const lookup = (grants: Record<string, EphemeralGrant>): EphemeralLookup => (project, id) =>
-  project === 'demo' && Object.hasOwn(grants, id) ? grants[id] : undefined;
+const lookup =
+  (grants: Record<string, EphemeralGrant>): EphemeralLookup =>
+  (project, id) =>
+    project === 'demo' && Object.hasOwn(grants, id) ? grants[id] : undefined;
 const ask = (policy: CompiledPolicy | undefined, requester: string, tool: string, args?: Record<string, unknown>) =>
   decide({ project: 'demo', requester, tool, arguments: args }, policy, NO_EPHEMERAL);
 
@@ -56,12 +58,16 @@ describe('decide (pure resolution)', () => {
 
   it('never grants a name that is not in the catalog', () => {
     fc.assert(
-      fc.property(fc.string().filter((name) => !names.includes(name as never)), agentId, (name, requester) => {
-        const policy = compileDocument({ version: 1, projectDefault: { allowedTools: [name, ...names] } }, 'r');
-        const decision = ask(policy, requester, name);
-        expect(decision.allow).toBe(false);
-        expect(decision.reason).toBe('unknown_tool');
-      }),
+      fc.property(
+        fc.string().filter((name) => !names.includes(name as never)),
+        agentId,
+        (name, requester) => {
+          const policy = compileDocument({ version: 1, projectDefault: { allowedTools: [name, ...names] } }, 'r');
+          const decision = ask(policy, requester, name);
+          expect(decision.allow).toBe(false);
+          expect(decision.reason).toBe('unknown_tool');
+        },
+      ),
     );
   });
 
@@ -76,15 +82,27 @@ describe('decide (pure resolution)', () => {
     );
     expect(ask(undefined, 'QA', 'idea_ticket_read')).toMatchObject({ allow: false, reason: 'unknown_project', revision: 'none' });
     expect(compilePolicyFile(Buffer.from('{"version":2}'))).toMatchObject({ status: 'invalid' });
-    expect(compilePolicyFile(Buffer.from('{"version":1,"agents":[{"agentId":"A","policy":{"allowedTools":[]}},{"agentId":"A","policy":{"allowedTools":["idea_memory_write"]}}]}'))).toMatchObject({ status: 'invalid' });
+    expect(
+      compilePolicyFile(
+        Buffer.from(
+          '{"version":1,"agents":[{"agentId":"A","policy":{"allowedTools":[]}},{"agentId":"A","policy":{"allowedTools":["idea_memory_write"]}}]}',
+        ),
+      ),
+    ).toMatchObject({ status: 'invalid' });
   });
 
   it('gives unregistered ticket assistants read-only, and binds issue-scoped tools to the ephemeral ticket', () => {
     const policy = builtinPolicy();
     const requester = 'ticket-assistant:demo:82';
     expect(ask(policy, requester, 'idea_ticket_update_carnet')).toMatchObject({ allow: false, source: 'builtin-read-only' });
-    expect(ask(policy, 'ticket-assistant:other:82', 'idea_ticket_read')).toMatchObject({ allow: false, reason: 'requester_project_mismatch' });
-    const grant: EphemeralGrant = { allowlist: makeAllowlist('ephemeral', ['idea_ticket_read', 'idea_ticket_update_carnet', 'idea_memory_read']), boundIssue: '82' };
+    expect(ask(policy, 'ticket-assistant:other:82', 'idea_ticket_read')).toMatchObject({
+      allow: false,
+      reason: 'requester_project_mismatch',
+    });
+    const grant: EphemeralGrant = {
+      allowlist: makeAllowlist('ephemeral', ['idea_ticket_read', 'idea_ticket_update_carnet', 'idea_memory_read']),
+      boundIssue: '82',
+    };
     const decideWith = (tool: string, args?: Record<string, unknown>) =>
       decide({ project: 'demo', requester, tool, arguments: args }, policy, lookup({ [requester]: grant }));
     expect(decideWith('idea_ticket_update_carnet', { issueRef: '#82' })).toMatchObject({ allow: true, source: 'ephemeral' });

@@ -37,7 +37,10 @@ const documentArb: fc.Arbitrary<PolicyDocument> = fc.record(
     version: fc.constant(1 as const),
     projectDefault: fc.record({ allowedTools: fc.uniqueArray(fc.constantFrom(...toolNames), { maxLength: 25 }) }),
     agents: fc.uniqueArray(
-      fc.record({ agentId: fc.constantFrom('Main', 'QA', 'Dev"Ops'), policy: fc.record({ allowedTools: fc.uniqueArray(fc.constantFrom(...toolNames), { maxLength: 25 }) }) }),
+      fc.record({
+        agentId: fc.constantFrom('Main', 'QA', 'Dev"Ops'),
+        policy: fc.record({ allowedTools: fc.uniqueArray(fc.constantFrom(...toolNames), { maxLength: 25 }) }),
+      }),
       { selector: (agent) => agent.agentId, maxLength: 3 },
     ),
   },
@@ -51,15 +54,31 @@ const policyArb: fc.Arbitrary<CompiledPolicy> = fc.oneof(
 /** `jsonFirst`: whether `/decide` (the serialized answer) or `/decide/batch` (the object) asks first. */
 type Step = { kind: 'ask'; query: DecideQuery; jsonFirst: boolean } | { kind: 'swap'; project: string; policy: CompiledPolicy | undefined };
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ query: fc.record({ project: fc.constantFrom('a', 'b', 'gone'), requester: requesterArb, tool: toolArb }), jsonFirst: fc.boolean() }).map((ask) => ({ kind: 'ask' as const, ...ask })) },
-  { weight: 1, arbitrary: fc.record({ project: fc.constantFrom('a', 'b'), policy: fc.option(policyArb, { nil: undefined }) }).map((swap) => ({ kind: 'swap' as const, ...swap })) },
+  {
+    weight: 5,
+    arbitrary: fc
+      .record({
+        query: fc.record({ project: fc.constantFrom('a', 'b', 'gone'), requester: requesterArb, tool: toolArb }),
+        jsonFirst: fc.boolean(),
+      })
+      .map((ask) => ({ kind: 'ask' as const, ...ask })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ project: fc.constantFrom('a', 'b'), policy: fc.option(policyArb, { nil: undefined }) })
+      .map((swap) => ({ kind: 'swap' as const, ...swap })),
+  },
 );
 
 describe('decision cache (POST /decide text)', () => {
   it('answers exactly the uncached decision of the current policy, over any history of questions and policy swaps', () => {
     fc.assert(
       fc.property(fc.array(stepArb, { minLength: 1, maxLength: 80 }), (steps) => {
-        const policies = new Map<string, CompiledPolicy>([['a', builtinPolicy()], ['b', builtinPolicy()]]);
+        const policies = new Map<string, CompiledPolicy>([
+          ['a', builtinPolicy()],
+          ['b', builtinPolicy()],
+        ]);
         const service = serviceOver(policies);
         const ids = new Set<string>();
         for (const step of steps) {
@@ -85,7 +104,9 @@ describe('decision cache (POST /decide text)', () => {
   });
 
   it('a policy swap takes effect on the very next call, for a question answered from the cache before', () => {
-    const policies = new Map<string, CompiledPolicy>([['a', compileDocument({ version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_memory_write'] } }] }, 'r1')]]);
+    const policies = new Map<string, CompiledPolicy>([
+      ['a', compileDocument({ version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_memory_write'] } }] }, 'r1')],
+    ]);
     const service = serviceOver(policies);
     const query = { project: 'a', requester: 'QA', tool: 'idea_memory_write' };
     for (let i = 0; i < 3; i += 1) expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: true, revision: 'r1' });
@@ -98,7 +119,8 @@ describe('decision cache (POST /decide text)', () => {
     const service = serviceOver(policies);
     const query = { project: 'late', requester: 'QA', tool: 'idea_ticket_read' };
     const cache = (service as unknown as { cache: { estimatedBytes: number } }).cache;
-    for (let i = 0; i < 3; i += 1) expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: false, reason: 'unknown_project', revision: 'none' });
+    for (let i = 0; i < 3; i += 1)
+      expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: false, reason: 'unknown_project', revision: 'none' });
     expect(cache.estimatedBytes).toBeGreaterThan(0); // the answer was cached
     policies.set('late', builtinPolicy());
     expect(JSON.parse(service.decideJson(query))).toMatchObject({ allow: true, reason: 'allowed', source: 'builtin-read-only' });

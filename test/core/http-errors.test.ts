@@ -13,7 +13,12 @@ afterAll(() => app.close());
 
 describe('framework errors', () => {
   it('answers 415 unsupported_media_type to a body that is not JSON', async () => {
-    const response = await app.inject({ method: 'POST', url: '/decide', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'project=demo' });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/decide',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'project=demo',
+    });
     expect(response.statusCode).toBe(415);
     expect(response.json()).toMatchObject({ error: { code: 'unsupported_media_type' } });
   });
@@ -34,10 +39,18 @@ describe('framework errors', () => {
   });
 
   it('serves the bundled demo projects: QA is denied idea_memory_write with a message naming tool, agent and project', async () => {
-    const response = await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/decide',
+      payload: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' },
+    });
     expect(response.json()).toMatchObject({ allow: false, reason: 'not_in_allowlist', source: 'builtin-read-only' });
     expect(response.json().message).toMatch(/idea_memory_write.*QA.*demo/);
-    const granted = await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester: 'DevFrontend', tool: 'idea_ticket_update_carnet' } });
+    const granted = await app.inject({
+      method: 'POST',
+      url: '/decide',
+      payload: { project: 'demo', requester: 'DevFrontend', tool: 'idea_ticket_update_carnet' },
+    });
     expect(granted.json()).toMatchObject({ allow: true, source: 'agent-override' });
   });
 
@@ -59,4 +72,3 @@ describe('framework errors', () => {
     }
   });
 });
-

@@ -16,7 +16,14 @@ describe('recent decisions ring', () => {
     }
     const all = ring.query('demo', undefined, 1000);
     expect(all).toHaveLength(100);
-    expect(all[0]).toMatchObject({ decisionId: 'id-5000', requester: 'agent-5000', tool: 'idea_memory_write', allow: false, reason: 'not_in_allowlist', source: 'project-default' });
+    expect(all[0]).toMatchObject({
+      decisionId: 'id-5000',
+      requester: 'agent-5000',
+      tool: 'idea_memory_write',
+      allow: false,
+      reason: 'not_in_allowlist',
+      source: 'project-default',
+    });
     expect(all[99]).toMatchObject({ decisionId: 'id-4901', requester: 'agent-4901', tool: 'unknown_4901' });
     const allowed = ring.query('demo', true, 5);
     expect(allowed.map((entry) => entry.decisionId)).toEqual(['id-4998', 'id-4995', 'id-4992', 'id-4989', 'id-4986']);

@@ -99,7 +99,12 @@ describe('store and watcher', () => {
     const ideai = path.join(project, '.ideai');
     const policyFile = path.join(ideai, 'mcp-tool-permissions.json');
     const put = (tools: string[]) =>
-      app.inject({ method: 'PUT', url: '/projects/demo/mcp-tool-permissions/agents/QA', headers: { authorization: `Bearer ${TOKEN}` }, payload: { allowedTools: tools } });
+      app.inject({
+        method: 'PUT',
+        url: '/projects/demo/mcp-tool-permissions/agents/QA',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        payload: { allowedTools: tools },
+      });
     // Real files; only the next fsync of the .ideai folder fails (EIO), right after the rename.
     const realOpen = fsPromises.open.bind(fsPromises);
     const failNextFolderSync = (beforeFailing: () => Promise<void> = async () => undefined) => {
@@ -140,7 +145,9 @@ describe('store and watcher', () => {
 
       // Where hard links are refused, the old file is kept as a copy: the same undo.
       spy = failNextFolderSync();
-      const link = vi.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }));
+      const link = vi
+        .spyOn(fsPromises, 'link')
+        .mockRejectedValue(Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }));
       const third = await put(['idea_ask_agent']);
       spy.mockRestore();
       link.mockRestore();
@@ -158,7 +165,9 @@ describe('store and watcher', () => {
         }
         return realOpen(...args);
       });
-      const unlinkable = vi.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }));
+      const unlinkable = vi
+        .spyOn(fsPromises, 'link')
+        .mockRejectedValue(Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }));
       // The service cannot read it either: the file is invalid, so the repair is the whole-document PUT.
       const repaired = await app.inject({
         method: 'PUT',
@@ -223,7 +232,9 @@ describe('store and watcher', () => {
       ),
     );
     expect(responses.map((response) => response.statusCode)).toEqual(agents.map(() => 200));
-    const written = JSON.parse(await readFile(path.join(project, '.ideai', 'mcp-tool-permissions.json'), 'utf8')) as { agents: { agentId: string }[] };
+    const written = JSON.parse(await readFile(path.join(project, '.ideai', 'mcp-tool-permissions.json'), 'utf8')) as {
+      agents: { agentId: string }[];
+    };
     expect(written.agents.map((agent) => agent.agentId).sort()).toEqual([...agents].sort());
     for (const agent of agents) expect(await allowed(app, agent, 'idea_memory_write')).toBe(true);
   });

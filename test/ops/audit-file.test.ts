@@ -241,7 +241,13 @@ describe('audit file wired into the app (PDP_AUDIT_FILE)', () => {
 
       const lines = await readLines(path);
       expect(lines.map((line) => line.decisionId)).toEqual(ids);
-      expect(lines[0]).toMatchObject({ project: 'demo', requester: 'QA', tool: 'idea_memory_write', allow: false, reason: 'not_in_allowlist' });
+      expect(lines[0]).toMatchObject({
+        project: 'demo',
+        requester: 'QA',
+        tool: 'idea_memory_write',
+        allow: false,
+        reason: 'not_in_allowlist',
+      });
       expect(lines[1]).toMatchObject({ requester: 'mcp', requesterKind: 'anonymous', allow: true, reason: 'allowed' });
       expect(await readFile(path, 'utf8')).not.toContain('never-logged');
     } finally {

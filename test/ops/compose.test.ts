@@ -98,12 +98,16 @@ describe('Dockerfile', () => {
     expect(packageJson.scripts['start:dist']).toBe('node dist/server/main.js');
 
     const configPath = join(ROOT, 'tsconfig.build.json');
-    const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+    const parsed = ts.getParsedCommandLineOfConfigFile(
+      configPath,
+      {},
+      {
+        ...ts.sys,
+        onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+          throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+        },
       },
-    });
+    );
     expect(parsed).toBeDefined();
     const mainSource = join(ROOT, 'server', 'main.ts');
     expect(existsSync(mainSource)).toBe(true);
@@ -153,7 +157,10 @@ describe('.dockerignore', () => {
     const buildConfig = JSON.parse(read('tsconfig.build.json')) as { include: string[] };
     const needed = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'ui', ...buildConfig.include];
     for (const path of needed) {
-      expect(patterns.some((pattern) => pattern === path || path.startsWith(`${pattern}/`)), path).toBe(false);
+      expect(
+        patterns.some((pattern) => pattern === path || path.startsWith(`${pattern}/`)),
+        path,
+      ).toBe(false);
     }
   });
 });

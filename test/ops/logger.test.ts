@@ -28,7 +28,13 @@ async function tempFile(): Promise<string> {
 }
 
 type Destination = ReturnType<typeof synchronousDestination> & { end(): void };
-const denial = (index: number) => ({ decisionId: `d-${index}`, project: 'demo', requester: 'agent-1', tool: 'idea_memory_write', reason: 'not_in_allowlist' });
+const denial = (index: number) => ({
+  decisionId: `d-${index}`,
+  project: 'demo',
+  requester: 'agent-1',
+  tool: 'idea_memory_write',
+  reason: 'not_in_allowlist',
+});
 
 describe('log destination', () => {
   it('writes a flood of lines as it comes: each line is in the file when its call returns', async () => {
@@ -71,12 +77,19 @@ describe('log destination', () => {
       'for (let index = 0; index < 3; index++) logger.info({ decisionId: `d-${index}` }, "decision denied");',
       'process.exit(0);',
     ].join('\n');
-    const child = spawn(tsx, ['--eval', script], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
+    const child = spawn(tsx, ['--eval', script], {
+      cwd: repo,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env['PATH'] ?? '' },
+    });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
-    const ids = stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { decisionId: string }).decisionId);
+    const ids = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { decisionId: string }).decisionId);
     expect(ids).toEqual(['d-0', 'd-1', 'd-2']);
   });
 });

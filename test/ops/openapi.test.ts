@@ -24,7 +24,9 @@ describe('OpenAPI document', () => {
   it('is served at /docs/json and documents every API route (and none of the UI pages)', async () => {
     const served = await app.inject({ method: 'GET', url: '/docs/json' });
     expect(served.statusCode).toBe(200);
-    const operations = Object.entries(paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+    const operations = Object.entries(paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(operations.sort()).toEqual(
       [
         'POST /decide',
@@ -56,7 +58,8 @@ describe('OpenAPI document', () => {
         const unauthorized = JSON.stringify(operation.responses['401'] ?? {});
         expect(unauthorized, `${method} ${path}`).toContain('"code"');
         if (method !== 'get' && path.includes('mcp-tool-permissions')) {
-          for (const status of ['400', '404', '409', '412', '500']) expect(operation.responses[status], `${method} ${path} ${status}`).toBeDefined();
+          for (const status of ['400', '404', '409', '412', '500'])
+            expect(operation.responses[status], `${method} ${path} ${status}`).toBeDefined();
         }
       }
     }
@@ -66,6 +69,8 @@ describe('OpenAPI document', () => {
     const decide = paths['/decide']?.['post'];
     expect(JSON.stringify(decide?.requestBody)).toContain('idea_ticket_update_carnet');
     expect(JSON.stringify(decide?.responses['200'])).toContain('not_in_allowlist');
-    expect(JSON.stringify(paths['/projects/{project}/mcp-tool-permissions/agents/{agentId}']?.['put']?.requestBody)).toContain('idea_ticket_list');
+    expect(JSON.stringify(paths['/projects/{project}/mcp-tool-permissions/agents/{agentId}']?.['put']?.requestBody)).toContain(
+      'idea_ticket_list',
+    );
   });
 });

@@ -35,7 +35,13 @@ describe('graceful shutdown', () => {
     await mkdir(path.join(root, 'demo'));
     const child = spawn(tsx, [path.join(repo, 'server', 'main.ts')], {
       cwd: repo,
-      env: { PATH: process.env['PATH'] ?? '', PDP_PORT: '0', PDP_PROJECTS_ROOT: root, PDP_ADMIN_TOKEN: 'shutdown-admin', PDP_STATE_DIR: root },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        PDP_PORT: '0',
+        PDP_PROJECTS_ROOT: root,
+        PDP_ADMIN_TOKEN: 'shutdown-admin',
+        PDP_STATE_DIR: root,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -51,7 +57,9 @@ describe('graceful shutdown', () => {
       let answer = '';
       socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
       // Headers and half of the body: the request is in flight when SIGTERM arrives.
-      socket.write(`POST /decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+      socket.write(
+        `POST /decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+      );
       socket.write(body.slice(0, 10));
       child.kill('SIGTERM');
       await until(() => (output.includes('shutting down') ? true : undefined), 'the shutdown to start');

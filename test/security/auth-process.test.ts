@@ -8,7 +8,16 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../server/config.js';
-import { READ_TOOLS, START_DEADLINE_MS, makeTree, policyDoc, runUntilExit, startService, type ServiceProcess, type TempTree } from './helpers.js';
+import {
+  READ_TOOLS,
+  START_DEADLINE_MS,
+  makeTree,
+  policyDoc,
+  runUntilExit,
+  startService,
+  type ServiceProcess,
+  type TempTree,
+} from './helpers.js';
 
 const TIMEOUT = 2 * START_DEADLINE_MS + 20_000;
 const trees: TempTree[] = [];
@@ -62,93 +71,97 @@ describe('refusal to listen on a non-loopback host without PDP_DECIDE_TOKEN', ()
 });
 
 describe('generated admin token and tokens in logs', () => {
-  it('writes PDP_STATE_DIR/admin-token with mode 0600, logs its path, never a token, and rotates on restart', { timeout: TIMEOUT }, async () => {
-    const made = await tree();
-    const stateDir = path.join(made.outer, 'state');
-    const decideToken = `decide-${randomBytes(16).toString('hex')}`;
-    const decideTokenFile = path.join(made.outer, 'decide-token');
-    await writeFile(decideTokenFile, `${decideToken}\n`, { mode: 0o600 });
-    const env = {
-      PDP_PROJECTS_ROOT: made.root,
-      PDP_STATE_DIR: stateDir,
-      PDP_DECIDE_TOKEN_FILE: decideTokenFile,
-      PDP_LOG_LEVEL: 'trace', // the most verbose level: every log line the service can write is scanned
-    };
-    const first = await startService(env);
-    services.push(first);
-    const tokenFile = path.join(stateDir, 'admin-token');
-    const info = await stat(tokenFile);
-    expect(info.mode & 0o777).toBe(0o600);
-    expect((await stat(stateDir)).mode & 0o777).toBe(0o700);
-    const adminToken = (await readFile(tokenFile, 'utf8')).trim();
-    expect(adminToken.length).toBeGreaterThanOrEqual(32);
-    expect(first.output()).toContain(tokenFile);
+  it(
+    'writes PDP_STATE_DIR/admin-token with mode 0600, logs its path, never a token, and rotates on restart',
+    { timeout: TIMEOUT },
+    async () => {
+      const made = await tree();
+      const stateDir = path.join(made.outer, 'state');
+      const decideToken = `decide-${randomBytes(16).toString('hex')}`;
+      const decideTokenFile = path.join(made.outer, 'decide-token');
+      await writeFile(decideTokenFile, `${decideToken}\n`, { mode: 0o600 });
+      const env = {
+        PDP_PROJECTS_ROOT: made.root,
+        PDP_STATE_DIR: stateDir,
+        PDP_DECIDE_TOKEN_FILE: decideTokenFile,
+        PDP_LOG_LEVEL: 'trace', // the most verbose level: every log line the service can write is scanned
+      };
+      const first = await startService(env);
+      services.push(first);
+      const tokenFile = path.join(stateDir, 'admin-token');
+      const info = await stat(tokenFile);
+      expect(info.mode & 0o777).toBe(0o600);
+      expect((await stat(stateDir)).mode & 0o777).toBe(0o700);
+      const adminToken = (await readFile(tokenFile, 'utf8')).trim();
+      expect(adminToken.length).toBeGreaterThanOrEqual(32);
+      expect(first.output()).toContain(tokenFile);
 
-    const wrongTokens = [`wrong-${randomBytes(16).toString('hex')}`, `${adminToken}x`, adminToken.slice(0, -1)];
-    const url = (route: string): string => `${first.baseUrl}${route}`;
-    const send = (method: string, route: string, token: string | undefined, body?: unknown): Promise<Response> =>
-      fetch(url(route), {
-        method,
-        headers: {
-          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      const wrongTokens = [`wrong-${randomBytes(16).toString('hex')}`, `${adminToken}x`, adminToken.slice(0, -1)];
+      const url = (route: string): string => `${first.baseUrl}${route}`;
+      const send = (method: string, route: string, token: string | undefined, body?: unknown): Promise<Response> =>
+        fetch(url(route), {
+          method,
+          headers: {
+            ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      const grant = { allowedTools: ['idea_memory_write'] };
+      const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_write' };
+
+      for (const token of [undefined, decideToken, ...wrongTokens]) {
+        const response = await send('PUT', '/projects/demo/mcp-tool-permissions/agents/Main', token, grant);
+        const text = await response.text();
+        expect(response.status, String(token)).toBe(401);
+        expect(JSON.parse(text)).toMatchObject({ error: { code: 'unauthorized' } });
+        for (const secret of [adminToken, decideToken, ...wrongTokens]) expect(text).not.toContain(secret);
+      }
+      for (const token of [undefined, ...wrongTokens]) {
+        const response = await send('POST', '/decide', token, query);
+        const text = await response.text();
+        expect(response.status).toBe(401);
+        for (const secret of [adminToken, decideToken, ...wrongTokens]) expect(text).not.toContain(secret);
+      }
+      // The right tokens work: reads with either token, writes with the admin token only.
+      expect((await (await send('POST', '/decide', decideToken, query)).json()) as unknown).toMatchObject({ allow: false });
+      expect((await send('PUT', '/projects/demo/mcp-tool-permissions/agents/Main', adminToken, grant)).status).toBe(200);
+      expect((await (await send('POST', '/decide', adminToken, query)).json()) as unknown).toMatchObject({ allow: true });
+      expect((await send('GET', '/projects/demo/decisions?limit=5', decideToken)).status).toBe(200);
+      // Tokens in unusual places: a query string, a second header, an error path that logs.
+      expect((await send('GET', `/catalog?token=${adminToken}`, wrongTokens[0])).status).toBe(401);
+      const odd = await fetch(url('/decide'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${decideToken}`, 'x-api-key': adminToken },
+        body: '{"project":"demo","requester":"Main","tool":',
       });
-    const grant = { allowedTools: ['idea_memory_write'] };
-    const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_write' };
+      expect(odd.status).toBe(400);
+      const failed = await send('PUT', '/projects/broken/mcp-tool-permissions/agents/Main', adminToken, grant);
+      expect(failed.status).toBe(500);
+      expect(await failed.json()).toMatchObject({ error: { code: 'write_failed' } });
 
-    for (const token of [undefined, decideToken, ...wrongTokens]) {
-      const response = await send('PUT', '/projects/demo/mcp-tool-permissions/agents/Main', token, grant);
-      const text = await response.text();
-      expect(response.status, String(token)).toBe(401);
-      expect(JSON.parse(text)).toMatchObject({ error: { code: 'unauthorized' } });
-      for (const secret of [adminToken, decideToken, ...wrongTokens]) expect(text).not.toContain(secret);
-    }
-    for (const token of [undefined, ...wrongTokens]) {
-      const response = await send('POST', '/decide', token, query);
-      const text = await response.text();
-      expect(response.status).toBe(401);
-      for (const secret of [adminToken, decideToken, ...wrongTokens]) expect(text).not.toContain(secret);
-    }
-    // The right tokens work: reads with either token, writes with the admin token only.
-    expect((await (await send('POST', '/decide', decideToken, query)).json()) as unknown).toMatchObject({ allow: false });
-    expect((await send('PUT', '/projects/demo/mcp-tool-permissions/agents/Main', adminToken, grant)).status).toBe(200);
-    expect((await (await send('POST', '/decide', adminToken, query)).json()) as unknown).toMatchObject({ allow: true });
-    expect((await send('GET', '/projects/demo/decisions?limit=5', decideToken)).status).toBe(200);
-    // Tokens in unusual places: a query string, a second header, an error path that logs.
-    expect((await send('GET', `/catalog?token=${adminToken}`, wrongTokens[0])).status).toBe(401);
-    const odd = await fetch(url('/decide'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${decideToken}`, 'x-api-key': adminToken },
-      body: '{"project":"demo","requester":"Main","tool":',
-    });
-    expect(odd.status).toBe(400);
-    const failed = await send('PUT', '/projects/broken/mcp-tool-permissions/agents/Main', adminToken, grant);
-    expect(failed.status).toBe(500);
-    expect(await failed.json()).toMatchObject({ error: { code: 'write_failed' } });
+      expect(await first.stop()).toEqual({ code: 0, signal: null });
+      const firstOutput = first.output();
+      expect(firstOutput).toMatch(/decision denied/); // denials are logged (so the scan below is not vacuous)
+      for (const secret of [adminToken, decideToken, ...wrongTokens]) {
+        expect(firstOutput).not.toContain(secret);
+        expect(firstOutput).not.toContain(secret.slice(0, 24));
+      }
 
-    expect(await first.stop()).toEqual({ code: 0, signal: null });
-    const firstOutput = first.output();
-    expect(firstOutput).toMatch(/decision denied/); // denials are logged (so the scan below is not vacuous)
-    for (const secret of [adminToken, decideToken, ...wrongTokens]) {
-      expect(firstOutput).not.toContain(secret);
-      expect(firstOutput).not.toContain(secret.slice(0, 24));
-    }
-
-    // Rotation by restart: a new token is generated, the old one no longer writes.
-    const second = await startService(env);
-    services.push(second);
-    const rotated = (await readFile(tokenFile, 'utf8')).trim();
-    expect(rotated).not.toBe(adminToken);
-    expect((await stat(tokenFile)).mode & 0o777).toBe(0o600);
-    const stale = await fetch(`${second.baseUrl}/projects/demo/mcp-tool-permissions/agents/QA`, {
-      method: 'DELETE',
-      headers: { authorization: `Bearer ${adminToken}` },
-    });
-    expect(stale.status).toBe(401);
-    await second.stop();
-    expect(second.output()).not.toContain(rotated);
-    expect(second.output()).not.toContain(adminToken);
-  });
+      // Rotation by restart: a new token is generated, the old one no longer writes.
+      const second = await startService(env);
+      services.push(second);
+      const rotated = (await readFile(tokenFile, 'utf8')).trim();
+      expect(rotated).not.toBe(adminToken);
+      expect((await stat(tokenFile)).mode & 0o777).toBe(0o600);
+      const stale = await fetch(`${second.baseUrl}/projects/demo/mcp-tool-permissions/agents/QA`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      expect(stale.status).toBe(401);
+      await second.stop();
+      expect(second.output()).not.toContain(rotated);
+      expect(second.output()).not.toContain(adminToken);
+    },
+  );
 });

@@ -25,15 +25,25 @@ afterAll(async () => {
   await made?.remove();
 });
 
-const corsHeaders = (headers: Record<string, unknown>): string[] => Object.keys(headers).filter((name) => name.startsWith('access-control-'));
+const corsHeaders = (headers: Record<string, unknown>): string[] =>
+  Object.keys(headers).filter((name) => name.startsWith('access-control-'));
 
 describe('cross-site requests from a browser', () => {
   it('answers no CORS preflight and sends no Access-Control-* header on any route', async () => {
-    for (const url of ['/decide', '/decide/batch', '/projects/demo/mcp-tool-permissions/agents/Main', '/projects/demo/mcp-tool-permissions']) {
+    for (const url of [
+      '/decide',
+      '/decide/batch',
+      '/projects/demo/mcp-tool-permissions/agents/Main',
+      '/projects/demo/mcp-tool-permissions',
+    ]) {
       const preflight = await app.inject({
         method: 'OPTIONS',
         url,
-        headers: { origin: ORIGIN, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type, authorization' },
+        headers: {
+          origin: ORIGIN,
+          'access-control-request-method': 'PUT',
+          'access-control-request-headers': 'content-type, authorization',
+        },
       });
       expect(preflight.statusCode, url).toBeGreaterThanOrEqual(400);
       expect(corsHeaders(preflight.headers), url).toEqual([]);
@@ -64,12 +74,21 @@ describe('cross-site requests from a browser', () => {
     // Nor can a page get a decision made (and logged) without a preflight: only JSON bodies are decided.
     const query = JSON.stringify({ project: 'demo', requester: 'Main', tool: 'idea_memory_write' });
     for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {
-      const response = await app.inject({ method: 'POST', url: '/decide', headers: { origin: ORIGIN, 'content-type': contentType }, payload: query });
+      const response = await app.inject({
+        method: 'POST',
+        url: '/decide',
+        headers: { origin: ORIGIN, 'content-type': contentType },
+        payload: query,
+      });
       expect([400, 415], contentType).toContain(response.statusCode);
     }
     const recent = await app.inject({ method: 'GET', url: '/projects/demo/decisions' });
     expect(recent.json()).toEqual({ decisions: [] });
-    const decision = await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester: 'Main', tool: 'idea_memory_write' } });
+    const decision = await app.inject({
+      method: 'POST',
+      url: '/decide',
+      payload: { project: 'demo', requester: 'Main', tool: 'idea_memory_write' },
+    });
     expect(decision.json()).toMatchObject({ allow: false });
   });
 });

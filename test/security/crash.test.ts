@@ -10,7 +10,16 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicyDocumentSchema, type Decision, type PolicyDocument } from '../../schemas/index.js';
-import { READ_TOOLS, START_DEADLINE_MS, WRITE_TOOLS, makeTree, startService, waitFor, type ServiceProcess, type TempTree } from './helpers.js';
+import {
+  READ_TOOLS,
+  START_DEADLINE_MS,
+  WRITE_TOOLS,
+  makeTree,
+  startService,
+  waitFor,
+  type ServiceProcess,
+  type TempTree,
+} from './helpers.js';
 
 const ADMIN = 'crash-admin-token-0123456789abcdef';
 const IN_FLIGHT = 4;
@@ -52,7 +61,11 @@ interface StreamResult {
 }
 
 /** Sends PUT agent writes with `IN_FLIGHT` in flight until the service dies, then reports. */
-async function writeUntilKilled(service: ServiceProcess, firstAgent: number, kill: { afterAcks: number; delayMs: number }): Promise<StreamResult & { next: number }> {
+async function writeUntilKilled(
+  service: ServiceProcess,
+  firstAgent: number,
+  kill: { afterAcks: number; delayMs: number },
+): Promise<StreamResult & { next: number }> {
   const result: StreamResult = { acknowledged: [], failed: [] };
   let next = firstAgent;
   let dead = false;
@@ -97,7 +110,9 @@ async function readPolicy(): Promise<PolicyDocument> {
 async function decideAll(service: ServiceProcess, agents: number[]): Promise<Decision[]> {
   const decisions: Decision[] = [];
   for (let start = 0; start < agents.length; start += 100) {
-    const queries = agents.slice(start, start + 100).map((n) => ({ project: 'demo', requester: agentName(n), tool: toolsFor(n)[1] as string }));
+    const queries = agents
+      .slice(start, start + 100)
+      .map((n) => ({ project: 'demo', requester: agentName(n), tool: toolsFor(n)[1] as string }));
     const response = await fetch(`${service.baseUrl}/decide/batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -110,54 +125,68 @@ async function decideAll(service: ServiceProcess, agents: number[]): Promise<Dec
 }
 
 describe('SIGKILL in the middle of concurrent writes', () => {
-  it('keeps every acknowledged write durable and the file valid; the restarted service decides accordingly', { timeout: (KILL_POINTS.length + 1) * START_DEADLINE_MS + 60_000 }, async () => {
-    const acknowledged = new Set<number>();
-    let next = 0;
-    let service = await startService(env);
-    running.push(service);
-    const strayTemps = new Set<string>();
-    for (const kill of KILL_POINTS) {
-      const stream = await writeUntilKilled(service, next, kill);
-      next = stream.next;
-      for (const n of stream.acknowledged) acknowledged.add(n);
-      expect(stream.acknowledged.length).toBeGreaterThanOrEqual(kill.afterAcks);
-
-      // On disk: one valid document holding every acknowledged write (it may hold unacknowledged ones).
-      const document = await readPolicy();
-      const written = new Map((document.agents ?? []).map((agent) => [agent.agentId, agent.policy.allowedTools]));
-      for (const n of acknowledged) {
-        expect(written.get(agentName(n)), `acknowledged write ${n}`).toEqual(toolsFor(n));
-      }
-      for (const [agentId, tools] of written) {
-        const n = Number(agentId.slice('Agent'.length));
-        expect(tools, agentId).toEqual(toolsFor(n));
-      }
-      const entries = await readdir(path.join(made.root, 'demo', '.ideai'));
-      for (const entry of entries) {
-        if (entry === 'mcp-tool-permissions.json') continue;
-        expect(entry, 'only the policy file and temp files of interrupted writes').toMatch(TEMP_FILE);
-        strayTemps.add(entry);
-      }
-
-      // The restarted service (same env) ignores stray temp files and decides from the file.
-      service = await startService(env);
+  it(
+    'keeps every acknowledged write durable and the file valid; the restarted service decides accordingly',
+    { timeout: (KILL_POINTS.length + 1) * START_DEADLINE_MS + 60_000 },
+    async () => {
+      const acknowledged = new Set<number>();
+      let next = 0;
+      let service = await startService(env);
       running.push(service);
-      const view = (await (await fetch(`${service.baseUrl}/projects/demo/mcp-tool-permissions`)).json()) as { status: string; fileExists: boolean; agents: { agentId: string; mode: string }[] };
-      expect(view).toMatchObject({ status: 'ok', fileExists: true });
-      expect(view.agents.filter((agent) => agent.mode === 'override').map((agent) => agent.agentId).sort()).toEqual([...written.keys()].sort());
-      const everyone = Array.from({ length: next }, (_, n) => n);
-      const decisions = await decideAll(service, everyone);
-      everyone.forEach((n, index) => {
-        const decision = decisions[index] as Decision;
-        expect(decision.allow, `${agentName(n)} ${decision.reason}`).toBe(written.has(agentName(n)));
-        if (acknowledged.has(n)) expect(decision).toMatchObject({ allow: true, source: 'agent-override' });
-      });
-    }
-    expect(acknowledged.size).toBeGreaterThanOrEqual(KILL_POINTS.reduce((sum, kill) => sum + kill.afterAcks, 0));
-    // The admin token came from the environment: no token file was generated.
-    await expect(stat(path.join(env['PDP_STATE_DIR'] as string, 'admin-token'))).rejects.toMatchObject({ code: 'ENOENT' });
-    await service.stop();
-    // Worth knowing (not a failure): temp files an interrupted write leaves behind are not swept.
-    if (strayTemps.size > 0) console.info(`crash test: ${strayTemps.size} stray temp file(s) left in .ideai/: ${[...strayTemps].join(', ')}`);
-  });
+      const strayTemps = new Set<string>();
+      for (const kill of KILL_POINTS) {
+        const stream = await writeUntilKilled(service, next, kill);
+        next = stream.next;
+        for (const n of stream.acknowledged) acknowledged.add(n);
+        expect(stream.acknowledged.length).toBeGreaterThanOrEqual(kill.afterAcks);
+
+        // On disk: one valid document holding every acknowledged write (it may hold unacknowledged ones).
+        const document = await readPolicy();
+        const written = new Map((document.agents ?? []).map((agent) => [agent.agentId, agent.policy.allowedTools]));
+        for (const n of acknowledged) {
+          expect(written.get(agentName(n)), `acknowledged write ${n}`).toEqual(toolsFor(n));
+        }
+        for (const [agentId, tools] of written) {
+          const n = Number(agentId.slice('Agent'.length));
+          expect(tools, agentId).toEqual(toolsFor(n));
+        }
+        const entries = await readdir(path.join(made.root, 'demo', '.ideai'));
+        for (const entry of entries) {
+          if (entry === 'mcp-tool-permissions.json') continue;
+          expect(entry, 'only the policy file and temp files of interrupted writes').toMatch(TEMP_FILE);
+          strayTemps.add(entry);
+        }
+
+        // The restarted service (same env) ignores stray temp files and decides from the file.
+        service = await startService(env);
+        running.push(service);
+        const view = (await (await fetch(`${service.baseUrl}/projects/demo/mcp-tool-permissions`)).json()) as {
+          status: string;
+          fileExists: boolean;
+          agents: { agentId: string; mode: string }[];
+        };
+        expect(view).toMatchObject({ status: 'ok', fileExists: true });
+        expect(
+          view.agents
+            .filter((agent) => agent.mode === 'override')
+            .map((agent) => agent.agentId)
+            .sort(),
+        ).toEqual([...written.keys()].sort());
+        const everyone = Array.from({ length: next }, (_, n) => n);
+        const decisions = await decideAll(service, everyone);
+        everyone.forEach((n, index) => {
+          const decision = decisions[index] as Decision;
+          expect(decision.allow, `${agentName(n)} ${decision.reason}`).toBe(written.has(agentName(n)));
+          if (acknowledged.has(n)) expect(decision).toMatchObject({ allow: true, source: 'agent-override' });
+        });
+      }
+      expect(acknowledged.size).toBeGreaterThanOrEqual(KILL_POINTS.reduce((sum, kill) => sum + kill.afterAcks, 0));
+      // The admin token came from the environment: no token file was generated.
+      await expect(stat(path.join(env['PDP_STATE_DIR'] as string, 'admin-token'))).rejects.toMatchObject({ code: 'ENOENT' });
+      await service.stop();
+      // Worth knowing (not a failure): temp files an interrupted write leaves behind are not swept.
+      if (strayTemps.size > 0)
+        console.info(`crash test: ${strayTemps.size} stray temp file(s) left in .ideai/: ${[...strayTemps].join(', ')}`);
+    },
+  );
 });

@@ -142,7 +142,10 @@ function spawnMain(env: Record<string, string>): Spawned {
 }
 
 /** Runs `server/main.ts` with `env` until it exits by itself (e.g. a refused configuration). */
-export async function runUntilExit(env: Record<string, string>, timeoutMs = START_DEADLINE_MS): Promise<{ code: number | null; output: string }> {
+export async function runUntilExit(
+  env: Record<string, string>,
+  timeoutMs = START_DEADLINE_MS,
+): Promise<{ code: number | null; output: string }> {
   const spawned = spawnMain(env);
   const timer = setTimeout(() => spawned.child.kill('SIGKILL'), timeoutMs);
   const { code } = await spawned.exited;

@@ -9,7 +9,14 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/app.js';
-import { AGENT_ID_REGEX, DecideQuerySchema, DecisionSchema, PolicyDocumentSchema, type DecideQuery, type Decision } from '../../schemas/index.js';
+import {
+  AGENT_ID_REGEX,
+  DecideQuerySchema,
+  DecisionSchema,
+  PolicyDocumentSchema,
+  type DecideQuery,
+  type Decision,
+} from '../../schemas/index.js';
 import { ALL_TOOLS, READ_TOOLS, isStableError, makeTree, policyDoc, type TempTree } from './helpers.js';
 
 const ADMIN = 'properties-admin-token-0123456789';
@@ -73,10 +80,35 @@ const isQuery = (value: unknown): value is DecideQuery => Value.Check(DecideQuer
 // ------------------------------------------------------------------ arbitraries
 
 const hostileIds = [
-  '', 'mcp', 'demo', 'victim', 'Granted', 'Main', '__proto__', 'constructor', 'prototype', 'toString',
-  '..', '../../etc/passwd', '%2e%2e%2f', '..\\..\\x', 'a\u0000b', '\u001b[31m', '\u202egnp.exe', '\ud800', 'GRANTED', 'Granted ',
-  'ticket-assistant:demo:1', 'ticket-assistant:victim:7', 'ticket-assistant:', 'ticket-assistant:demo:', 'ticket-assistant:demo',
-  'x'.repeat(256), 'x'.repeat(257), 'y'.repeat(512), 'y'.repeat(513),
+  '',
+  'mcp',
+  'demo',
+  'victim',
+  'Granted',
+  'Main',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  '..',
+  '../../etc/passwd',
+  '%2e%2e%2f',
+  '..\\..\\x',
+  'a\u0000b',
+  '\u001b[31m',
+  '\u202egnp.exe',
+  '\ud800',
+  'GRANTED',
+  'Granted ',
+  'ticket-assistant:demo:1',
+  'ticket-assistant:victim:7',
+  'ticket-assistant:',
+  'ticket-assistant:demo:',
+  'ticket-assistant:demo',
+  'x'.repeat(256),
+  'x'.repeat(257),
+  'y'.repeat(512),
+  'y'.repeat(513),
 ];
 const idArb = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...hostileIds) },
@@ -85,7 +117,17 @@ const idArb = fc.oneof(
 );
 const toolArb = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...ALL_TOOLS) },
-  { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'IDEA_MEMORY_READ', 'idea_memory_read ', 'idea_memory_read\u0000', 'x'.repeat(300)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '__proto__',
+      'constructor',
+      'IDEA_MEMORY_READ',
+      'idea_memory_read ',
+      'idea_memory_read\u0000',
+      'x'.repeat(300),
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
 );
 const argumentsArb = fc.oneof(
@@ -95,7 +137,10 @@ const argumentsArb = fc.oneof(
 const queryArb: fc.Arbitrary<Record<string, unknown>> = fc.record(
   {
     project: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('demo', 'victim') }, { weight: 1, arbitrary: idArb }),
-    requester: fc.oneof({ weight: 1, arbitrary: fc.constantFrom('Granted', 'Main', '', 'ticket-assistant:demo:1') }, { weight: 2, arbitrary: idArb }),
+    requester: fc.oneof(
+      { weight: 1, arbitrary: fc.constantFrom('Granted', 'Main', '', 'ticket-assistant:demo:1') },
+      { weight: 2, arbitrary: idArb },
+    ),
     tool: toolArb,
     arguments: argumentsArb,
   },
@@ -112,7 +157,11 @@ const rawObjectArb = fc
   .map((pairs) => `{${pairs.map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value) ?? 'null'}`).join(',')}}`);
 /** A well-formed query with one field broken: wrong type, removed, or an extra key. */
 const brokenQueryArb = fc
-  .tuple(queryArb, fc.constantFrom('project', 'requester', 'tool', 'arguments', 'extra', '__proto__'), fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined)))
+  .tuple(
+    queryArb,
+    fc.constantFrom('project', 'requester', 'tool', 'arguments', 'extra', '__proto__'),
+    fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined)),
+  )
   .map(([query, key, value]) => {
     const text = JSON.stringify({ ...query, [key]: value });
     return key === '__proto__' ? `{"__proto__":${JSON.stringify(value) ?? '{}'},${text.slice(1)}` : text;
@@ -169,10 +218,18 @@ describe('generated hostile bodies', () => {
   });
 
   it('POST /decide/batch: 1 to 100 well-formed queries get the same decisions as /decide, anything else a 4xx', async () => {
-    const itemArb = fc.oneof({ weight: 6, arbitrary: queryArb.map((query) => JSON.stringify(query)) }, { weight: 1, arbitrary: decideBodyArb });
+    const itemArb = fc.oneof(
+      { weight: 6, arbitrary: queryArb.map((query) => JSON.stringify(query)) },
+      { weight: 1, arbitrary: decideBodyArb },
+    );
     const batchArb = fc.oneof(
       { weight: 5, arbitrary: fc.array(itemArb, { minLength: 0, maxLength: 110 }).map((items) => `{"queries":[${items.join(',')}]}`) },
-      { weight: 1, arbitrary: fc.tuple(fc.array(itemArb, { maxLength: 3 }), rawObjectArb).map(([items, extra]) => `{"queries":[${items.join(',')}],"x":${extra}}`) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(fc.array(itemArb, { maxLength: 3 }), rawObjectArb)
+          .map(([items, extra]) => `{"queries":[${items.join(',')}],"x":${extra}}`),
+      },
       { weight: 1, arbitrary: decideBodyArb },
     );
     const seen = { ok: 0, refused: 0 };
@@ -184,8 +241,13 @@ describe('generated hostile bodies', () => {
         const isBatch = (value: unknown): boolean => {
           const queries = (value as { queries?: unknown } | null)?.queries;
           return (
-            typeof value === 'object' && value !== null && Object.keys(value).length === 1 && Array.isArray(queries) &&
-            queries.length >= 1 && queries.length <= 100 && queries.every(isQuery)
+            typeof value === 'object' &&
+            value !== null &&
+            Object.keys(value).length === 1 &&
+            Array.isArray(queries) &&
+            queries.length >= 1 &&
+            queries.length <= 100 &&
+            queries.every(isQuery)
           );
         };
         if (wellFormed(payload, isBatch)) expect(response.statusCode, payload.slice(0, 200)).toBe(200);
@@ -203,8 +265,24 @@ describe('generated hostile bodies', () => {
   });
 
   it('PUT an agent allowlist: 200 only for catalog names without duplicates, the file stays a valid document', async () => {
-    const toolsArb = fc.array(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...ALL_TOOLS) }, { weight: 1, arbitrary: toolArb }), { maxLength: 30 });
-    const agentArb = fc.constantFrom('QA', 'Main', '__proto__', 'constructor', '...', 'a%2Fb', 'a/b', '../x', 'a:b', 'a\\b', 'a\u0000b', ' QA', 'x'.repeat(200));
+    const toolsArb = fc.array(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...ALL_TOOLS) }, { weight: 1, arbitrary: toolArb }), {
+      maxLength: 30,
+    });
+    const agentArb = fc.constantFrom(
+      'QA',
+      'Main',
+      '__proto__',
+      'constructor',
+      '...',
+      'a%2Fb',
+      'a/b',
+      '../x',
+      'a:b',
+      'a\\b',
+      'a\u0000b',
+      ' QA',
+      'x'.repeat(200),
+    );
     await fc.assert(
       fc.asyncProperty(agentArb, toolsArb, async (agent, tools) => {
         const response = await app.inject({
@@ -218,7 +296,9 @@ describe('generated hostile bodies', () => {
         const valid = tools.every((tool) => ALL_TOOLS.includes(tool)) && new Set(tools).size === tools.length && AGENT_ID_REGEX.test(agent);
         expect(response.statusCode, payload).toBe(valid ? 200 : 400);
         if (response.statusCode === 200) {
-          const decision = (await post('/decide', JSON.stringify({ project: 'victim', requester: agent, tool: 'idea_memory_write' }))).json<Decision>();
+          const decision = (
+            await post('/decide', JSON.stringify({ project: 'victim', requester: agent, tool: 'idea_memory_write' }))
+          ).json<Decision>();
           expect(decision.allow).toBe(tools.includes('idea_memory_write'));
         }
       }),

@@ -121,7 +121,10 @@ describe('traversal, control characters and prototype names in every URL paramet
         expectSafe(response, `${method} ${url.slice(0, 120)}`);
         if (response.statusCode === 200 && url.endsWith('/effective')) {
           const { allowedTools } = response.json<{ allowedTools: string[] }>();
-          expect(allowedTools.filter((tool) => WRITE_TOOLS.includes(tool)), id.slice(0, 50)).toEqual([]);
+          expect(
+            allowedTools.filter((tool) => WRITE_TOOLS.includes(tool)),
+            id.slice(0, 50),
+          ).toEqual([]);
         }
       }
       // Ephemeral policies only exist for ticket-assistant:demo:<issue>: every hostile id is refused.
@@ -191,7 +194,13 @@ describe('malformed bodies on every route that takes one', () => {
       }
       const text = JSON.stringify(valid);
       // text/plain has Fastify's built-in string parser (then the schema refuses a string: 400).
-      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/xml']) {
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/jsonx',
+        'application/xml',
+      ]) {
         const response = await send(method, url, text, { 'content-type': type });
         expectSafe(response, `${method} ${url} as ${type}`);
         expect([400, 415], `${method} ${url} as ${type}`).toContain(response.statusCode);
@@ -234,13 +243,28 @@ describe('malformed bodies on every route that takes one', () => {
       expectSafe(response, JSON.stringify(doc).slice(0, 80));
       expect(response.statusCode, JSON.stringify(doc).slice(0, 80)).toBe(400);
     }
-    for (const tools of [[''], ['idea_memory_write', 'idea_memory_write'], ['__proto__'], ['constructor'], Array(257).fill('idea_memory_read')]) {
+    for (const tools of [
+      [''],
+      ['idea_memory_write', 'idea_memory_write'],
+      ['__proto__'],
+      ['constructor'],
+      Array(257).fill('idea_memory_read'),
+    ]) {
       const response = await send('PUT', '/projects/demo/mcp-tool-permissions/default', allowlist(tools));
       expectSafe(response, JSON.stringify(tools).slice(0, 80));
       expect(response.statusCode).toBe(400);
     }
     const ttl = (ttlSeconds: unknown): string => JSON.stringify({ allowedTools: ['idea_ticket_update'], ttlSeconds });
-    for (const body of [ttl(0), ttl(-1), ttl(86_401), ttl(1.5), ttl('60'), ttl(1e308), '{"allowedTools":[],"boundIssue":"../x"}', '{"allowedTools":[],"boundIssue":""}']) {
+    for (const body of [
+      ttl(0),
+      ttl(-1),
+      ttl(86_401),
+      ttl(1.5),
+      ttl('60'),
+      ttl(1e308),
+      '{"allowedTools":[],"boundIssue":"../x"}',
+      '{"allowedTools":[],"boundIssue":""}',
+    ]) {
       const response = await send('PUT', '/projects/demo/ephemeral-policies/ticket-assistant%3Ademo%3A1', body);
       expectSafe(response, body);
       expect(response.statusCode, body).toBe(400);
@@ -255,13 +279,39 @@ describe('odd headers and query strings', () => {
       expectSafe(response, `If-Match ${ifMatch.slice(0, 20)}`);
       expect([200, 412]).toContain(response.statusCode);
     }
-    for (const authorization of ['Bearer', 'Bearer  ', `Bearer ${'x'.repeat(10_000)}`, `Bearer ${ADMIN} ${ADMIN}`, `bearer\t${ADMIN}x`, 'Basic Og==', 'Bearer é']) {
-      const response = await app.inject({ method: 'DELETE', url: '/projects/demo/mcp-tool-permissions/agents/Nobody', headers: { authorization } });
+    for (const authorization of [
+      'Bearer',
+      'Bearer  ',
+      `Bearer ${'x'.repeat(10_000)}`,
+      `Bearer ${ADMIN} ${ADMIN}`,
+      `bearer\t${ADMIN}x`,
+      'Basic Og==',
+      'Bearer é',
+    ]) {
+      const response = await app.inject({
+        method: 'DELETE',
+        url: '/projects/demo/mcp-tool-permissions/agents/Nobody',
+        headers: { authorization },
+      });
       expectSafe(response, authorization.slice(0, 20));
       expect(response.statusCode, authorization.slice(0, 20)).toBe(401);
       expect(response.body).not.toContain(ADMIN);
     }
-    for (const query of ['limit=-1', 'limit=0', 'limit=1001', 'limit=1e9', 'limit=abc', 'limit=1&limit=2', 'limit[]=1', 'allow=maybe', 'allow=', '__proto__=1', 'constructor[prototype][x]=1', 'extra=1', `limit=${'9'.repeat(5_000)}`]) {
+    for (const query of [
+      'limit=-1',
+      'limit=0',
+      'limit=1001',
+      'limit=1e9',
+      'limit=abc',
+      'limit=1&limit=2',
+      'limit[]=1',
+      'allow=maybe',
+      'allow=',
+      '__proto__=1',
+      'constructor[prototype][x]=1',
+      'extra=1',
+      `limit=${'9'.repeat(5_000)}`,
+    ]) {
       const response = await send('GET', `/projects/demo/decisions?${query}`);
       expectSafe(response, query);
       if (response.statusCode === 200) expect(response.json<{ decisions: unknown[] }>().decisions.length).toBeLessThanOrEqual(1000);
@@ -274,12 +324,18 @@ describe('bodies over a real socket', () => {
   it('cuts a chunked body at 1 MiB (413), and refuses an unauthenticated chunked write before reading it', async () => {
     const base = await app.listen({ port: 0, host: '127.0.0.1' });
     const chunked = (size: number): Readable =>
-      Readable.from((async function* () {
-        yield Buffer.from('{"project":"demo","requester":"Main","tool":"idea_memory_read","arguments":{"pad":"');
-        for (let sent = 0; sent < size; sent += 64 * 1024) yield Buffer.alloc(64 * 1024, 0x61);
-        yield Buffer.from('"}}');
-      })());
-    const big = await request(`${base}/decide`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chunked(3 * 1024 * 1024) });
+      Readable.from(
+        (async function* () {
+          yield Buffer.from('{"project":"demo","requester":"Main","tool":"idea_memory_read","arguments":{"pad":"');
+          for (let sent = 0; sent < size; sent += 64 * 1024) yield Buffer.alloc(64 * 1024, 0x61);
+          yield Buffer.from('"}}');
+        })(),
+      );
+    const big = await request(`${base}/decide`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: chunked(3 * 1024 * 1024),
+    });
     expect(big.statusCode).toBe(413);
     expect(await big.body.json()).toMatchObject({ error: { code: 'payload_too_large' } });
     const write = await request(`${base}/projects/demo/mcp-tool-permissions/default`, {

@@ -43,7 +43,14 @@ async function everythingSaid(app: FastifyInstance): Promise<string> {
     (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).body,
     (await app.inject({ method: 'GET', url: '/projects' })).body,
     (await app.inject({ method: 'GET', url: '/projects/demo/requesters/QA/effective' })).body,
-    (await app.inject({ method: 'PUT', url: '/projects/demo/mcp-tool-permissions/agents/QA', headers: { authorization: `Bearer ${ADMIN}` }, payload: { allowedTools: [] } })).body,
+    (
+      await app.inject({
+        method: 'PUT',
+        url: '/projects/demo/mcp-tool-permissions/agents/QA',
+        headers: { authorization: `Bearer ${ADMIN}` },
+        payload: { allowedTools: [] },
+      })
+    ).body,
   ];
   return parts.join('\n');
 }
@@ -83,7 +90,9 @@ describe('the agents file points at a secret', () => {
     await writeFile(secretFile, `${SECRET}\n`, { mode: 0o600 });
     await symlink(secretFile, path.join(made.root, 'demo', '.ideai', 'agents.json'));
     await waitFor(
-      async () => (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).json<{ agentsFile?: { error: unknown } }>().agentsFile?.error != null,
+      async () =>
+        (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).json<{ agentsFile?: { error: unknown } }>()
+          .agentsFile?.error != null,
       'the agents file to be read',
     );
     const said = await everythingSaid(app);
@@ -104,11 +113,20 @@ describe('broken and absurd policy files', () => {
       Buffer.from([0xff, 0xfe, 0x00, 0x7b]).toString('latin1'),
       `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
       `{"version":1,"agents":${'['.repeat(50_000)}}`,
-      JSON.stringify({ version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_memory_write'] } }, { agentId: 'QA', policy: { allowedTools: [] } }] }),
+      JSON.stringify({
+        version: 1,
+        agents: [
+          { agentId: 'QA', policy: { allowedTools: ['idea_memory_write'] } },
+          { agentId: 'QA', policy: { allowedTools: [] } },
+        ],
+      }),
     ];
     for (const content of bad) {
       await writeFile(file, content);
-      await waitFor(async () => (await decide(app, 'Main', 'idea_memory_read')).reason === 'policy_invalid', `invalid: ${content.slice(0, 30)}`);
+      await waitFor(
+        async () => (await decide(app, 'Main', 'idea_memory_read')).reason === 'policy_invalid',
+        `invalid: ${content.slice(0, 30)}`,
+      );
       expect(await decide(app, 'QA', 'idea_memory_write')).toMatchObject({ allow: false, reason: 'policy_invalid' });
       const view = await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' });
       expect(view.statusCode).toBe(200);
@@ -161,7 +179,9 @@ describe('broken and absurd policy files', () => {
     // An agents.json that is a FIFO does not block the project either.
     execFileSync('mkfifo', [agents]);
     await waitFor(
-      async () => (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).json<{ agentsFile?: { error: unknown } }>().agentsFile?.error != null,
+      async () =>
+        (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).json<{ agentsFile?: { error: unknown } }>()
+          .agentsFile?.error != null,
       'agents.json as a FIFO reported',
     );
     expect((await repair()).statusCode).toBe(200);
@@ -189,7 +209,9 @@ describe('broken and absurd policy files', () => {
     }
     // An agents.json that cannot be read is reported; the policy itself still applies.
     expect(await ask('fifoAgents', 'idea_memory_write')).toMatchObject({ allow: true });
-    const agentsView = (await app.inject({ method: 'GET', url: '/projects/fifoAgents/mcp-tool-permissions' })).json<{ agentsFile?: { error: unknown } }>();
+    const agentsView = (await app.inject({ method: 'GET', url: '/projects/fifoAgents/mcp-tool-permissions' })).json<{
+      agentsFile?: { error: unknown };
+    }>();
     expect(agentsView.agentsFile?.error).toEqual(expect.stringContaining('cannot read the file'));
     expect(await ask('good', 'idea_memory_write')).toMatchObject({ allow: true });
     // And the broken one is repaired by a write, which is not stuck behind a read that never ends.

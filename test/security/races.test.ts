@@ -37,15 +37,27 @@ afterAll(async () => {
   await made?.remove();
 });
 
-async function json<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, admin = false): Promise<{ status: number; body: T; etag: string | undefined }> {
+async function json<T>(
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+  admin = false,
+): Promise<{ status: number; body: T; etag: string | undefined }> {
   const response = await pool.request({
     method,
     path,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(admin ? { authorization: `Bearer ${ADMIN}` } : {}) },
+    headers: {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(admin ? { authorization: `Bearer ${ADMIN}` } : {}),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const etag = response.headers['etag'];
-  return { status: response.statusCode, body: (await response.body.json()) as T, etag: typeof etag === 'string' ? etag.replaceAll('"', '') : undefined };
+  return {
+    status: response.statusCode,
+    body: (await response.body.json()) as T,
+    etag: typeof etag === 'string' ? etag.replaceAll('"', '') : undefined,
+  };
 }
 
 const xUrl = '/projects/demo/mcp-tool-permissions/agents/X';
@@ -92,7 +104,11 @@ describe('decisions while the policy changes', () => {
         const n = issued++;
         if (n % 20 === 0) {
           // A batch is decided against one state: X and Y in it share one revision.
-          const queries = Array.from({ length: 10 }, (_, i) => ({ project: 'demo', requester: i % 2 ? 'X' : 'Y', tool: i % 2 ? T : (ALL_TOOLS[i] as string) }));
+          const queries = Array.from({ length: 10 }, (_, i) => ({
+            project: 'demo',
+            requester: i % 2 ? 'X' : 'Y',
+            tool: i % 2 ? T : (ALL_TOOLS[i] as string),
+          }));
           const response = await json<{ decisions: Decision[] }>('POST', '/decide/batch', { queries });
           if (response.status !== 200) failures.push(`batch ${response.status}`);
           const revisions = new Set(response.body.decisions.map((decision) => decision.revision));
@@ -135,7 +151,11 @@ describe('decisions while the policy changes', () => {
       const withdrawn = await withdrawX();
       expect(withdrawn.status).toBe(200);
       const afterWithdraw = await json<Decision>('POST', '/decide', { project: 'demo', requester: 'X', tool: T });
-      expect(afterWithdraw.body, `round ${round} withdraw`).toMatchObject({ allow: false, reason: 'not_in_allowlist', revision: withdrawn.etag });
+      expect(afterWithdraw.body, `round ${round} withdraw`).toMatchObject({
+        allow: false,
+        reason: 'not_in_allowlist',
+        revision: withdrawn.etag,
+      });
     }
   });
 });

@@ -39,7 +39,10 @@ async function batch(queries: DecideQuery[]): Promise<Decision[]> {
 
 async function recent(project: string, query: string): Promise<{ status: number; decisions: RecentDecision[] }> {
   const response = await app.inject({ method: 'GET', url: `/projects/${project}/decisions?${query}` });
-  return { status: response.statusCode, decisions: response.statusCode === 200 ? response.json<{ decisions: RecentDecision[] }>().decisions : [] };
+  return {
+    status: response.statusCode,
+    decisions: response.statusCode === 200 ? response.json<{ decisions: RecentDecision[] }>().decisions : [],
+  };
 }
 
 describe('recent decisions ring', () => {
@@ -61,22 +64,35 @@ describe('recent decisions ring', () => {
 });
 
 describe('ephemeral policies', () => {
-  const url = (issue: string | number, project = 'ephemeral'): string => `/projects/${project}/ephemeral-policies/ticket-assistant%3A${project}%3A${issue}`;
+  const url = (issue: string | number, project = 'ephemeral'): string =>
+    `/projects/${project}/ephemeral-policies/ticket-assistant%3A${project}%3A${issue}`;
   const decideAs = async (tool: string, issueRef?: string): Promise<Decision> =>
     (
       await app.inject({
         method: 'POST',
         url: '/decide',
-        payload: { project: 'ephemeral', requester: 'ticket-assistant:ephemeral:7', tool, ...(issueRef === undefined ? {} : { arguments: { issueRef } }) },
+        payload: {
+          project: 'ephemeral',
+          requester: 'ticket-assistant:ephemeral:7',
+          tool,
+          ...(issueRef === undefined ? {} : { arguments: { issueRef } }),
+        },
       })
     ).json<Decision>();
 
   it('expire after their TTL: gone from the list, the requester back to read-only', async () => {
-    const put = await app.inject({ method: 'PUT', url: url(7), headers: auth, payload: { allowedTools: ['idea_ticket_update'], boundIssue: '#7', ttlSeconds: 1 } });
+    const put = await app.inject({
+      method: 'PUT',
+      url: url(7),
+      headers: auth,
+      payload: { allowedTools: ['idea_ticket_update'], boundIssue: '#7', ttlSeconds: 1 },
+    });
     expect(put.statusCode).toBe(200);
     expect(await decideAs('idea_ticket_update', '#7')).toMatchObject({ allow: true, source: 'ephemeral' });
     await waitFor(
-      async () => (await app.inject({ method: 'GET', url: '/projects/ephemeral/ephemeral-policies' })).json<{ policies: EphemeralPolicy[] }>().policies.length === 0,
+      async () =>
+        (await app.inject({ method: 'GET', url: '/projects/ephemeral/ephemeral-policies' })).json<{ policies: EphemeralPolicy[] }>()
+          .policies.length === 0,
       'the ephemeral policy to expire',
       5_000,
       50,
@@ -87,7 +103,12 @@ describe('ephemeral policies', () => {
 
   it(`are capped at ${MAX_EPHEMERAL_PER_PROJECT} live policies per project (409 limit_exceeded), replacing one does not count`, async () => {
     const put = (issue: number) =>
-      app.inject({ method: 'PUT', url: url(issue, 'capped'), headers: auth, payload: { allowedTools: ['idea_ticket_update'], ttlSeconds: 60 } });
+      app.inject({
+        method: 'PUT',
+        url: url(issue, 'capped'),
+        headers: auth,
+        payload: { allowedTools: ['idea_ticket_update'], ttlSeconds: 60 },
+      });
     for (let issue = 0; issue < MAX_EPHEMERAL_PER_PROJECT; issue++) expect((await put(issue)).statusCode).toBe(200);
     const over = await put(MAX_EPHEMERAL_PER_PROJECT);
     expect(over.statusCode).toBe(409);
@@ -133,7 +154,8 @@ describe('decisions about unknown projects and random requesters', () => {
     for (let round = 0; round < 500; round++) {
       const queries = unknownQueries();
       if (round % 100 === 0) sample.push(queries[0]?.project as string);
-      for (const decision of await batch(queries)) expect(decision).toMatchObject({ allow: false, reason: 'unknown_project', revision: 'none' });
+      for (const decision of await batch(queries))
+        expect(decision).toMatchObject({ allow: false, reason: 'unknown_project', revision: 'none' });
       await batch(randomRequesters());
     }
     const after = heap();

@@ -71,7 +71,11 @@ describe('every route of the app is guarded unless it is public', () => {
         continue;
       }
       expect(bare.statusCode, `${method} ${pattern} without a token`).toBe(401);
-      const withDecide = await app.inject({ method: method as 'GET', url, headers: { host: '127.0.0.1', authorization: `Bearer ${DECIDE}` } });
+      const withDecide = await app.inject({
+        method: method as 'GET',
+        url,
+        headers: { host: '127.0.0.1', authorization: `Bearer ${DECIDE}` },
+      });
       if (method === 'GET' || method === 'HEAD' || pattern.startsWith('/decide')) {
         expect(withDecide.statusCode, `${method} ${pattern} with the decide token`).not.toBe(401);
       } else {

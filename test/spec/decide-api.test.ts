@@ -68,7 +68,10 @@ describe('§5 POST /decide validation', () => {
 
 describe('§5 POST /decide/batch', () => {
   it('answers each query in order, exactly as /decide would', async () => {
-    const { app } = await startServer({ demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write'], { QA: ['idea_ask_agent'] }) }, other: {} });
+    const { app } = await startServer({
+      demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write'], { QA: ['idea_ask_agent'] }) },
+      other: {},
+    });
     const queries = [
       { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' },
       { project: 'demo', requester: 'QA', tool: 'idea_memory_read' },
@@ -108,7 +111,10 @@ describe('§5 POST /decide/batch', () => {
     const { app } = plain();
     const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
     expect(await decideBatch(app, [query])).toHaveLength(1);
-    const hundred = await decideBatch(app, Array.from({ length: 100 }, (_, i) => ({ ...query, tool: ALL_TOOLS[i % 25] ?? '' })));
+    const hundred = await decideBatch(
+      app,
+      Array.from({ length: 100 }, (_, i) => ({ ...query, tool: ALL_TOOLS[i % 25] ?? '' })),
+    );
     expect(hundred).toHaveLength(100);
     expect(hundred.map((d) => d.tool.name)).toEqual(Array.from({ length: 100 }, (_, i) => ALL_TOOLS[i % 25]));
     for (const count of [0, 101]) {
@@ -160,7 +166,11 @@ describe('§5 GET /catalog', () => {
       label: "Modifier le carnet d'un ticket",
       issueScoped: true,
     });
-    expect(byName.get('idea_ask_agent')).toMatchObject({ group: 'delegation', label: 'Déléguer une demande à un agent', issueScoped: false });
+    expect(byName.get('idea_ask_agent')).toMatchObject({
+      group: 'delegation',
+      label: 'Déléguer une demande à un agent',
+      issueScoped: false,
+    });
     const issueScoped = body.tools.filter((t) => t.issueScoped).map((t) => t.name);
     expect(issueScoped).toEqual([
       'idea_ticket_read',
@@ -188,7 +198,9 @@ describe('§5 GET /projects', () => {
     });
     const response = await call(app, 'GET', '/projects');
     expect(response.statusCode).toBe(200);
-    const projects = response.json<{ projects: Array<{ id: string; status: string; revision: string; agents: number; overrides: number }> }>().projects;
+    const projects = response.json<{
+      projects: Array<{ id: string; status: string; revision: string; agents: number; overrides: number }>;
+    }>().projects;
     expect(projects.map((p) => p.id).sort()).toEqual(['alpha', 'beta', 'broken']);
     const byId = new Map(projects.map((p) => [p.id, p]));
     expect(byId.get('alpha')).toEqual({ id: 'alpha', status: 'ok', revision: 'builtin', agents: 0, overrides: 0 });

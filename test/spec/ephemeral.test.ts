@@ -1,16 +1,6 @@
 /** SPEC §6 (and §4 ticket-assistant resolution): ephemeral ticket-assistant policies. */
 import { describe, expect, it } from 'vitest';
-import {
-  READ_TOOLS,
-  call,
-  setupSpecFile,
-  decide,
-  ephemeralUrl,
-  errorCode,
-  policyDoc,
-  startServer,
-  waitFor,
-} from './helpers.js';
+import { READ_TOOLS, call, setupSpecFile, decide, ephemeralUrl, errorCode, policyDoc, startServer, waitFor } from './helpers.js';
 
 setupSpecFile();
 
@@ -27,7 +17,9 @@ describe('§6 ephemeral policies', () => {
   it('replaces the read-only set by the registered allowlist, with source ephemeral', async () => {
     const { app } = await startServer({ demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write']) } });
     await register(app, { allowedTools: ['idea_ticket_read', 'idea_ticket_update_carnet'] });
-    expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } })).toMatchObject({
+    expect(
+      await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } }),
+    ).toMatchObject({
       allow: true,
       reason: 'allowed',
       source: 'ephemeral',
@@ -43,7 +35,12 @@ describe('§6 ephemeral policies', () => {
     }
     // Only exactly that requester: another ticket of the project is still read-only.
     expect(
-      await decide(app, { project: 'demo', requester: 'ticket-assistant:demo:83', tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#83' } }),
+      await decide(app, {
+        project: 'demo',
+        requester: 'ticket-assistant:demo:83',
+        tool: 'idea_ticket_update_carnet',
+        arguments: { issueRef: '#83' },
+      }),
     ).toMatchObject({ allow: false, source: 'builtin-read-only' });
   });
 
@@ -57,17 +54,22 @@ describe('§6 ephemeral policies', () => {
     ] as const) {
       await register(app, { allowedTools: ['idea_ticket_update_carnet', 'idea_ticket_read'], boundIssue });
       for (const tool of ['idea_ticket_update_carnet', 'idea_ticket_read']) {
-        expect(await decide(app, { project: 'demo', requester: TA, tool, arguments: { issueRef } }), `${boundIssue} ${issueRef}`).toMatchObject({
+        expect(
+          await decide(app, { project: 'demo', requester: TA, tool, arguments: { issueRef } }),
+          `${boundIssue} ${issueRef}`,
+        ).toMatchObject({
           allow: true,
           reason: 'allowed',
           source: 'ephemeral',
         });
       }
       // Re-registering replaces the bound ticket.
-      expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_read', arguments: { issueRef: '#83' } })).toMatchObject({
-        allow: false,
-        reason: 'issue_out_of_bounds',
-      });
+      expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_read', arguments: { issueRef: '#83' } })).toMatchObject(
+        {
+          allow: false,
+          reason: 'issue_out_of_bounds',
+        },
+      );
     }
     await register(app, { allowedTools: ['idea_ticket_read'], boundIssue: '#83' });
     expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_read', arguments: { issueRef: '#82' } })).toMatchObject({
@@ -100,7 +102,10 @@ describe('§6 ephemeral policies', () => {
       }
     }
     // A tool that is not issue-scoped does not need the issueRef.
-    expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_list' })).toMatchObject({ allow: true, source: 'ephemeral' });
+    expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_list' })).toMatchObject({
+      allow: true,
+      source: 'ephemeral',
+    });
   });
 
   it('lists registered policies and removes one with DELETE', async () => {
@@ -120,7 +125,9 @@ describe('§6 ephemeral policies', () => {
     const removed = await call(app, 'DELETE', ephemeralUrl('demo', TA), { auth: true });
     expect(removed.statusCode).toBeGreaterThanOrEqual(200);
     expect(removed.statusCode).toBeLessThan(300);
-    expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } })).toMatchObject({
+    expect(
+      await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } }),
+    ).toMatchObject({
       allow: false,
       source: 'builtin-read-only',
     });
@@ -130,7 +137,9 @@ describe('§6 ephemeral policies', () => {
   it('defaults ttlSeconds to 3600 and a missing boundIssue to null', async () => {
     const { app } = await startServer({ demo: {} });
     await register(app, { allowedTools: ['idea_ticket_update_carnet'] });
-    const [policy] = (await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: Array<{ expiresAt: string; boundIssue: unknown }> }>().policies;
+    const [policy] = (await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{
+      policies: Array<{ expiresAt: string; boundIssue: unknown }>;
+    }>().policies;
     expect(policy?.boundIssue).toBeNull();
     const remaining = Date.parse(policy?.expiresAt ?? '') - Date.now();
     expect(remaining).toBeGreaterThan(3_500_000);
@@ -138,7 +147,12 @@ describe('§6 ephemeral policies', () => {
     // Without a bound ticket, issue-scoped tools are not restricted to one issueRef.
     for (const issueRef of ['#1', '#82', undefined]) {
       expect(
-        await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', ...(issueRef === undefined ? {} : { arguments: { issueRef } }) }),
+        await decide(app, {
+          project: 'demo',
+          requester: TA,
+          tool: 'idea_ticket_update_carnet',
+          ...(issueRef === undefined ? {} : { arguments: { issueRef } }),
+        }),
       ).toMatchObject({ allow: true, source: 'ephemeral' });
     }
   });
@@ -159,7 +173,10 @@ describe('§6 ephemeral policies', () => {
   it('refuses a requester that is not a ticket-assistant of that project with 400 invalid_requester', async () => {
     const { app } = await startServer({ demo: {}, other: {} });
     for (const requester of ['DevFrontend', 'ticket-assistant:other:82', 'mcp', 'ticket-assistant:demo']) {
-      const response = await call(app, 'PUT', ephemeralUrl('demo', requester), { body: { allowedTools: ['idea_memory_write'] }, auth: true });
+      const response = await call(app, 'PUT', ephemeralUrl('demo', requester), {
+        body: { allowedTools: ['idea_memory_write'] },
+        auth: true,
+      });
       expect(response.statusCode, requester).toBe(400);
       expect(errorCode(response), requester).toBe('invalid_requester');
     }

@@ -117,10 +117,7 @@ async function launch(
 }
 
 /** Builds the app on a fresh projects root for one test (closed after it) and waits until ready. */
-export async function startServer(
-  projects: Record<string, ProjectFixture>,
-  options: StartOptions = {},
-): Promise<SpecServer> {
+export async function startServer(projects: Record<string, ProjectFixture>, options: StartOptions = {}): Promise<SpecServer> {
   return launch(projects, options, (cleanup) => cleanups.push(cleanup));
 }
 
@@ -202,11 +199,9 @@ export function errorCode(response: LightMyRequestResponse): unknown {
   return body.error?.code;
 }
 
-export const permissionsUrl = (project: string): string =>
-  `/projects/${encodeURIComponent(project)}/mcp-tool-permissions`;
+export const permissionsUrl = (project: string): string => `/projects/${encodeURIComponent(project)}/mcp-tool-permissions`;
 export const defaultUrl = (project: string): string => `${permissionsUrl(project)}/default`;
-export const agentUrl = (project: string, agentId: string): string =>
-  `${permissionsUrl(project)}/agents/${encodeURIComponent(agentId)}`;
+export const agentUrl = (project: string, agentId: string): string => `${permissionsUrl(project)}/agents/${encodeURIComponent(agentId)}`;
 export const ephemeralUrl = (project: string, requester: string): string =>
   `/projects/${encodeURIComponent(project)}/ephemeral-policies/${encodeURIComponent(requester)}`;
 
@@ -248,12 +243,7 @@ export async function snapshotTree(dir: string): Promise<Record<string, string>>
 }
 
 /** Polls `probe` every `intervalMs` until it returns true or `timeoutMs` passes (then throws). */
-export async function waitFor(
-  probe: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 5_000,
-  intervalMs = 10,
-): Promise<number> {
+export async function waitFor(probe: () => Promise<boolean>, what: string, timeoutMs = 5_000, intervalMs = 10): Promise<number> {
   const started = Date.now();
   for (;;) {
     if (await probe()) return Date.now() - started;

@@ -6,7 +6,17 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery } from '../../schemas/index.js';
-import { ADMIN_TOKEN, READ_TOOLS, listenServer, policyDoc, readText, setupSpecFile, startServer, waitFor, writeProject } from './helpers.js';
+import {
+  ADMIN_TOKEN,
+  READ_TOOLS,
+  listenServer,
+  policyDoc,
+  readText,
+  setupSpecFile,
+  startServer,
+  waitFor,
+  writeProject,
+} from './helpers.js';
 
 setupSpecFile();
 
@@ -35,10 +45,14 @@ async function until(
   timeoutMs = 5_000,
 ): Promise<Decision> {
   let last: Decision | undefined;
-  await waitFor(async () => {
-    last = await httpDecide(baseUrl, query);
-    return predicate(last);
-  }, what, timeoutMs);
+  await waitFor(
+    async () => {
+      last = await httpDecide(baseUrl, query);
+      return predicate(last);
+    },
+    what,
+    timeoutMs,
+  );
   if (last === undefined) throw new Error('no decision');
   return last;
 }
@@ -82,7 +96,10 @@ describe('§4 hot reload through the watcher', () => {
     const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
     const base = await listenServer(server);
     for (let i = 0; i < 3; i += 1) {
-      for (const [content, allow] of [[grant, true], [withdraw, false]] as const) {
+      for (const [content, allow] of [
+        [grant, true],
+        [withdraw, false],
+      ] as const) {
         const temp = path.join(server.projectDir('demo'), '.ideai', `.tmp-${i}-${String(allow)}`);
         await writeFile(temp, content);
         await rename(temp, server.policyPath('demo'));

@@ -1,17 +1,7 @@
 /** SPEC §5 inspection: effective policy of a requester, and recent decisions. */
 import { describe, expect, it } from 'vitest';
 import type { EffectivePolicy, RecentDecision } from '../../schemas/index.js';
-import {
-  ALL_TOOLS,
-  READ_TOOLS,
-  call,
-  setupSpecFile,
-  decide,
-  ephemeralUrl,
-  errorCode,
-  policyDoc,
-  startServer,
-} from './helpers.js';
+import { ALL_TOOLS, READ_TOOLS, call, setupSpecFile, decide, ephemeralUrl, errorCode, policyDoc, startServer } from './helpers.js';
 
 setupSpecFile();
 
@@ -34,13 +24,22 @@ describe('§5 GET /projects/:project/requesters/:requester/effective', () => {
     };
 
     const qa = await get('QA');
-    expect(qa).toMatchObject({ project: 'demo', requester: { id: 'QA', kind: 'agent' }, source: 'agent-override', allowedTools: ['idea_ticket_list', 'idea_ask_agent'] });
+    expect(qa).toMatchObject({
+      project: 'demo',
+      requester: { id: 'QA', kind: 'agent' },
+      source: 'agent-override',
+      allowedTools: ['idea_ticket_list', 'idea_ask_agent'],
+    });
     const main = await get('Main');
     expect(main).toMatchObject({ requester: { id: 'Main', kind: 'agent' }, source: 'project-default', allowedTools: projectDefault });
     const decision = await decide(app, { project: 'demo', requester: 'Main', tool: 'idea_memory_write' });
     expect(main.revision).toBe(decision.revision);
     const anonymous = await get('mcp');
-    expect(anonymous).toMatchObject({ requester: { id: 'mcp', kind: 'anonymous' }, source: 'builtin-read-only', allowedTools: [...READ_TOOLS] });
+    expect(anonymous).toMatchObject({
+      requester: { id: 'mcp', kind: 'anonymous' },
+      source: 'builtin-read-only',
+      allowedTools: [...READ_TOOLS],
+    });
 
     const ta = 'ticket-assistant:demo:82';
     const registered = await call(app, 'PUT', ephemeralUrl('demo', ta), {
@@ -93,17 +92,34 @@ describe('§5 GET /projects/:project/decisions', () => {
     const decisions = all.json<{ decisions: RecentDecision[] }>().decisions;
     expect(decisions.map((d) => d.decisionId)).toEqual(made.map((d) => d.decisionId).reverse());
     expect(decisions[0]).toMatchObject({ requester: 'QA', tool: 'idea_teleport', allow: false, reason: 'unknown_tool' });
-    expect(decisions[1]).toMatchObject({ requester: 'mcp', tool: 'idea_ask_agent', allow: false, reason: 'not_in_allowlist', source: 'builtin-read-only' });
+    expect(decisions[1]).toMatchObject({
+      requester: 'mcp',
+      tool: 'idea_ask_agent',
+      allow: false,
+      reason: 'not_in_allowlist',
+      source: 'builtin-read-only',
+    });
     for (const entry of decisions) {
       expect(Number.isNaN(Date.parse(entry.at))).toBe(false);
       expect(Object.keys(entry).sort()).toEqual(['allow', 'at', 'decisionId', 'reason', 'requester', 'source', 'tool']);
     }
 
     const denied = (await call(app, 'GET', '/projects/demo/decisions?allow=false')).json<{ decisions: RecentDecision[] }>().decisions;
-    expect(denied.map((d) => d.decisionId)).toEqual(made.filter((d) => !d.allow).map((d) => d.decisionId).reverse());
+    expect(denied.map((d) => d.decisionId)).toEqual(
+      made
+        .filter((d) => !d.allow)
+        .map((d) => d.decisionId)
+        .reverse(),
+    );
     const allowed = (await call(app, 'GET', '/projects/demo/decisions?allow=true')).json<{ decisions: RecentDecision[] }>().decisions;
-    expect(allowed.map((d) => d.decisionId)).toEqual(made.filter((d) => d.allow).map((d) => d.decisionId).reverse());
-    const limited = (await call(app, 'GET', '/projects/demo/decisions?allow=false&limit=2')).json<{ decisions: RecentDecision[] }>().decisions;
+    expect(allowed.map((d) => d.decisionId)).toEqual(
+      made
+        .filter((d) => d.allow)
+        .map((d) => d.decisionId)
+        .reverse(),
+    );
+    const limited = (await call(app, 'GET', '/projects/demo/decisions?allow=false&limit=2')).json<{ decisions: RecentDecision[] }>()
+      .decisions;
     expect(limited.map((d) => d.decisionId)).toEqual(denied.slice(0, 2).map((d) => d.decisionId));
 
     for (const query of ['limit=0', 'limit=abc', 'allow=maybe', 'limit=1001']) {

@@ -54,7 +54,12 @@ describe('server/main.ts', () => {
   it('refuses to start on a non-loopback host when PDP_DECIDE_TOKEN is unset', async () => {
     const { root } = await makeProjectsRoot({ demo: {} });
     const port = await freePort();
-    const started = startMain({ PDP_HOST: '0.0.0.0', PDP_PORT: String(port), PDP_PROJECTS_ROOT: root, PDP_ADMIN_TOKEN: 'admin-secret-for-main-test' });
+    const started = startMain({
+      PDP_HOST: '0.0.0.0',
+      PDP_PORT: String(port),
+      PDP_PROJECTS_ROOT: root,
+      PDP_ADMIN_TOKEN: 'admin-secret-for-main-test',
+    });
     const code = await Promise.race([started.exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 20_000))]);
     if (code === 'running') await stop(started);
     expect(code).not.toBe('running');
@@ -66,16 +71,25 @@ describe('server/main.ts', () => {
     const { outer } = await makeProjectsRoot({});
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const started = startMain({ PDP_PORT: String(port), PDP_ADMIN_TOKEN: 'admin-secret-for-demo-test', PDP_STATE_DIR: path.join(outer, 'state') });
+    const started = startMain({
+      PDP_PORT: String(port),
+      PDP_ADMIN_TOKEN: 'admin-secret-for-demo-test',
+      PDP_STATE_DIR: path.join(outer, 'state'),
+    });
     try {
-      await waitFor(async () => {
-        if (started.child.exitCode !== null) throw new Error(`main exited: ${started.output()}`);
-        try {
-          return (await fetch(`${base}/readyz`)).status === 200;
-        } catch {
-          return false;
-        }
-      }, 'main.ts ready', 20_000, 50);
+      await waitFor(
+        async () => {
+          if (started.child.exitCode !== null) throw new Error(`main exited: ${started.output()}`);
+          try {
+            return (await fetch(`${base}/readyz`)).status === 200;
+          } catch {
+            return false;
+          }
+        },
+        'main.ts ready',
+        20_000,
+        50,
+      );
       const projects = (await (await fetch(`${base}/projects`)).json()) as { projects: Array<{ id: string; status: string }> };
       expect(projects.projects.map((p) => [p.id, p.status])).toEqual([
         ['demo', 'ok'],
@@ -85,15 +99,20 @@ describe('server/main.ts', () => {
         agents: Array<{ agentId: string; mode: string; added: string[] }>;
       };
       expect(view.agents.map((a) => a.agentId)).toEqual(['Architect', 'DevFrontend', 'Git', 'Main', 'QA']);
-      expect(view.agents.find((a) => a.agentId === 'DevFrontend')).toMatchObject({ mode: 'override', added: ['idea_ticket_update_carnet'] });
+      expect(view.agents.find((a) => a.agentId === 'DevFrontend')).toMatchObject({
+        mode: 'override',
+        added: ['idea_ticket_update_carnet'],
+      });
       const ask = async (requester: string, tool: string) =>
-        ((await (
-          await fetch(`${base}/decide`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ project: 'demo', requester, tool }),
-          })
-        ).json()) as { allow: boolean }).allow;
+        (
+          (await (
+            await fetch(`${base}/decide`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ project: 'demo', requester, tool }),
+            })
+          ).json()) as { allow: boolean }
+        ).allow;
       expect(await ask('DevFrontend', 'idea_ticket_update_carnet')).toBe(true);
       expect(await ask('QA', 'idea_ticket_update_carnet')).toBe(false);
       expect(await ask('Main', 'idea_memory_write')).toBe(false);
@@ -118,14 +137,19 @@ describe('server/main.ts', () => {
       PDP_STATE_DIR: stateDir,
     });
     try {
-      await waitFor(async () => {
-        if (started.child.exitCode !== null) throw new Error(`main exited: ${started.output()}`);
-        try {
-          return (await fetch(`${base}/readyz`)).status === 200;
-        } catch {
-          return false;
-        }
-      }, 'main.ts ready', 20_000, 50);
+      await waitFor(
+        async () => {
+          if (started.child.exitCode !== null) throw new Error(`main exited: ${started.output()}`);
+          try {
+            return (await fetch(`${base}/readyz`)).status === 200;
+          } catch {
+            return false;
+          }
+        },
+        'main.ts ready',
+        20_000,
+        50,
+      );
       const tokenFile = path.join(stateDir, 'admin-token');
       const token = ((await readText(tokenFile)) ?? '').trim();
       expect(token.length).toBeGreaterThanOrEqual(16);

@@ -63,7 +63,10 @@ describe('§5 permissions view', () => {
       const view = await getView(app, project);
       // The policy itself is fine: only the listing is affected.
       expect(view.status, project).toBe('ok');
-      expect(view.agents.map((a) => a.agentId), project).toEqual(['QA']);
+      expect(
+        view.agents.map((a) => a.agentId),
+        project,
+      ).toEqual(['QA']);
       expect(view.agentsFile?.exists, project).toBe(true);
       expect(typeof view.agentsFile?.error, project).toBe('string');
       expect(view.agentsFile?.error, project).not.toBe('');

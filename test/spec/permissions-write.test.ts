@@ -52,7 +52,11 @@ describe('§5 PUT/DELETE project default', () => {
       projectDefault: { mode: 'custom', allowedTools: ['idea_memory_read', 'idea_ticket_list', 'idea_ask_agent', 'idea_memory_write'] },
     });
     expect(answered.agents).toEqual([
-      expect.objectContaining({ agentId: 'Main', mode: 'inherit', allowedTools: ['idea_memory_read', 'idea_ticket_list', 'idea_ask_agent', 'idea_memory_write'] }),
+      expect.objectContaining({
+        agentId: 'Main',
+        mode: 'inherit',
+        allowedTools: ['idea_memory_read', 'idea_ticket_list', 'idea_ask_agent', 'idea_memory_write'],
+      }),
     ]);
 
     const text = await readText(server.policyPath('demo'));
@@ -236,9 +240,17 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
     }
     expect(await readText(server.policyPath('demo'))).toBe(broken);
 
-    const doc = { version: 1, projectDefault: { allowedTools: ['idea_memory_write', 'idea_memory_read'] }, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_ask_agent'] } }] };
+    const doc = {
+      version: 1,
+      projectDefault: { allowedTools: ['idea_memory_write', 'idea_memory_read'] },
+      agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_ask_agent'] } }],
+    };
     const repaired = await write(server.app, 'PUT', permissionsUrl('demo'), doc);
-    expect(repaired).toMatchObject({ status: 'ok', error: null, projectDefault: { mode: 'custom', allowedTools: ['idea_memory_read', 'idea_memory_write'] } });
+    expect(repaired).toMatchObject({
+      status: 'ok',
+      error: null,
+      projectDefault: { mode: 'custom', allowedTools: ['idea_memory_read', 'idea_memory_write'] },
+    });
     expect(JSON.parse((await readText(server.policyPath('demo'))) ?? 'null')).toMatchObject({
       version: 1,
       projectDefault: { allowedTools: ['idea_memory_read', 'idea_memory_write'] },
@@ -284,7 +296,13 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
     expect(await readText(server.policyPath('demo'))).toBe(before);
     // SPEC §5: a bad agent id is `400 invalid_agent_id`, in a whole document too.
     for (const agentId of ['a:b', ' lead', 'x'.repeat(129), '', 7]) {
-      const doc = { version: 1, agents: [{ agentId: 'ok', policy: { allowedTools: [] } }, { agentId, policy: { allowedTools: [] } }] };
+      const doc = {
+        version: 1,
+        agents: [
+          { agentId: 'ok', policy: { allowedTools: [] } },
+          { agentId, policy: { allowedTools: [] } },
+        ],
+      };
       const response = await call(server.app, 'PUT', permissionsUrl('demo'), { body: doc, auth: true });
       expect(response.statusCode, JSON.stringify(agentId)).toBe(400);
       expect(errorCode(response), JSON.stringify(agentId)).toBe('invalid_agent_id');
@@ -297,7 +315,10 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
     // 64 emoji are 128 UTF-16 code units: accepted, and the file written stays valid.
     const longest = '😀'.repeat(64);
     await write(server.app, 'PUT', agentUrl('demo', longest), { allowedTools: ['idea_memory_write'] });
-    expect(await decide(server.app, { project: 'demo', requester: longest, tool: 'idea_memory_write' })).toMatchObject({ allow: true, source: 'agent-override' });
+    expect(await decide(server.app, { project: 'demo', requester: longest, tool: 'idea_memory_write' })).toMatchObject({
+      allow: true,
+      source: 'agent-override',
+    });
     // 65 are 130: refused before anything is written, by both routes (before the fix the agent route
     // wrote it and the whole project's policy became invalid: every call denied, every write 409).
     const before = await readText(server.policyPath('demo'));
@@ -305,7 +326,10 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
     const response = await call(server.app, 'PUT', agentUrl('demo', tooLong), { body: { allowedTools: [] }, auth: true });
     expect(response.statusCode).toBe(400);
     expect(errorCode(response)).toBe('invalid_agent_id');
-    const whole = await call(server.app, 'PUT', permissionsUrl('demo'), { body: { version: 1, agents: [{ agentId: tooLong, policy: { allowedTools: [] } }] }, auth: true });
+    const whole = await call(server.app, 'PUT', permissionsUrl('demo'), {
+      body: { version: 1, agents: [{ agentId: tooLong, policy: { allowedTools: [] } }] },
+      auth: true,
+    });
     expect(errorCode(whole)).toBe('invalid_agent_id');
     expect(await readText(server.policyPath('demo'))).toBe(before);
     expect(await decide(server.app, { project: 'demo', requester: 'QA', tool: 'idea_ticket_read' })).toMatchObject({ allow: true });
@@ -335,13 +359,19 @@ describe('§5 concurrent writes are serialized', () => {
     const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) } });
     const agents = Array.from({ length: 20 }, (_, i) => `Agent${String(i).padStart(2, '0')}`);
     const responses = await Promise.all(
-      agents.map((agent, i) => call(server.app, 'PUT', agentUrl('demo', agent), { body: { allowedTools: [WRITE_TOOLS[i % 16] ?? ''] }, auth: true })),
+      agents.map((agent, i) =>
+        call(server.app, 'PUT', agentUrl('demo', agent), { body: { allowedTools: [WRITE_TOOLS[i % 16] ?? ''] }, auth: true }),
+      ),
     );
     for (const response of responses) expect(response.statusCode, response.body).toBe(200);
-    const parsed = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as { agents: Array<{ agentId: string; policy: { allowedTools: string[] } }> };
+    const parsed = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as {
+      agents: Array<{ agentId: string; policy: { allowedTools: string[] } }>;
+    };
     expect(parsed.agents.map((a) => a.agentId)).toEqual(agents);
     agents.forEach((agent, i) => expect(parsed.agents[i]?.policy.allowedTools, agent).toEqual([WRITE_TOOLS[i % 16]]));
-    const decisions = await Promise.all(agents.map((agent, i) => decide(server.app, { project: 'demo', requester: agent, tool: WRITE_TOOLS[i % 16] ?? '' })));
+    const decisions = await Promise.all(
+      agents.map((agent, i) => decide(server.app, { project: 'demo', requester: agent, tool: WRITE_TOOLS[i % 16] ?? '' })),
+    );
     for (const decision of decisions) expect(decision).toMatchObject({ allow: true, source: 'agent-override' });
   });
 
@@ -350,7 +380,11 @@ describe('§5 concurrent writes are serialized', () => {
     const { revision } = await view(server.app);
     const responses = await Promise.all(
       WRITE_TOOLS.slice(0, 8).map((tool) =>
-        call(server.app, 'PUT', defaultUrl('demo'), { body: { allowedTools: [tool] }, auth: true, headers: { 'if-match': `"${revision}"` } }),
+        call(server.app, 'PUT', defaultUrl('demo'), {
+          body: { allowedTools: [tool] },
+          auth: true,
+          headers: { 'if-match': `"${revision}"` },
+        }),
       ),
     );
     const statuses = responses.map((r) => r.statusCode).sort();
@@ -384,7 +418,13 @@ describe('§5 If-Match', () => {
     expect(await decide(server.app, { project: 'demo', requester: 'Main', tool: 'idea_memory_write' })).toMatchObject({ allow: false });
 
     // The current revision is accepted, and the next write needs the new one.
-    const written = await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: ['idea_memory_write'] }, { 'if-match': `"${current.revision}"` });
+    const written = await write(
+      server.app,
+      'PUT',
+      defaultUrl('demo'),
+      { allowedTools: ['idea_memory_write'] },
+      { 'if-match': `"${current.revision}"` },
+    );
     const again = await call(server.app, 'PUT', defaultUrl('demo'), {
       body: { allowedTools: [] },
       auth: true,
@@ -397,7 +437,11 @@ describe('§5 If-Match', () => {
   it('accepts If-Match "builtin" when there is no file, and refuses it once a file exists', async () => {
     const server = await startServer({ demo: {} });
     await write(server.app, 'PUT', agentUrl('demo', 'QA'), { allowedTools: [] }, { 'if-match': '"builtin"' });
-    const response = await call(server.app, 'PUT', agentUrl('demo', 'QA'), { body: { allowedTools: [] }, auth: true, headers: { 'if-match': '"builtin"' } });
+    const response = await call(server.app, 'PUT', agentUrl('demo', 'QA'), {
+      body: { allowedTools: [] },
+      auth: true,
+      headers: { 'if-match': '"builtin"' },
+    });
     expect(response.statusCode).toBe(412);
     expect(errorCode(response)).toBe('revision_mismatch');
   });
@@ -405,9 +449,12 @@ describe('§5 If-Match', () => {
 
 describe('§5 files: mode, unknown project, write failures', () => {
   it('keeps the file mode (0640 stays 0640)', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) } }, {
-      prepare: async (root) => chmod(path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json'), 0o640),
-    });
+    const server = await startServer(
+      { demo: { policy: policyDoc([...READ_TOOLS]) } },
+      {
+        prepare: async (root) => chmod(path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json'), 0o640),
+      },
+    );
     await write(server.app, 'PUT', agentUrl('demo', 'QA'), { allowedTools: ['idea_memory_write'] });
     expect((await stat(server.policyPath('demo'))).mode & 0o777).toBe(0o640);
     await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: [] });
@@ -431,9 +478,12 @@ describe('§5 files: mode, unknown project, write failures', () => {
   });
 
   it('answers 500 write_failed when .ideai is not a folder, and changes neither memory nor disk', async () => {
-    const server = await startServer({ demo: {} }, {
-      prepare: async (root) => writeFile(path.join(root, 'demo', '.ideai'), 'a file, not a folder'),
-    });
+    const server = await startServer(
+      { demo: {} },
+      {
+        prepare: async (root) => writeFile(path.join(root, 'demo', '.ideai'), 'a file, not a folder'),
+      },
+    );
     const response = await call(server.app, 'PUT', defaultUrl('demo'), { body: { allowedTools: ['idea_memory_write'] }, auth: true });
     expect(response.statusCode).toBe(500);
     expect(errorCode(response)).toBe('write_failed');

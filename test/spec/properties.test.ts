@@ -144,9 +144,7 @@ async function checkView(model: Model): Promise<void> {
     const allowlist = model.overrides.get(agent.agentId) ?? model.projectDefault ?? READ_TOOLS;
     expect(agent.allowedTools).toEqual(order(allowlist));
   }
-  expect(view.agents.map((a) => a.agentId)).toEqual(
-    [...new Set([...AGENTS, ...model.overrides.keys()])].sort(),
-  );
+  expect(view.agents.map((a) => a.agentId)).toEqual([...new Set([...AGENTS, ...model.overrides.keys()])].sort());
 }
 
 describe('properties: decisions equal the SPEC §4 model', () => {
@@ -188,22 +186,32 @@ describe('properties: decisions equal the SPEC §4 model', () => {
       .tuple(fc.constantFrom(...ALL_TOOLS), fc.constantFrom('upper', 'space', 'prefix', 'suffix', 'zw', 'null', 'trim'))
       .map(([name, how]) => {
         switch (how) {
-          case 'upper': return name.toUpperCase();
-          case 'space': return `${name} `;
-          case 'prefix': return ` ${name}`;
-          case 'suffix': return `${name}_x`;
-          case 'zw': return `${name}\u200b`;
-          case 'null': return `${name}\u0000`;
-          default: return name.slice(0, -1);
+          case 'upper':
+            return name.toUpperCase();
+          case 'space':
+            return `${name} `;
+          case 'prefix':
+            return ` ${name}`;
+          case 'suffix':
+            return `${name}_x`;
+          case 'zw':
+            return `${name}\u200b`;
+          case 'null':
+            return `${name}\u0000`;
+          default:
+            return name.slice(0, -1);
         }
       });
-    const garbage = fc.oneof(fc.string({ maxLength: 64 }), fc.string({ unit: 'grapheme', maxLength: 32 }), near).filter(
-      (name) => !ALL_TOOLS.includes(name),
-    );
+    const garbage = fc
+      .oneof(fc.string({ maxLength: 64 }), fc.string({ unit: 'grapheme', maxLength: 32 }), near)
+      .filter((name) => !ALL_TOOLS.includes(name));
     const requester = fc.oneof(fc.constantFrom('', 'mcp', ...AGENTS), fc.string({ maxLength: 32 }));
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(requester, garbage), { minLength: 1, maxLength: 20 }), async (pairs) => {
-        const decisions = await decideBatch(app, pairs.map(([r, tool]) => ({ project: 'demo', requester: r, tool })));
+        const decisions = await decideBatch(
+          app,
+          pairs.map(([r, tool]) => ({ project: 'demo', requester: r, tool })),
+        );
         decisions.forEach((decision, index) => {
           const label = JSON.stringify(pairs[index]);
           expect(decision.allow, label).toBe(false);

@@ -241,15 +241,18 @@ describe('§4 fail closed on an invalid policy document', () => {
 
   it('denies every call (read tools and anonymous included) with policy_invalid', async () => {
     const projects = Object.fromEntries(Object.entries(invalid).map(([id, policy]) => [id, { policy }]));
-    const server = await startServer({
-      ...projects,
-      'dir-at-path': {},
-    }, {
-      // A directory where the file should be: it exists but cannot be read as a file.
-      prepare: async (root) => {
-        await mkdir(path.join(root, 'dir-at-path', '.ideai', 'mcp-tool-permissions.json'), { recursive: true });
+    const server = await startServer(
+      {
+        ...projects,
+        'dir-at-path': {},
       },
-    });
+      {
+        // A directory where the file should be: it exists but cannot be read as a file.
+        prepare: async (root) => {
+          await mkdir(path.join(root, 'dir-at-path', '.ideai', 'mcp-tool-permissions.json'), { recursive: true });
+        },
+      },
+    );
     for (const project of [...Object.keys(invalid), 'dir-at-path']) {
       for (const requester of ['Main', '', 'mcp', `ticket-assistant:${project}:82`]) {
         for (const tool of ['idea_memory_read', 'idea_ticket_list', 'idea_memory_write']) {
@@ -310,7 +313,9 @@ describe('§4 ticket-assistant requesters', () => {
   it('gives a ticket-assistant without ephemeral policy the canonical read-only set, not the project default', async () => {
     const { app } = await startServer({ demo: { policy: policyDoc([...READ_TOOLS, 'idea_ticket_update_carnet']) } });
     const requester = 'ticket-assistant:demo:82';
-    expect(await decide(app, { project: 'demo', requester, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } })).toMatchObject({
+    expect(
+      await decide(app, { project: 'demo', requester, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } }),
+    ).toMatchObject({
       allow: false,
       reason: 'not_in_allowlist',
       source: 'builtin-read-only',

@@ -112,7 +112,10 @@ describe('§7 decide token', () => {
   it('guards /decide, /decide/batch and the GET routes, but not /healthz and /readyz', async () => {
     const server = await startServer({ demo: {} }, { decideToken: DECIDE_TOKEN });
     for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: DECIDE_TOKEN }]) {
-      for (const [url, body] of [['/decide', query], ['/decide/batch', { queries: [query] }]] as const) {
+      for (const [url, body] of [
+        ['/decide', query],
+        ['/decide/batch', { queries: [query] }],
+      ] as const) {
         const response = await call(server.app, 'POST', url, { body, headers });
         expect(response.statusCode, `${url} ${JSON.stringify(headers)}`).toBe(401);
         expect(errorCode(response)).toBe('unauthorized');
@@ -201,7 +204,10 @@ describe('§7 prototype-pollution ids', () => {
   it('stores an override for agent "__proto__" as plain data that grants nobody else', async () => {
     const server = await startServer({ demo: {} });
     for (const agentId of ['__proto__', 'constructor']) {
-      const response = await call(server.app, 'PUT', agentUrl('demo', agentId), { body: { allowedTools: ['idea_memory_write'] }, auth: true });
+      const response = await call(server.app, 'PUT', agentUrl('demo', agentId), {
+        body: { allowedTools: ['idea_memory_write'] },
+        auth: true,
+      });
       expect([200, 400]).toContain(response.statusCode);
     }
     for (const requester of ['Main', 'QA', 'prototype', 'toString', '']) {
@@ -234,7 +240,18 @@ describe('§7 path traversal', () => {
     const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) }, victim: {} });
     const before = await snapshotTree(server.outer);
     const body = { allowedTools: ['idea_memory_write'] };
-    const projectIds = ['..', '.', '%2e%2e', '%2E%2E', '..%2F..', 'demo%2F..%2Fvictim', '..%2Fvictim', '%2e%2e%2f%2e%2e%2fetc', 'demo%5C..%5Cvictim', '%00'];
+    const projectIds = [
+      '..',
+      '.',
+      '%2e%2e',
+      '%2E%2E',
+      '..%2F..',
+      'demo%2F..%2Fvictim',
+      '..%2Fvictim',
+      '%2e%2e%2f%2e%2e%2fetc',
+      'demo%5C..%5Cvictim',
+      '%00',
+    ];
     for (const project of projectIds) {
       for (const [method, url] of [
         ['PUT', `/projects/${project}/mcp-tool-permissions/default`],
@@ -242,7 +259,10 @@ describe('§7 path traversal', () => {
         ['PUT', `/projects/${project}/mcp-tool-permissions`],
         ['GET', `/projects/${project}/mcp-tool-permissions`],
       ] as const) {
-        const response = await call(server.app, method, url, { auth: true, ...(method === 'PUT' ? { body: url.endsWith('permissions') ? { version: 1 } : body } : {}) });
+        const response = await call(server.app, method, url, {
+          auth: true,
+          ...(method === 'PUT' ? { body: url.endsWith('permissions') ? { version: 1 } : body } : {}),
+        });
         expect(response.statusCode, `${method} ${url}`).toBeGreaterThanOrEqual(400);
         expect(response.statusCode, `${method} ${url}`).toBeLessThan(500);
       }
@@ -270,23 +290,45 @@ describe('§5 and §7 logs', () => {
     const lines: string[] = [];
     const stream = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
+        lines.push(
+          ...chunk
+            .toString('utf8')
+            .split('\n')
+            .filter((line) => line !== ''),
+        );
         done();
       },
     });
     const logger = pino({ level: 'info' }, stream);
     const server = await startServer({ demo: {} }, { decideToken: DECIDE_TOKEN, logger });
     const auth = { authorization: `Bearer ${DECIDE_TOKEN}` };
-    const denied = await call(server.app, 'POST', '/decide', { body: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' }, headers: auth });
+    const denied = await call(server.app, 'POST', '/decide', {
+      body: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' },
+      headers: auth,
+    });
     const decision = denied.json<{ decisionId: string }>();
     await call(server.app, 'PUT', agentUrl('demo', 'QA'), { body: { allowedTools: ['idea_memory_write'] }, auth: true });
-    await call(server.app, 'PUT', agentUrl('demo', 'QA'), { body: { allowedTools: [] }, headers: { authorization: 'Bearer wrong-secret-token' } });
+    await call(server.app, 'PUT', agentUrl('demo', 'QA'), {
+      body: { allowedTools: [] },
+      headers: { authorization: 'Bearer wrong-secret-token' },
+    });
     await call(server.app, 'GET', '/catalog', { headers: auth });
     await waitFor(async () => lines.some((line) => line.includes(decision.decisionId)), 'denial logged', 2_000);
-    const entry = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((record) => record['decisionId'] === decision.decisionId);
-    expect(entry).toMatchObject({ level: 30, project: 'demo', requester: 'QA', tool: 'idea_memory_write', reason: 'not_in_allowlist', source: 'builtin-read-only' });
+    const entry = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((record) => record['decisionId'] === decision.decisionId);
+    expect(entry).toMatchObject({
+      level: 30,
+      project: 'demo',
+      requester: 'QA',
+      tool: 'idea_memory_write',
+      reason: 'not_in_allowlist',
+      source: 'builtin-read-only',
+    });
     // "with the same fields" as its recent-decisions entry (SPEC §5), `at` and `allow` included.
-    const recent = (await call(server.app, 'GET', '/projects/demo/decisions?allow=false', { headers: auth })).json<{ decisions: Record<string, unknown>[] }>();
+    const recent = (await call(server.app, 'GET', '/projects/demo/decisions?allow=false', { headers: auth })).json<{
+      decisions: Record<string, unknown>[];
+    }>();
     const recorded = recent.decisions.find((one) => one['decisionId'] === decision.decisionId);
     expect(recorded).toBeDefined();
     expect(entry).toMatchObject(recorded ?? {});

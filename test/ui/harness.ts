@@ -89,8 +89,7 @@ export function useBrowserHarness(): Harness {
       }
       await current.getByRole('button', { name: /^Défaut projet/ }).waitFor();
     },
-    target: (name) =>
-      harness.page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) }),
+    target: (name) => harness.page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) }),
     toolBox: (label, name) => harness.page.getByRole('checkbox', { name: `${label}, ${name}`, exact: true }),
   };
   return harness;

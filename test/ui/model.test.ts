@@ -74,7 +74,10 @@ describe('groups and saves', () => {
     expect(groups.find((group) => group.id === 'tickets')?.tools).toHaveLength(7);
     expect(groups.filter((group) => group.access === 'read').map((group) => group.id)).toEqual(['project-read', 'ticket-read']);
     // The classification is the backend's: flip one tool and the group follows.
-    const flipped = { ...catalog, tools: catalog.tools.map((tool) => (tool.name === 'idea_sprint_list' ? { ...tool, access: 'write' as const } : tool)) };
+    const flipped = {
+      ...catalog,
+      tools: catalog.tools.map((tool) => (tool.name === 'idea_sprint_list' ? { ...tool, access: 'write' as const } : tool)),
+    };
     expect(groupTools(flipped).find((group) => group.id === 'ticket-read')?.access).toBe('write');
   });
 

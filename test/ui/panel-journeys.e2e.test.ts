@@ -43,7 +43,6 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     await expect.poll(() => text(page().getByRole('status')), POLL).toBe('');
   });
 
-
   it('withdraws a write tool: untick, save; the next /decide denies it, then offers to delete the useless override', async () => {
     expect((await service().decide('demo', 'DevFrontend', 'idea_ticket_update_carnet')).allow).toBe(true);
     await openPanel();
@@ -56,15 +55,19 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 0 écriture autorisé');
     await page().getByRole('button', { name: 'Enregistrer' }).click();
     await expect.poll(() => text(page().getByRole('status')), POLL).toBe('Permissions enregistrées');
-    expect(await service().decide('demo', 'DevFrontend', 'idea_ticket_update_carnet')).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+    expect(await service().decide('demo', 'DevFrontend', 'idea_ticket_update_carnet')).toMatchObject({
+      allow: false,
+      reason: 'not_in_allowlist',
+    });
 
     // The override now equals the default: never deleted silently, offered instead.
     const cleanup = page().getByRole('button', { name: 'Supprimer l\u2019override inutile' });
     await cleanup.click();
-    await expect.poll(async () => (await service().permissions('demo')).view.agents.find((agent) => agent.agentId === 'DevFrontend')?.mode, POLL).toBe('inherit');
+    await expect
+      .poll(async () => (await service().permissions('demo')).view.agents.find((agent) => agent.agentId === 'DevFrontend')?.mode, POLL)
+      .toBe('inherit');
     await expect.poll(() => text(target('DevFrontend'))).toContain('Hérité');
   });
-
 
   it('protects a dirty draft when the user switches target, and keeps it on "Continuer l\u2019édition"', async () => {
     await openPanel();
@@ -86,7 +89,6 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     expect(await page().getByRole('alertdialog').count()).toBe(0);
     expect((await service().permissions('demo')).view.agents.find((agent) => agent.agentId === 'QA')?.mode).toBe('inherit');
   });
-
 
   it('sends If-Match and, on 412, says someone else changed the policy, keeps the draft and offers to reload', async () => {
     await openPanel();
@@ -116,7 +118,6 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     expect(await toolBox('Écrire la mémoire projet', 'idea_memory_write').isChecked()).toBe(false);
     expect(await page().locator('.dirty-note').count()).toBe(0);
   });
-
 
   it('works with the keyboard only: tabs with arrows, targets, override, checkbox and save', async () => {
     await page().goto(`${service().baseUrl}/ui/`);
@@ -156,5 +157,4 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     await expect.poll(() => text(page().getByRole('status')), POLL).toBe('Permissions enregistrées');
     expect(await service().decide('demo', 'QA', 'idea_ask_agent')).toMatchObject({ allow: true, source: 'agent-override' });
   });
-
 });

@@ -20,7 +20,11 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
   it('asks for an inline confirmation before a write tool is granted on the project default', async () => {
     await openPanel();
     await target('Défaut projet').click();
-    expect(await page().getByRole('button', { name: /^Lecture projet, 5 sur 5/ }).getAttribute('aria-expanded')).toBe('true');
+    expect(
+      await page()
+        .getByRole('button', { name: /^Lecture projet, 5 sur 5/ })
+        .getAttribute('aria-expanded'),
+    ).toBe('true');
     await toolBox('Écrire la mémoire projet', 'idea_memory_write').click();
     const confirm = page().locator('.inline-confirm');
     expect(await text(confirm)).toContain('Ce tool sera autorisé pour tous les agents sans override. Confirmer cette modification ?');
@@ -34,12 +38,13 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     expect((await service().decide('demo', 'DevFrontend', 'idea_memory_write')).allow).toBe(false);
   });
 
-
   it('has 32 px rows, 40 px main actions, visible badges text, and stacks the columns when narrow', async () => {
     await openPanel();
     await target('DevFrontend').click();
     await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').check();
-    const heights = await page().locator('.group-body:not([hidden]) .tool-line').evaluateAll((rows) => rows.map((row) => row.getBoundingClientRect().height));
+    const heights = await page()
+      .locator('.group-body:not([hidden]) .tool-line')
+      .evaluateAll((rows) => rows.map((row) => row.getBoundingClientRect().height));
     expect(heights.length).toBeGreaterThanOrEqual(16);
     expect(Math.min(...heights)).toBeGreaterThanOrEqual(32);
     for (const name of ['Enregistrer', 'Annuler', 'Actualiser', 'Réinitialiser l\u2019override']) {
@@ -52,8 +57,12 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     expect(badges).toEqual(expect.arrayContaining(['Lecture', 'Écriture', 'Hérité', 'Override']));
 
     const side = async (): Promise<{ targets: DOMRect; editor: DOMRect }> => ({
-      targets: await page().locator('nav.targets').evaluate((element) => element.getBoundingClientRect().toJSON() as DOMRect),
-      editor: await page().locator('section.editor').evaluate((element) => element.getBoundingClientRect().toJSON() as DOMRect),
+      targets: await page()
+        .locator('nav.targets')
+        .evaluate((element) => element.getBoundingClientRect().toJSON() as DOMRect),
+      editor: await page()
+        .locator('section.editor')
+        .evaluate((element) => element.getBoundingClientRect().toJSON() as DOMRect),
     });
     const wide = await side();
     expect(wide.editor.left).toBeGreaterThanOrEqual(wide.targets.right); // two columns
@@ -72,7 +81,6 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     expect(await page().getByRole('button', { name: 'Réinitialiser l\u2019override' }).count()).toBe(0);
     expect(await text(page().locator('#state-idea_ticket_update_carnet'))).toBe('Ajouté');
   });
-
 
   it('shows unknown tools in their own group and never saves them back', async () => {
     // A hand edit of the file (the API refuses unknown names): the watcher picks it up.
@@ -98,7 +106,6 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     expect(await page().getByRole('region', { name: 'Tools inconnus' }).count()).toBe(0);
   });
 
-
   it('shows an invalid policy file (with its line) read-only, and recovers when the file is fixed', async () => {
     const file = path.join(service().projectsRoot, 'demo', '.ideai', 'mcp-tool-permissions.json');
     await writeFile(file, '{\n  "version": 1,\n  "agents": [\n');
@@ -118,9 +125,11 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
   it('shows a load error with "Réessayer", a project selector, and the empty state of a project without agents', async () => {
     // A project folder added while the service runs appears without a restart.
     await mkdir(path.join(service().projectsRoot, 'empty'), { recursive: true });
-    await expect.poll(async () => (await (await service().admin('GET', '/projects')).json()) as unknown, POLL).toMatchObject({
-      projects: [{ id: 'demo' }, { id: 'empty' }, { id: 'sandbox' }],
-    });
+    await expect
+      .poll(async () => (await (await service().admin('GET', '/projects')).json()) as unknown, POLL)
+      .toMatchObject({
+        projects: [{ id: 'demo' }, { id: 'empty' }, { id: 'sandbox' }],
+      });
     let failures = 1;
     await page().route('**/catalog', async (route) => {
       if (failures-- > 0) await route.abort('connectionrefused');

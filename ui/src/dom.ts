@@ -12,11 +12,7 @@ export type Attrs = Record<string, AttrValue>;
 const PROPERTY_KEYS = new Set(['checked', 'value', 'disabled', 'indeterminate']);
 
 /** Builds an element: `on<event>` keys add listeners, `true` sets an empty attribute, `false`/`null` skip. */
-export function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs?: Attrs | null,
-  ...children: Child[]
-): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: Child[]): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs ?? {})) {
     if (value === undefined || value === null || value === false) continue;

@@ -61,8 +61,16 @@ function renderSwitchDialog(panel: Panel): Child {
     h(
       'div',
       { class: 'button-row' },
-      h('button', { id: 'switch-stay', class: 'button button-primary', type: 'button', onclick: () => panel.cancelSwitch() }, 'Continuer l\u2019édition'),
-      h('button', { id: 'switch-discard', class: 'button button-danger', type: 'button', onclick: () => panel.confirmSwitch() }, 'Abandonner les modifications'),
+      h(
+        'button',
+        { id: 'switch-stay', class: 'button button-primary', type: 'button', onclick: () => panel.cancelSwitch() },
+        'Continuer l\u2019édition',
+      ),
+      h(
+        'button',
+        { id: 'switch-discard', class: 'button button-danger', type: 'button', onclick: () => panel.confirmSwitch() },
+        'Abandonner les modifications',
+      ),
     ),
   );
 }
@@ -77,9 +85,18 @@ function renderMode(panel: Panel): Child {
     return h(
       'div',
       { class: 'mode' },
-      h('p', { class: 'mode-label' }, saved.overriding ? 'Défaut personnalisé' : 'Lecture seule', h('span', { class: 'mode-hint' }, ' — appliqué à tous les agents sans override')),
+      h(
+        'p',
+        { class: 'mode-label' },
+        saved.overriding ? 'Défaut personnalisé' : 'Lecture seule',
+        h('span', { class: 'mode-hint' }, ' — appliqué à tous les agents sans override'),
+      ),
       canWrite && saved.overriding
-        ? h('button', { id: 'reset-default', class: 'button', type: 'button', disabled: busy, onclick: () => void panel.deleteOverride() }, 'Revenir à la lecture seule')
+        ? h(
+            'button',
+            { id: 'reset-default', class: 'button', type: 'button', disabled: busy, onclick: () => void panel.deleteOverride() },
+            'Revenir à la lecture seule',
+          )
         : null,
     );
   }
@@ -91,15 +108,25 @@ function renderMode(panel: Panel): Child {
     h('p', { class: 'mode-label' }, overriding ? 'Override personnalisé' : 'Hérite du défaut projet'),
     difference === null ? null : h('p', { class: 'mode-hint', id: 'difference' }, difference),
     !overriding && canWrite
-      ? h('button', { id: 'create-override', class: 'button button-primary', type: 'button', onclick: () => panel.createOverride() }, 'Créer un override')
+      ? h(
+          'button',
+          { id: 'create-override', class: 'button button-primary', type: 'button', onclick: () => panel.createOverride() },
+          'Créer un override',
+        )
       : null,
     !overriding && !canWrite && panel.state.token === null
       ? h('p', { class: 'mode-hint' }, 'Lecture seule : saisissez le jeton administrateur pour modifier.')
       : null,
     saved.overriding && canWrite
-      ? h('button', { id: 'reset-override', class: 'button', type: 'button', disabled: busy, onclick: () => void panel.deleteOverride() }, 'Réinitialiser l\u2019override')
+      ? h(
+          'button',
+          { id: 'reset-override', class: 'button', type: 'button', disabled: busy, onclick: () => void panel.deleteOverride() },
+          'Réinitialiser l\u2019override',
+        )
       : null,
-    draft?.createsOverride === true ? h('p', { class: 'mode-hint' }, 'Override créé à partir de l\u2019état hérité : il sera enregistré avec Enregistrer.') : null,
+    draft?.createsOverride === true
+      ? h('p', { class: 'mode-hint' }, 'Override créé à partir de l\u2019état hérité : il sera enregistré avec Enregistrer.')
+      : null,
   );
 }
 
@@ -111,7 +138,17 @@ function renderRedundant(panel: Panel): Child {
     { class: 'banner banner-info' },
     h('p', null, 'Cet override est identique au défaut projet : il ne change rien.'),
     panel.canWrite()
-      ? h('button', { id: 'delete-redundant', class: 'button', type: 'button', disabled: panel.state.saving, onclick: () => void panel.deleteOverride() }, 'Supprimer l\u2019override inutile')
+      ? h(
+          'button',
+          {
+            id: 'delete-redundant',
+            class: 'button',
+            type: 'button',
+            disabled: panel.state.saving,
+            onclick: () => void panel.deleteOverride(),
+          },
+          'Supprimer l\u2019override inutile',
+        )
       : null,
   );
 }
@@ -121,7 +158,12 @@ function renderAccessSection(panel: Panel, access: 'read' | 'write', title: stri
   if (own.length === 0) return null;
   const total = own.reduce((sum, group) => sum + group.tools.length, 0);
   const heading = access === 'read' ? `${title}, autorisés par défaut (${total})` : `${title} (${total})`;
-  return h('section', { class: `access-section access-${access}`, 'aria-label': heading }, h('h4', null, heading), own.map((group) => renderGroup(panel, group)));
+  return h(
+    'section',
+    { class: `access-section access-${access}`, 'aria-label': heading },
+    h('h4', null, heading),
+    own.map((group) => renderGroup(panel, group)),
+  );
 }
 
 function renderGroup(panel: Panel, group: ToolGroupView): Child {
@@ -159,12 +201,24 @@ function renderGroup(panel: Panel, group: ToolGroupView): Child {
             { class: 'group-actions' },
             h(
               'button',
-              { id: `group-all-${group.id}`, class: 'button button-quiet', type: 'button', 'aria-label': `Tout autoriser dans ce groupe (${group.label})`, onclick: () => panel.setGroup(group.id, true) },
+              {
+                id: `group-all-${group.id}`,
+                class: 'button button-quiet',
+                type: 'button',
+                'aria-label': `Tout autoriser dans ce groupe (${group.label})`,
+                onclick: () => panel.setGroup(group.id, true),
+              },
               'Tout autoriser dans ce groupe',
             ),
             h(
               'button',
-              { id: `group-none-${group.id}`, class: 'button button-quiet', type: 'button', 'aria-label': `Tout retirer dans ce groupe (${group.label})`, onclick: () => panel.setGroup(group.id, false) },
+              {
+                id: `group-none-${group.id}`,
+                class: 'button button-quiet',
+                type: 'button',
+                'aria-label': `Tout retirer dans ce groupe (${group.label})`,
+                onclick: () => panel.setGroup(group.id, false),
+              },
               'Tout retirer dans ce groupe',
             ),
           )
@@ -209,7 +263,12 @@ function renderTool(panel: Panel, tool: CatalogTool): Child {
       'div',
       { class: 'tool-line' },
       control,
-      h(editable ? 'label' : 'span', editable ? { for: id, class: 'tool-text' } : { class: 'tool-text' }, h('code', { class: 'tool-name' }, tool.name), h('span', { class: 'tool-label' }, tool.label)),
+      h(
+        editable ? 'label' : 'span',
+        editable ? { for: id, class: 'tool-text' } : { class: 'tool-text' },
+        h('code', { class: 'tool-name' }, tool.name),
+        h('span', { class: 'tool-label' }, tool.label),
+      ),
       tool.access === 'read' ? h('span', { class: 'badge badge-read' }, 'Lecture') : h('span', { class: 'badge badge-write' }, 'Écriture'),
       h('span', { id: `state-${tool.name}`, class: `state ${STATE_CLASS[state] ?? ''}` }, state),
     ),
@@ -229,7 +288,11 @@ function renderConfirmation(panel: Panel, tools: string[]): Child {
     h(
       'div',
       { class: 'button-row' },
-      h('button', { id: 'confirm-write', class: 'button button-primary', type: 'button', onclick: () => panel.confirmWriteTools() }, 'Confirmer'),
+      h(
+        'button',
+        { id: 'confirm-write', class: 'button button-primary', type: 'button', onclick: () => panel.confirmWriteTools() },
+        'Confirmer',
+      ),
       h('button', { id: 'confirm-write-cancel', class: 'button', type: 'button', onclick: () => panel.cancelWriteTools() }, 'Annuler'),
     ),
   );
@@ -258,7 +321,12 @@ function renderUnknown(panel: Panel, unknownTools: string[]): Child {
             'div',
             { class: 'tool-line' },
             h('span', { class: 'mark', 'aria-hidden': 'true' }, '?'),
-            h('span', { class: 'tool-text' }, h('code', { class: 'tool-name' }, name), h('span', { class: 'tool-label' }, 'Absent du catalogue')),
+            h(
+              'span',
+              { class: 'tool-text' },
+              h('code', { class: 'tool-name' }, name),
+              h('span', { class: 'tool-label' }, 'Absent du catalogue'),
+            ),
             h('span', { class: 'badge badge-unknown' }, 'Inconnu'),
             h('span', { class: 'state state-denied' }, dropping ? 'Retiré' : 'Refusé'),
           ),
@@ -266,7 +334,11 @@ function renderUnknown(panel: Panel, unknownTools: string[]): Child {
       ),
     ),
     panel.editable() && panel.overriding() && !dropping
-      ? h('button', { id: 'drop-unknown', class: 'button', type: 'button', onclick: () => panel.dropUnknown() }, 'Retirer les tools inconnus')
+      ? h(
+          'button',
+          { id: 'drop-unknown', class: 'button', type: 'button', onclick: () => panel.dropUnknown() },
+          'Retirer les tools inconnus',
+        )
       : null,
   );
 }
@@ -287,7 +359,11 @@ function renderActions(panel: Panel): Child {
           { class: 'banner banner-error', role: 'alert', id: 'save-error' },
           h('p', null, saveProblem.message),
           saveProblem.kind === 'conflict'
-            ? h('button', { id: 'conflict-reload', class: 'button', type: 'button', onclick: () => panel.reloadAfterConflict() }, 'Recharger')
+            ? h(
+                'button',
+                { id: 'conflict-reload', class: 'button', type: 'button', onclick: () => panel.reloadAfterConflict() },
+                'Recharger',
+              )
             : null,
         ),
     h('p', { class: 'saved-status', role: 'status' }, showSaved ? 'Permissions enregistrées' : ''),
@@ -296,11 +372,25 @@ function renderActions(panel: Panel): Child {
           'div',
           { class: 'actions' },
           dirty ? h('p', { class: 'dirty-note' }, 'Modifications non enregistrées') : null,
-          confirmation !== null ? h('p', { class: 'mode-hint' }, 'Confirmez ou annulez la modification du défaut projet avant d\u2019enregistrer.') : null,
-          dirty ? h('button', { id: 'cancel-draft', class: 'button button-main', type: 'button', disabled: saving, onclick: () => panel.cancelDraft() }, 'Annuler') : null,
+          confirmation !== null
+            ? h('p', { class: 'mode-hint' }, 'Confirmez ou annulez la modification du défaut projet avant d\u2019enregistrer.')
+            : null,
+          dirty
+            ? h(
+                'button',
+                { id: 'cancel-draft', class: 'button button-main', type: 'button', disabled: saving, onclick: () => panel.cancelDraft() },
+                'Annuler',
+              )
+            : null,
           h(
             'button',
-            { id: 'save', class: 'button button-main button-primary', type: 'button', disabled: !dirty || saving || confirmation !== null, onclick: () => void panel.save() },
+            {
+              id: 'save',
+              class: 'button button-main button-primary',
+              type: 'button',
+              disabled: !dirty || saving || confirmation !== null,
+              onclick: () => void panel.save(),
+            },
             saving ? 'Enregistrement…' : 'Enregistrer',
           ),
         )

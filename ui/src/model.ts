@@ -63,12 +63,7 @@ export function checkboxLabel(tool: Pick<CatalogTool, 'label' | 'name'>): string
  * The state of one row. The project default and an agent that inherits show the plain effective
  * state ("Hérité" for an inherited grant); an override is compared with the project default.
  */
-export function rowState(
-  target: TargetKey,
-  overriding: boolean,
-  allowed: boolean,
-  allowedByDefault: boolean,
-): RowState {
+export function rowState(target: TargetKey, overriding: boolean, allowed: boolean, allowedByDefault: boolean): RowState {
   if (target.kind === 'default') return allowed ? 'Autorisé' : 'Refusé';
   if (!overriding) return allowed ? 'Hérité' : 'Refusé';
   if (allowed) return allowedByDefault ? 'Autorisé' : 'Ajouté';
@@ -76,11 +71,7 @@ export function rowState(
 }
 
 /** "Diffère du défaut : +2 écriture, -1 lecture", or null when the override equals the default. */
-export function differenceText(
-  catalog: CatalogResponse,
-  allowed: ReadonlySet<string>,
-  defaultAllowed: ReadonlySet<string>,
-): string | null {
+export function differenceText(catalog: CatalogResponse, allowed: ReadonlySet<string>, defaultAllowed: ReadonlySet<string>): string | null {
   const parts: string[] = [];
   for (const access of ['write', 'read'] as const) {
     const tools = catalog.tools.filter((tool) => tool.access === access);

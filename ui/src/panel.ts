@@ -410,7 +410,10 @@ export class Panel {
       // The draft stays as it is: the user can fix the cause and save again.
       this.state.saveProblem = describeSaveError(toApiError(error));
       if (this.state.saveProblem.kind === 'auth') {
-        this.state.tokenForm = { open: true, reason: 'Le service a refusé ce jeton pour une modification : saisissez le jeton administrateur.' };
+        this.state.tokenForm = {
+          open: true,
+          reason: 'Le service a refusé ce jeton pour une modification : saisissez le jeton administrateur.',
+        };
       }
     } finally {
       this.state.saving = false;

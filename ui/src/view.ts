@@ -15,7 +15,12 @@ export function renderPage(panel: Panel): Child {
   const state = panel.state;
   return [
     h('header', { class: 'topbar' }, h('h1', null, 'Permissions'), renderProjectSelector(panel), renderTokenStatus(panel)),
-    h('div', { class: 'tabs-row' }, renderTabs(panel), h('button', { id: 'refresh', class: 'button', type: 'button', onclick: () => panel.refresh() }, 'Actualiser')),
+    h(
+      'div',
+      { class: 'tabs-row' },
+      renderTabs(panel),
+      h('button', { id: 'refresh', class: 'button', type: 'button', onclick: () => panel.refresh() }, 'Actualiser'),
+    ),
     state.tokenForm.open ? renderTokenForm(panel) : null,
     h(
       'div',
@@ -25,7 +30,11 @@ export function renderPage(panel: Panel): Child {
     h(
       'div',
       { role: 'tabpanel', id: 'panel-system', 'aria-labelledby': 'tab-system', hidden: state.tab !== 'system', class: 'system-panel' },
-      h('p', null, 'Les permissions fichiers, commandes et sandbox sont gérées par IdeA (Système) : elles sont hors du périmètre de ce service.'),
+      h(
+        'p',
+        null,
+        'Les permissions fichiers, commandes et sandbox sont gérées par IdeA (Système) : elles sont hors du périmètre de ce service.',
+      ),
       h('p', null, 'Les permissions des tools MCP IdeA sont dans l\u2019onglet « Tools MCP IdeA ».'),
     ),
   ];
@@ -86,7 +95,11 @@ function renderProjectSelector(panel: Panel): Child {
         },
       },
       projects.map((project) =>
-        h('option', { value: project.id, selected: project.id === projectId }, project.status === 'invalid' ? `${project.id} (policy invalide)` : project.id),
+        h(
+          'option',
+          { value: project.id, selected: project.id === projectId },
+          project.status === 'invalid' ? `${project.id} (policy invalide)` : project.id,
+        ),
       ),
     ),
   );
@@ -98,7 +111,11 @@ function renderTokenStatus(panel: Panel): Child {
       'div',
       { class: 'token-status' },
       h('span', { class: 'badge badge-ok' }, 'Jeton enregistré pour cette session'),
-      h('button', { id: 'token-forget', class: 'button button-quiet', type: 'button', onclick: () => panel.forgetToken() }, 'Oublier le jeton'),
+      h(
+        'button',
+        { id: 'token-forget', class: 'button button-quiet', type: 'button', onclick: () => panel.forgetToken() },
+        'Oublier le jeton',
+      ),
     );
   }
   return h(
@@ -107,7 +124,11 @@ function renderTokenStatus(panel: Panel): Child {
     h('span', { class: 'badge badge-muted' }, 'Lecture seule'),
     panel.state.tokenForm.open
       ? null
-      : h('button', { id: 'token-open', class: 'button button-quiet', type: 'button', onclick: () => panel.openTokenForm() }, 'Saisir le jeton administrateur'),
+      : h(
+          'button',
+          { id: 'token-open', class: 'button button-quiet', type: 'button', onclick: () => panel.openTokenForm() },
+          'Saisir le jeton administrateur',
+        ),
   );
 }
 
@@ -139,7 +160,11 @@ function renderTokenForm(panel: Panel): Child {
       h('input', { id: 'token-input', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true }),
       h('button', { id: 'token-submit', class: 'button button-primary', type: 'submit' }, 'Utiliser ce jeton'),
       reason === null
-        ? h('button', { id: 'token-dismiss', class: 'button', type: 'button', onclick: () => panel.dismissTokenForm() }, 'Continuer en lecture seule')
+        ? h(
+            'button',
+            { id: 'token-dismiss', class: 'button', type: 'button', onclick: () => panel.dismissTokenForm() },
+            'Continuer en lecture seule',
+          )
         : null,
     ),
   );
@@ -166,7 +191,11 @@ function renderMcpPanel(panel: Panel): Child {
       ? h(
           'div',
           { class: 'banner banner-error', role: 'alert' },
-          h('p', null, 'La policy de ce projet est invalide : toutes les décisions sont refusées jusqu\u2019à sa correction. Le panneau est en lecture seule.'),
+          h(
+            'p',
+            null,
+            'La policy de ce projet est invalide : toutes les décisions sont refusées jusqu\u2019à sa correction. Le panneau est en lecture seule.',
+          ),
           view.error === null
             ? null
             : h(
@@ -201,7 +230,13 @@ function renderTargets(panel: Panel): Child {
       null,
       h(
         'button',
-        { id, type: 'button', class: `target${current ? ' target-current' : ''}`, 'aria-current': current ? 'true' : null, onclick: () => panel.selectTarget(target) },
+        {
+          id,
+          type: 'button',
+          class: `target${current ? ' target-current' : ''}`,
+          'aria-current': current ? 'true' : null,
+          onclick: () => panel.selectTarget(target),
+        },
         h('span', { class: 'target-name' }, name, dirty ? h('span', { class: 'target-dirty' }, 'Modifications non enregistrées') : null),
         badge,
       ),
@@ -210,7 +245,11 @@ function renderTargets(panel: Panel): Child {
   return h(
     'nav',
     { class: 'targets', 'aria-label': 'Cibles' },
-    h('ul', { class: 'target-list' }, item(DEFAULT_TARGET, 'target-default', ['Défaut projet', h('span', { class: 'target-sub' }, defaultSummary)], null)),
+    h(
+      'ul',
+      { class: 'target-list' },
+      item(DEFAULT_TARGET, 'target-default', ['Défaut projet', h('span', { class: 'target-sub' }, defaultSummary)], null),
+    ),
     h('h2', { class: 'targets-heading' }, 'Agents'),
     view.agents.length === 0
       ? h('p', { class: 'empty' }, 'Aucun agent dans ce projet.')
