@@ -3,9 +3,9 @@
  * SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the watcher, exit 0).
  */
 import { ConfigError, isLoopback, loadConfig } from './config.js';
-import { createLogger } from './logger.js';
-import { watchScopeOf, watchesNothing } from './store/watch-scope.js';
-import { WatcherThread } from './store/watcher-thread.js';
+import { createLogger } from './ops/logger.js';
+import { watchScopeOf, watchesNothing } from './projects/watcher/watch-scope.js';
+import { WatcherThread } from './projects/watcher/watcher-thread.js';
 
 const logger = createLogger();
 

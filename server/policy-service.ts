@@ -22,18 +22,18 @@ import {
   type RecentDecision,
 } from '../schemas/index.js';
 import { decide, resolveEffective, type DecisionBody, type EphemeralLookup } from './domain/decide.js';
-import { DecisionCache, UNKNOWN_PROJECT, freezeDecision, jsonPrefixOf, type CachedDecision } from './decision-cache.js';
+import { DecisionCache, UNKNOWN_PROJECT, freezeDecision, jsonPrefixOf, type CachedDecision } from './decisions/decision-cache.js';
 import { allowlistProblems, mergeProblems, withAgentOverride, withProjectDefault } from './domain/edit.js';
 import { buildPermissionsView, complement } from './domain/view.js';
 import { documentProblem } from './domain/compile.js';
 import { parseRequester } from './domain/requester.js';
 import { AppError, unknownProject } from './errors.js';
-import { auditRecordOf, type AuditFile } from './audit-file.js';
-import type { PdpMetrics } from './metrics.js';
-import { EphemeralPolicies } from './store/ephemeral.js';
-import type { Project, WriteOptions } from './store/project.js';
-import { RecentDecisions } from './store/recent-decisions.js';
-import type { ProjectRegistry } from './store/registry.js';
+import { auditRecordOf, type AuditFile } from './decisions/audit-file.js';
+import type { PdpMetrics } from './ops/metrics.js';
+import { EphemeralPolicies } from './permissions/ephemeral.js';
+import type { Project, WriteOptions } from './projects/project.js';
+import { RecentDecisions } from './decisions/recent-decisions.js';
+import type { ProjectRegistry } from './projects/registry.js';
 
 const ALL_TOOLS = TOOL_CATALOG.map((tool) => tool.name);
 

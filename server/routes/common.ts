@@ -10,7 +10,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import { ErrorBodySchema } from '../../schemas/index.js';
-import type { PdpMetrics } from '../metrics.js';
+import type { PdpMetrics } from '../ops/metrics.js';
 import type { PolicyService } from '../policy-service.js';
 
 export type TypedApp = FastifyInstance<

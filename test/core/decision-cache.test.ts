@@ -7,11 +7,11 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG, type DecideQuery, type Decision, type PolicyDocument } from '../../schemas/index.js';
-import { MAX_CACHED_BYTES } from '../../server/decision-cache.js';
+import { MAX_CACHED_BYTES } from '../../server/decisions/decision-cache.js';
 import { builtinPolicy, compileDocument, invalidPolicy, type CompiledPolicy } from '../../server/domain/compile.js';
 import { decide, NO_EPHEMERAL } from '../../server/domain/decide.js';
 import { PolicyService } from '../../server/policy-service.js';
-import type { ProjectRegistry } from '../../server/store/registry.js';
+import type { ProjectRegistry } from '../../server/projects/registry.js';
 
 /** A registry whose projects' policies the test swaps directly (the service only calls `get`). */
 function fakeRegistry(policies: Map<string, CompiledPolicy>): ProjectRegistry {

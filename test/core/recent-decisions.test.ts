@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RecentDecisions } from '../../server/store/recent-decisions.js';
+import { RecentDecisions } from '../../server/decisions/recent-decisions.js';
 
 describe('recent decisions ring', () => {
   it('keeps the last entries, newest first, with the right names after many distinct requesters', () => {

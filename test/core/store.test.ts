@@ -10,9 +10,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../server/app.js';
-import { ProjectRegistry } from '../../server/store/registry.js';
-import { watchScopeOf } from '../../server/store/watch-scope.js';
-import { WatcherThread } from '../../server/store/watcher-thread.js';
+import { ProjectRegistry } from '../../server/projects/registry.js';
+import { watchScopeOf } from '../../server/projects/watcher/watch-scope.js';
+import { WatcherThread } from '../../server/projects/watcher/watcher-thread.js';
 
 const TOKEN = 'core-admin-token';
 const open: FastifyInstance[] = [];

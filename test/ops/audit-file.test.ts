@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { auditRecordOf, createAuditFile, type AuditFile, type AuditRecord } from '../../server/audit-file.js';
+import { auditRecordOf, createAuditFile, type AuditFile, type AuditRecord } from '../../server/decisions/audit-file.js';
 import type { Decision } from '../../schemas/index.js';
 import { buildApp } from '../../server/app.js';
 

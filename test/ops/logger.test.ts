@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger, droppedLogLines, logWriteErrors, synchronousDestination } from '../../server/logger.js';
+import { createLogger, droppedLogLines, logWriteErrors, synchronousDestination } from '../../server/ops/logger.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tsx = path.join(repo, 'node_modules', '.bin', 'tsx');
@@ -72,7 +72,7 @@ describe('log destination', () => {
 
   it('loses no line when the process exits right after logging', async () => {
     const script = [
-      `import { createLogger } from ${JSON.stringify(path.join(repo, 'server', 'logger.ts'))};`,
+      `import { createLogger } from ${JSON.stringify(path.join(repo, 'server', 'ops', 'logger.ts'))};`,
       'const logger = createLogger({ level: "info" });',
       'for (let index = 0; index < 3; index++) logger.info({ decisionId: `d-${index}` }, "decision denied");',
       'process.exit(0);',

@@ -11,7 +11,7 @@ import {
   notFoundRecorder,
   metricsPlugin,
   type PdpMetrics,
-} from '../../server/metrics.js';
+} from '../../server/ops/metrics.js';
 import { DECISION_REASONS } from '../../schemas/index.js';
 import { buildApp } from '../../server/app.js';
 import { installErrorHandling } from '../../server/error-handler.js';

@@ -10,8 +10,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { PROJECT_ID_REGEX } from '../../schemas/ids.js';
 import { Project, type ReloadOutcome } from './project.js';
-import { WATCHED_FILES, isProjectRoot, sameScope, watchScopeOf, watchesNothing, type WatchScope } from './watch-scope.js';
-import { WatcherThread } from './watcher-thread.js';
+import { WATCHED_FILES, isProjectRoot, sameScope, watchScopeOf, watchesNothing, type WatchScope } from './watcher/watch-scope.js';
+import { WatcherThread } from './watcher/watcher-thread.js';
 
 /** Projects checked at the same time by a rescan or after a watcher outage. */
 const CHECK_CONCURRENCY = 32;

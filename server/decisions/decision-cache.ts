@@ -10,8 +10,8 @@
  * answer stored for the project replaces them all, so a cached answer can never outlive the policy
  * that produced it.
  */
-import type { CompiledPolicy } from './domain/compile.js';
-import type { DecisionBody } from './domain/decide.js';
+import type { CompiledPolicy } from '../domain/compile.js';
+import type { DecisionBody } from '../domain/decide.js';
 
 /** A decision body shared by every call that asks the same question of the same policy. */
 export interface CachedDecision {

@@ -34,8 +34,8 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import { DECISION_REASONS, type DecisionReason } from '../schemas/api.js';
-import type { ErrorCode } from '../schemas/errors.js';
+import { DECISION_REASONS, type DecisionReason } from '../../schemas/api.js';
+import type { ErrorCode } from '../../schemas/errors.js';
 import { droppedLogLines, logWriteErrors } from './logger.js';
 
 /** Upper bounds (seconds) of the decision latency histogram: an in-memory decision is µs. */

@@ -4,7 +4,7 @@
  * event to its project) and the watcher thread (to filter what chokidar walks and watches).
  */
 import path from 'node:path';
-import { PROJECT_ID_PATTERN } from '../../schemas/ids.js';
+import { PROJECT_ID_PATTERN } from '../../../schemas/ids.js';
 
 export const WATCHED_FILES: ReadonlySet<string> = new Set(['mcp-tool-permissions.json', 'agents.json']);
 

@@ -12,7 +12,7 @@
 import { createWriteStream, mkdirSync, statSync, type WriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Decision } from '../schemas/api.js';
+import type { Decision } from '../../schemas/api.js';
 
 /** One line of the audit trail. */
 export interface AuditRecord {
