@@ -6,11 +6,11 @@
 import { closeSync, constants, fstatSync, openSync, promises as fs, readSync, statSync, type BigIntStats } from 'node:fs';
 import path from 'node:path';
 import type { PolicyDocument } from '../../schemas/index.js';
-import { AppError } from '../errors.js';
 import { NO_AGENTS_FILE, parseAgentsFile, type AgentsFileState } from '../domain/agents-file.js';
 import { builtinPolicy, compilePolicyFile, invalidPolicy, revisionOf, type CompiledPolicy, type ValidPolicy } from '../domain/compile.js';
 import { serializeDocument } from '../domain/edit.js';
 import { WriteOutcomeUnknownError, writeFileAtomic } from './atomic-write.js';
+import { ProjectWriteError } from './errors.js';
 
 export interface ProjectState {
   readonly policy: CompiledPolicy;
@@ -114,13 +114,16 @@ export class Project {
       const { policy } = fresh;
       const expected = options.ifMatch;
       if (expected !== undefined && !expected.includes('*') && !expected.includes(policy.revision)) {
-        throw new AppError(412, 'revision_mismatch', `The policy changed: revision is ${policy.revision}, not ${expected.join(', ')}.`, {
-          revision: policy.revision,
-        });
+        throw new ProjectWriteError(
+          'revision_mismatch',
+          `The policy changed: revision is ${policy.revision}, not ${expected.join(', ')}.`,
+          {
+            revision: policy.revision,
+          },
+        );
       }
       if (policy.status === 'invalid' && !options.allowInvalid) {
-        throw new AppError(
-          409,
+        throw new ProjectWriteError(
           'policy_invalid',
           `The policy file is invalid (${policy.error.message}); replace the whole document to repair it.`,
           {
@@ -137,8 +140,7 @@ export class Project {
           // Memory follows the disk, whatever it holds now (fail closed if it cannot be read).
           this.current = await this.readStateOrInvalid();
           const code = (error.failure as NodeJS.ErrnoException).code ?? 'error';
-          throw new AppError(
-            500,
+          throw new ProjectWriteError(
             'write_failed',
             `Could not make the policy file of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`,
             {
@@ -148,7 +150,10 @@ export class Project {
           );
         }
         const code = (error as NodeJS.ErrnoException).code ?? 'error';
-        throw new AppError(500, 'write_failed', `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`);
+        throw new ProjectWriteError(
+          'write_failed',
+          `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`,
+        );
       }
       const compiled = compilePolicyFile(Buffer.from(bytes, 'utf8'));
       this.current = { policy: compiled, agents: fresh.agents, fingerprint: await this.fingerprint() };
