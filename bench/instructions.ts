@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   if (!ensureDebianCommand('valgrind', 'valgrind', log) || !hasCommand('callgrind_control'))
     throw new Error('valgrind is missing (Debian package "valgrind")');
   if (!flags.has('no-build')) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
-  const appModule = path.join(REPO_ROOT, 'dist', 'server', 'app.js');
+  const appModule = path.join(REPO_ROOT, 'dist', 'server', 'http', 'app.js');
   if (!existsSync(appModule)) throw new Error(`${appModule} is missing: run npm run build`);
   const root = await makeDemoRoot();
   try {

@@ -55,8 +55,8 @@ function settingsFrom(flags: Map<string, string>): Settings {
 
 /** Builds dist/ unless told not to; answers which app module the children load. */
 function chooseServiceBuild(flags: Map<string, string>, log: (line: string) => void, note: (line: string) => void) {
-  const source = path.join(REPO_ROOT, 'server', 'app.ts');
-  const dist = path.join(REPO_ROOT, 'dist', 'server', 'app.js');
+  const source = path.join(REPO_ROOT, 'server', 'http', 'app.ts');
+  const dist = path.join(REPO_ROOT, 'dist', 'server', 'http', 'app.js');
   if (flags.has('no-build') && !flags.has('tsx') && existsSync(dist)) {
     return { appModule: dist, useDist: true, label: 'compiled dist/ (tsc, existing build), node 20' };
   }

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const watcher = watchesNothing(scope) ? undefined : new WatcherThread(scope, logger);
   // A failure is reported where the app awaits the same promise (before it says it is ready).
   watcher?.start().catch(() => undefined);
-  const { buildApp } = await import('./app.js');
+  const { buildApp } = await import('./http/app.js');
   const app = await buildApp({
     projectsRoot: config.projectsRoot,
     projects: config.projects,

@@ -25,7 +25,7 @@ export interface Settings {
 export interface BenchContext {
   settings: Settings;
   generator: Generator;
-  /** Absolute path of the service's app module (dist/server/app.js or server/app.ts). */
+  /** Absolute path of the service's app module (dist/server/http/app.js or server/http/app.ts). */
   appModule: string;
   /** Whether the real entry point runs from dist/. */
   useDist: boolean;

@@ -47,7 +47,7 @@ function ask(child: ChildProcess, message: object, key: string): Promise<void> {
 
 export interface ServerOptions {
   projectsRoot: string;
-  /** Absolute path of the service's app module (dist/server/app.js or server/app.ts). */
+  /** Absolute path of the service's app module (dist/server/http/app.js or server/http/app.ts). */
   appModule: string;
   logger?: boolean;
   /** A command that runs node (e.g. `['valgrind', '--tool=callgrind']`): the child is started as `<wrapper...> node ...`. */

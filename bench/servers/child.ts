@@ -3,7 +3,7 @@
  * generator never share an event loop). Usage, with an IPC channel:
  *   node --import tsx bench/servers/child.ts <ours|bare|node-http|cedar|cedar-text>
  * env: BENCH_PROJECTS_ROOT (projects root), BENCH_APP_MODULE (absolute path of the service's
- * app module: dist/server/app.js or server/app.ts), BENCH_ADMIN_TOKEN, BENCH_LOGGER=1 to keep the service's logger on.
+ * app module: dist/server/http/app.js or server/http/app.ts), BENCH_ADMIN_TOKEN, BENCH_LOGGER=1 to keep the service's logger on.
  * Sends `{ port }` to the parent once listening; exits cleanly on SIGTERM or when the parent goes
  * (a clean exit is what lets `--cpu-prof` write its profile). IPC `{ cmd: 'profile-start' }` and
  * `{ cmd: 'profile-stop', file }` record a CPU profile of just the time in between.

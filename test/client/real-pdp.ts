@@ -3,7 +3,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import { PdpClient } from '../../client/index.js';
 
 export interface RealPdp {

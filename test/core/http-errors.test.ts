@@ -1,7 +1,7 @@
 /** The framework-level errors keep the one error shape with a stable code. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import { demoProjectsRoot } from '../../server/config.js';
 
 let app: FastifyInstance;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import { ProjectRegistry } from '../../server/projects/registry.js';
 import { watchScopeOf } from '../../server/projects/watcher/watch-scope.js';
 import { WatcherThread } from '../../server/projects/watcher/watcher-thread.js';

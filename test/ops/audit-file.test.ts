@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditRecordOf, createAuditFile, type AuditFile, type AuditRecord } from '../../server/decisions/audit-file.js';
 import type { Decision } from '../../schemas/index.js';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 
 const FIELDS = [
   'at',

@@ -13,8 +13,8 @@ import {
   type PdpMetrics,
 } from '../../server/ops/metrics.js';
 import { DECISION_REASONS } from '../../schemas/index.js';
-import { buildApp } from '../../server/app.js';
-import { installErrorHandling } from '../../server/error-handler.js';
+import { buildApp } from '../../server/http/app.js';
+import { installErrorHandling } from '../../server/http/error-handler.js';
 
 /** The value of the sample `series` (name with its labels exactly as exported), or undefined. */
 function sample(text: string, series: string): number | undefined {

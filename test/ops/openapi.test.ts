@@ -1,7 +1,7 @@
 /** The OpenAPI document is generated from the route schemas: every route, its errors, examples. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import { demoProjectsRoot } from '../../server/config.js';
 
 interface Operation {

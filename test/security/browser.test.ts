@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import { changedPaths, makeTree, policyDoc, snapshotTree, type TempTree } from './helpers.js';
 
 const ADMIN = 'browser-admin-token-0123456789abcdef';

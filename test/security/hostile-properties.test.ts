@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import {
   AGENT_ID_REGEX,
   DecideQuerySchema,

@@ -8,7 +8,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import type { Decision } from '../../schemas/index.js';
 import { READ_TOOLS, WRITE_TOOLS, changedPaths, isStableError, makeTree, policyDoc, snapshotTree, type TempTree } from './helpers.js';
 

@@ -9,7 +9,7 @@ import { lstat, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import type { Decision } from '../../schemas/index.js';
 import { makeTree, policyDoc, waitFor, type TempTree } from './helpers.js';
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import type { Decision, PermissionsView } from '../../schemas/index.js';
 import { ALL_TOOLS, READ_TOOLS, makeTree, policyDoc, type TempTree } from './helpers.js';
 

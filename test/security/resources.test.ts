@@ -8,7 +8,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import type { DecideQuery, Decision, EphemeralPolicy, RecentDecision } from '../../schemas/index.js';
 import { makeTree, policyDoc, waitFor, type TempTree } from './helpers.js';
 

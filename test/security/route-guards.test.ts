@@ -1,5 +1,5 @@
 /**
- * Token checks are attached to each route when it is registered (server/auth.ts): this walks the
+ * Token checks are attached to each route when it is registered (server/http/auth.ts): this walks the
  * app's own route table (`printRoutes`, HEAD routes included), so a route added later without
  * `config.access`, or a plugin's route, cannot slip through. With a decide token configured, every
  * route but health, `/ui` and `/docs` answers 401 without a token; write routes refuse the decide
@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import { makeTree, policyDoc, type TempTree } from './helpers.js';
 
 const ADMIN = 'route-guards-admin-token-0123456789';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, vi } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp, type BuildAppOptions } from '../../server/app.js';
+import { buildApp, type BuildAppOptions } from '../../server/http/app.js';
 import type { Decision, DecideQuery } from '../../schemas/index.js';
 
 export const ADMIN_TOKEN = 'spec-admin-token-0123456789abcdef';

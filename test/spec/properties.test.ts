@@ -17,7 +17,7 @@ import {
   permissionsUrl,
   ADMIN_TOKEN,
 } from './helpers.js';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import type { FastifyInstance } from 'fastify';
 import { rm } from 'node:fs/promises';
 

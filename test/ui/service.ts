@@ -7,7 +7,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildApp } from '../../server/app.js';
+import { buildApp } from '../../server/http/app.js';
 import type { Decision, PermissionsView } from '../../schemas/index.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uiPlugin } from '../../server/ui-plugin.js';
+import { uiPlugin } from '../../server/http/ui-plugin.js';
 import { buildUi } from '../../ui/build.js';
 
 let outDir: string;

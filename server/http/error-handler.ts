@@ -1,8 +1,8 @@
 /** The one error handler and not-found handler: every error leaves as `{ error: { code, message, details? } }`. */
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { ErrorBody, ErrorCode } from '../schemas/index.js';
-import { AppError } from './errors.js';
+import type { ErrorBody, ErrorCode } from '../../schemas/index.js';
+import { AppError } from '../errors.js';
 
 /** Where an agent id sits in a validated body or URL: `/agents/<n>/agentId` of a policy document, `/agentId` of a route. */
 const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$|^\/agentId$/;

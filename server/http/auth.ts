@@ -8,7 +8,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 
 export type RouteAccess = 'admin' | 'read' | 'public';
 

@@ -10,7 +10,7 @@ import {
   RecentDecisionsResponseSchema,
   RequesterParamsSchema,
   type PermissionsView,
-} from '../../schemas/index.js';
+} from '../../../schemas/index.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { emptyBodyIsNoBody, errors, ifMatchOf, setEtag, type RouteDeps, type TypedApp } from './common.js';

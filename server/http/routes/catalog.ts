@@ -6,7 +6,7 @@ import {
   TOOL_CATALOG,
   TOOL_GROUPS,
   type CatalogResponse,
-} from '../../schemas/index.js';
+} from '../../../schemas/index.js';
 import { errors, type RouteDeps, type TypedApp } from './common.js';
 
 const CATALOG: CatalogResponse = {

@@ -9,9 +9,9 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import { ErrorBodySchema } from '../../schemas/index.js';
-import type { PdpMetrics } from '../ops/metrics.js';
-import type { PolicyService } from '../policy-service.js';
+import { ErrorBodySchema } from '../../../schemas/index.js';
+import type { PdpMetrics } from '../../ops/metrics.js';
+import type { PolicyService } from '../../policy-service.js';
 
 export type TypedApp = FastifyInstance<
   RawServerDefault,

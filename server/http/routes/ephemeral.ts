@@ -6,7 +6,7 @@ import {
   EphemeralPolicySchema,
   ProjectParamsSchema,
   RequesterParamsSchema,
-} from '../../schemas/index.js';
+} from '../../../schemas/index.js';
 import { emptyBodyIsNoBody, errors, type RouteDeps, type TypedApp } from './common.js';
 
 export async function ephemeralRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {

@@ -8,20 +8,20 @@ import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import pino, { type Logger, type LoggerOptions } from 'pino';
-import { createLogger } from './ops/logger.js';
+import { createLogger } from '../ops/logger.js';
 import { installAuth } from './auth.js';
-import { createAuditFile, type AuditFile } from './decisions/audit-file.js';
+import { createAuditFile, type AuditFile } from '../decisions/audit-file.js';
 import { installErrorHandling } from './error-handler.js';
-import { lazySerializerFactory } from './lazy-serializers.js';
-import { UNMATCHED_ROUTE, addMetricsRoute, createMetrics, installHttpMetrics, notFoundRecorder, type PdpMetrics } from './ops/metrics.js';
-import { PolicyService } from './policy-service.js';
+import { lazySerializerFactory } from '../lazy-serializers.js';
+import { UNMATCHED_ROUTE, addMetricsRoute, createMetrics, installHttpMetrics, notFoundRecorder, type PdpMetrics } from '../ops/metrics.js';
+import { PolicyService } from '../policy-service.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { decisionRoutes } from './routes/decisions.js';
 import { ephemeralRoutes } from './routes/ephemeral.js';
 import { healthRoutes } from './routes/health.js';
 import { permissionsRoutes } from './routes/permissions.js';
-import { ProjectRegistry } from './projects/registry.js';
-import type { WatcherThread } from './projects/watcher/watcher-thread.js';
+import { ProjectRegistry } from '../projects/registry.js';
+import type { WatcherThread } from '../projects/watcher/watcher-thread.js';
 import { uiPlugin } from './ui-plugin.js';
 
 export interface BuildAppOptions {

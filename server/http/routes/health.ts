@@ -1,5 +1,5 @@
 /** Liveness and readiness (SPEC §5). */
-import { HealthSchema, ReadySchema } from '../../schemas/index.js';
+import { HealthSchema, ReadySchema } from '../../../schemas/index.js';
 import type { TypedApp } from './common.js';
 
 export async function healthRoutes(

@@ -1,5 +1,5 @@
 /** POST /decide and POST /decide/batch (SPEC §5). */
-import { DecideBatchBodySchema, DecideBatchResponseSchema, DecideQuerySchema, DecisionSchema } from '../../schemas/index.js';
+import { DecideBatchBodySchema, DecideBatchResponseSchema, DecideQuerySchema, DecisionSchema } from '../../../schemas/index.js';
 import { errors, sendSerializedJson, type RouteDeps, type TypedApp } from './common.js';
 
 export async function decisionRoutes(app: TypedApp, { service, metrics }: RouteDeps): Promise<void> {
