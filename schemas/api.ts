@@ -10,7 +10,7 @@ const str = (maxLength: number, description?: string) =>
 
 // ---------------------------------------------------------------- decisions
 
-export const REQUESTER_KINDS = ['anonymous', 'ticket-assistant', 'agent'] as const;
+export const REQUESTER_KINDS = ['anonymous', 'ticket-assistant', 'agent', 'invalid'] as const;
 export const RequesterKindSchema = Type.Union(REQUESTER_KINDS.map((kind) => Type.Literal(kind)));
 export type RequesterKind = Static<typeof RequesterKindSchema>;
 
@@ -22,6 +22,7 @@ export const DECISION_REASONS = [
   'policy_invalid',
   'requester_project_mismatch',
   'issue_out_of_bounds',
+  'invalid_requester',
 ] as const;
 export const DecisionReasonSchema = Type.Union(DECISION_REASONS.map((reason) => Type.Literal(reason)));
 export type DecisionReason = Static<typeof DecisionReasonSchema>;

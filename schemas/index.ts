@@ -3,3 +3,4 @@ export * from './catalog.js';
 export * from './policy.js';
 export * from './errors.js';
 export * from './api.js';
+export * from './requester.js';

@@ -4,7 +4,7 @@
  */
 import { findTool, type CatalogTool, type Decision, type DecisionReason, type PolicySource } from '../../schemas/index.js';
 import { READ_ONLY_ALLOWLIST, type Allowlist, type CompiledPolicy } from './compile.js';
-import { describeRequester, normalizeIssueRef, parseRequester, type ParsedRequester } from './requester.js';
+import { describeRequester, normalizeIssueRef, parseRequester, type ParsedRequester } from '../../schemas/requester.js';
 
 /** An ephemeral ticket-assistant grant, as the decision needs it. */
 export interface EphemeralGrant {
@@ -35,7 +35,7 @@ export interface EffectiveResolution {
   readonly allowlist: Allowlist | null;
   readonly boundIssue: string | null;
   /** Set when the requester cannot act in this project at all. */
-  readonly denial: 'unknown_project' | 'policy_invalid' | 'requester_project_mismatch' | null;
+  readonly denial: 'unknown_project' | 'invalid_requester' | 'policy_invalid' | 'requester_project_mismatch' | null;
 }
 
 /** Resolves who the requester is and which allowlist applies: override > default > read-only. */
@@ -47,6 +47,8 @@ export function resolveEffective(
 ): EffectiveResolution {
   const requester = parseRequester(rawRequester);
   if (!policy) return { requester, allowlist: null, boundIssue: null, denial: 'unknown_project' };
+  // Before the policy's state: a malformed requester is the caller's mistake, whatever the file says.
+  if (requester.kind === 'invalid') return { requester, allowlist: null, boundIssue: null, denial: 'invalid_requester' };
   if (policy.status === 'invalid') return { requester, allowlist: null, boundIssue: null, denial: 'policy_invalid' };
   switch (requester.kind) {
     case 'anonymous':
@@ -110,6 +112,14 @@ export function decide(input: DecisionInput, policy: CompiledPolicy | undefined,
   switch (resolution.denial) {
     case 'unknown_project':
       return answer(subject, false, 'unknown_project', 'none', `${deniedFor(subject)}: unknown project.`);
+    case 'invalid_requester':
+      return answer(
+        subject,
+        false,
+        'invalid_requester',
+        'none',
+        `${deniedFor(subject)}: a requester is "" or "mcp", ticket-assistant:<project>:<issue> or an agent id (no ':', '/', '\\', control character or leading space).`,
+      );
     case 'policy_invalid': {
       const detail = policy?.status === 'invalid' ? ` (${policy.error.message})` : '';
       return answer(

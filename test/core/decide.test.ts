@@ -113,6 +113,43 @@ describe('decide (pure resolution)', () => {
     expect(decideWith('idea_memory_write', { issueRef: '#82' })).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
   });
 
+  it('denies a malformed requester every tool with invalid_requester, even where the default or an override grants it', () => {
+    const everything = { allowedTools: names };
+    const policy = compileDocument({ version: 1, projectDefault: everything, agents: [{ agentId: 'QA', policy: everything }] }, 'r');
+    const malformed = [
+      'Ticket-Assistant:demo:82',
+      ' ticket-assistant:demo:82',
+      'ticket-assistant::82',
+      'ticket-assistant:demo:x',
+      'QA:x',
+      ' QA',
+    ];
+    for (const requester of malformed) {
+      for (const tool of [...names, 'not_a_tool']) {
+        const decision = ask(policy, requester, tool);
+        expect(decision).toMatchObject({
+          allow: false,
+          reason: 'invalid_requester',
+          source: 'none',
+          requester: { id: requester, kind: 'invalid' },
+        });
+        expect(decision.message).toContain(tool);
+        expect(decision.message).toContain(JSON.stringify(requester));
+        expect(decision.message).toContain('demo');
+      }
+    }
+    // The requester is checked before the file's state, and after the project's existence.
+    expect(ask(compilePolicyFile(Buffer.from('{')), 'QA:x', 'idea_memory_read')).toMatchObject({ reason: 'invalid_requester' });
+    expect(ask(undefined, 'QA:x', 'idea_memory_read')).toMatchObject({ reason: 'unknown_project' });
+  });
+
+  it('quotes at most 200 characters of a malformed requester in the message', () => {
+    const requester = `:${'z'.repeat(400)}`;
+    const { message } = ask(builtinPolicy(), requester, 'idea_memory_read');
+    expect(message).toContain(`${JSON.stringify(requester.slice(0, 200))}…`);
+    expect(message).not.toContain('z'.repeat(200));
+  });
+
   it('does not let prototype keys resolve to an override', () => {
     const policy = compileDocument({ version: 1, agents: [{ agentId: 'A', policy: { allowedTools: writeTools } }] }, 'r');
     for (const requester of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
