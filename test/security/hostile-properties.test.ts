@@ -49,6 +49,7 @@ function expectedAllow(query: DecideQuery): boolean | undefined {
     if (rest.slice(colon + 1) === '') return undefined;
     return READ_TOOLS.includes(query.tool);
   }
+  if (requester !== '' && requester !== 'mcp' && !AGENT_ID_REGEX.test(requester)) return false;
   if (query.project === 'demo' && requester === 'Granted') return query.tool === 'idea_memory_write';
   return READ_TOOLS.includes(query.tool);
 }

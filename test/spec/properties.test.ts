@@ -35,8 +35,20 @@ interface Expected {
   source?: Decision['source'];
 }
 
+/** A requester that is neither anonymous, nor a ticket assistant, nor an agent id (§4, §5's pattern) is invalid. */
+function malformed(requester: string): boolean {
+  const anonymous = requester === '' || requester === 'mcp';
+  // eslint-disable-next-line no-control-regex
+  return (
+    !anonymous &&
+    !requester.startsWith('ticket-assistant:') &&
+    !/^[^\s:/\\\u0000-\u001f\u007f][^:/\\\u0000-\u001f\u007f]{0,127}$/.test(requester)
+  );
+}
+
 /** SPEC §4, written independently of the server. */
 function expected(model: Model, requester: string, tool: string): Expected {
+  if (malformed(requester)) return { allow: false, reason: 'invalid_requester', source: 'none' };
   if (!ALL_TOOLS.includes(tool)) return { allow: false, reason: 'unknown_tool' };
   let allowlist: readonly string[];
   let source: Decision['source'];
@@ -215,7 +227,9 @@ describe('properties: decisions equal the SPEC §4 model', () => {
         decisions.forEach((decision, index) => {
           const label = JSON.stringify(pairs[index]);
           expect(decision.allow, label).toBe(false);
-          if (!(pairs[index]?.[0] ?? '').startsWith('ticket-assistant:')) expect(decision.reason, label).toBe('unknown_tool');
+          const asker = pairs[index]?.[0] ?? '';
+          if (!asker.startsWith('ticket-assistant:'))
+            expect(decision.reason, label).toBe(malformed(asker) ? 'invalid_requester' : 'unknown_tool');
           expect(decision.tool.access, label).toBe('unknown');
         });
       }),
@@ -223,7 +237,7 @@ describe('properties: decisions equal the SPEC §4 model', () => {
     );
   }, 60_000);
 
-  it('random requester strings get exactly the model allowlist (no id is special except "", "mcp" and ticket-assistants)', async () => {
+  it('random requester strings get exactly the model allowlist (no valid id is special except "", "mcp" and ticket-assistants)', async () => {
     const model: Model = { projectDefault: ['idea_memory_write', 'idea_ticket_list'], overrides: new Map([['QA', ['idea_ask_agent']]]) };
     await applyByDocument(model);
     await fc.assert(
