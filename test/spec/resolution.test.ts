@@ -327,3 +327,34 @@ describe('§4 ticket-assistant requesters', () => {
     });
   });
 });
+
+describe('§4 malformed requesters', () => {
+  const everything = policyDoc([...READ_TOOLS, ...WRITE_TOOLS], { QA: [...READ_TOOLS, ...WRITE_TOOLS] });
+  const shared = sharedServer({ p: { policy: everything } });
+  const malformed = [
+    'Ticket-Assistant:p:82',
+    ' ticket-assistant:p:82',
+    'ticket-assistant::82',
+    'ticket-assistant:p:',
+    'QA:x',
+    ' QA',
+    'a/b',
+  ];
+
+  it.each(malformed)('denies %j every tool with invalid_requester, though the default grants them all', async (requester) => {
+    const { app } = shared();
+    for (const tool of [...READ_TOOLS, ...WRITE_TOOLS]) {
+      const d = await decide(app, { project: 'p', requester, tool, arguments: { issueRef: '#82' } });
+      expect(d).toMatchObject({ allow: false, reason: 'invalid_requester', source: 'none', requester: { id: requester, kind: 'invalid' } });
+      expect(d.message).toContain(JSON.stringify(requester));
+      expectMessageNames(d, tool, requester.trim(), 'p');
+    }
+  });
+
+  it.each(malformed)('shows %j nothing allowed on the effective route', async (requester) => {
+    const { app } = shared();
+    const response = await call(app, 'GET', `/projects/p/requesters/${encodeURIComponent(requester)}/effective`);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toMatchObject({ requester: { id: requester, kind: 'invalid' }, source: 'none', allowedTools: [] });
+  });
+});
