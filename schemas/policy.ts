@@ -4,9 +4,16 @@
  * `schemas/mcp-tool-permissions.schema.json` is generated from `PolicyDocumentSchema`.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { AGENT_ID_PATTERN } from './ids.js';
+import { WRITABLE_AGENT_ID_PATTERN } from './ids.js';
 
-export { AGENT_ID_PATTERN, AGENT_ID_REGEX, PROJECT_ID_PATTERN, PROJECT_ID_REGEX } from './ids.js';
+export {
+  AGENT_ID_PATTERN,
+  AGENT_ID_REGEX,
+  PROJECT_ID_PATTERN,
+  PROJECT_ID_REGEX,
+  WRITABLE_AGENT_ID_PATTERN,
+  WRITABLE_AGENT_ID_REGEX,
+} from './ids.js';
 
 /** Largest allowlist accepted anywhere: the catalog has 25 tools, so this is generous. */
 export const MAX_ALLOWLIST_ITEMS = 256;
@@ -26,7 +33,11 @@ export type Allowlist = Static<typeof AllowlistSchema>;
 
 export const AgentOverrideSchema = Type.Object(
   {
-    agentId: Type.String({ pattern: AGENT_ID_PATTERN, description: 'The agent this override applies to.' }),
+    agentId: Type.String({
+      pattern: WRITABLE_AGENT_ID_PATTERN,
+      description:
+        "The agent this override applies to: 1 to 128 UTF-16 code units, no ':', '/', '\\' or control character, no whitespace but inner spaces, no invisible character, not \"mcp\", and unchanged by Unicode NFKC normalization (the service checks that last rule; the pattern is matched without the regular expression 'u' flag).",
+    }),
     policy: AllowlistSchema,
   },
   { additionalProperties: false },

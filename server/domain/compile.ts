@@ -14,6 +14,8 @@ import {
 } from '../../schemas/index.js';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { createHash } from 'node:crypto';
+import { quoteForMessage } from '../../schemas/requester.js';
+import { agentIdProblem } from './agent-id.js';
 import { locateJsonError } from './json-location.js';
 
 export const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
@@ -162,17 +164,26 @@ export function documentProblem(value: unknown): { message: string; path?: strin
             : `(a ${version === null ? 'null' : Array.isArray(version) ? 'array' : typeof version})`;
       return { message: `unsupported version ${shown} (expected 1)`, path: '/version' };
     }
+    if (AGENT_ID_PATH.test(path) && typeof first?.value === 'string') return agentIdMessage(first.value, path);
     return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/' };
   }
   const seen = new Set<string>();
   const agents = (value as PolicyDocument).agents ?? [];
   for (const [index, agent] of agents.entries()) {
-    if (seen.has(agent.agentId)) {
-      return { message: `duplicate override for agent ${agent.agentId}`, path: `/agents/${index}/agentId` };
-    }
+    const path = `/agents/${index}/agentId`;
+    // Refused, not skipped: ignoring an override would give its agent the project default instead.
+    if (agentIdProblem(agent.agentId) !== undefined) return agentIdMessage(agent.agentId, path);
+    if (seen.has(agent.agentId)) return { message: `duplicate override for agent ${agent.agentId}`, path };
     seen.add(agent.agentId);
   }
   return null;
+}
+
+const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$/;
+
+function agentIdMessage(agentId: string, path: string): { message: string; path: string } {
+  const why = agentIdProblem(agentId) ?? 'it does not match the agent id pattern';
+  return { message: `invalid agent id ${quoteForMessage(agentId)} at ${path}: ${why}`, path };
 }
 
 function jsonErrorLocation(text: string, error: unknown): Omit<PolicyError, 'file'> {
