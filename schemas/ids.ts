@@ -38,4 +38,5 @@ const ODD_SPACE_SOURCE = '[^\\S ]| $';
  */
 // The agent id pattern first, in a lookahead, so the scan for invisible characters never runs over more than 128 code units.
 export const WRITABLE_AGENT_ID_PATTERN = `^(?=${AGENT_ID_PATTERN.slice(1)})(?!mcp$)(?![\\s\\S]*(?:${INVISIBLE_CHARACTER_SOURCE}|${LONE_SURROGATE_SOURCE}|${ODD_SPACE_SOURCE}))`;
+// eslint-disable-next-line no-misleading-character-class -- surrogate halves are matched on purpose, without the 'u' flag like TypeBox.
 export const WRITABLE_AGENT_ID_REGEX = new RegExp(WRITABLE_AGENT_ID_PATTERN);
