@@ -1,0 +1,332 @@
+/**
+ * Approval requests (docs/api.md §11): when an agent calls a tool its policy lists in `askTools`, the
+ * user is asked. One pending request per project, requester and tool; at most 100 open per project;
+ * a refusal answers `approval_denied` for 60 s; an unanswered request expires. Requests live in
+ * memory only (a restart forgets them; the agent's next call opens a new one); the `once` answers
+ * they arm are kept by {@link OnceAllowances}, which saves them.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  APPROVAL_DENIAL_COOLDOWN_SECONDS,
+  DEFAULT_APPROVAL_TTL_SECONDS,
+  MAX_APPROVAL_WAIT_SECONDS,
+  MAX_GRANT_TTL_SECONDS,
+  MAX_OPEN_APPROVALS_PER_PROJECT,
+  type Approval,
+  type ApprovalAnswer,
+  type ApprovalStatus,
+  type DecisionApproval,
+  type Grant,
+} from '../../schemas/approvals.js';
+import { isToolName } from '../../schemas/catalog.js';
+import { ApprovalsError } from './errors.js';
+import { parseIssueRef, type IssueRef } from './issue-ref.js';
+import type { OnceAllowances } from './once-allowances.js';
+import { PairMap } from './pair-map.js';
+import { isAgentRequester, type TemporaryGrants } from './temporary-grants.js';
+
+/** Answered and expired requests kept per project for the list, oldest forgotten first. */
+export const MAX_CLOSED_APPROVALS_PER_PROJECT = 200;
+
+export interface ApprovalChange {
+  readonly project: string;
+  readonly id: string;
+  readonly status: ApprovalStatus;
+}
+
+/** What the decision path answers for a tool on ask. */
+export type RequestOutcome =
+  | { readonly kind: 'pending'; readonly created: boolean; readonly approval: DecisionApproval }
+  | { readonly kind: 'denied' }
+  | { readonly kind: 'queue_full' };
+
+export interface AnswerOutcome {
+  readonly approval: Approval;
+  /** The grant an answer `for` created. */
+  readonly grant?: Grant;
+}
+
+export interface ApprovalRequestsOptions {
+  /** Where `once` answers are armed and consumed. */
+  readonly onces: OnceAllowances;
+  /** Where an answer `for` creates its grant. */
+  readonly grants: TemporaryGrants;
+  /** Makes an answer `always` durable (the tool joins the agent's `allowedTools`); the request closes only once it resolves. */
+  readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
+  /** Lifetime of a pending request (`PDP_APPROVAL_TTL_SECONDS`). */
+  readonly ttlSeconds?: number;
+  /** Called after every new or changed request (the `approval` events of `GET /events`). */
+  readonly onChange?: (change: ApprovalChange) => void;
+  /** Time for the periodic expiry and for {@link ApprovalRequests.wait}. */
+  readonly clock?: () => number;
+  readonly sweepIntervalMs?: number;
+}
+
+interface RequestRecord {
+  readonly id: string;
+  readonly project: string;
+  readonly requester: string;
+  readonly tool: string;
+  readonly issueRef: IssueRef | undefined;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  status: ApprovalStatus;
+  answer?: ApprovalAnswer;
+  answeredAt?: number;
+  /** An answer's effect is being made (an `always` write): the request is pending but no longer answerable. */
+  answering: boolean;
+  readonly waiters: Set<() => void>;
+}
+
+class ProjectRequests {
+  /** Every kept request by id, in the order they were opened. */
+  readonly byId = new Map<string, RequestRecord>();
+  /** The one pending request of each requester and tool. */
+  readonly pending = new PairMap<RequestRecord>();
+  /** Until when each refused requester and tool gets `approval_denied`. */
+  readonly refusedUntil = new PairMap<number>();
+}
+
+export class ApprovalRequests {
+  private readonly projects = new Map<string, ProjectRequests>();
+  private readonly ttlMs: number;
+  private readonly clock: () => number;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly options: ApprovalRequestsOptions) {
+    this.ttlMs = (options.ttlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) * 1000;
+    this.clock = options.clock ?? Date.now;
+    this.sweeper = setInterval(() => this.sweep(this.clock()), options.sweepIntervalMs ?? 1000);
+    this.sweeper.unref();
+  }
+
+  /**
+   * Opens, or reuses, the pending request of `requester` for `tool`. Only agents ask, and only for
+   * catalog tools: anything else is a caller's mistake and throws.
+   */
+  request(project: string, requester: string, tool: string, issueRef: string | undefined, now: number): RequestOutcome {
+    if (!isAgentRequester(requester) || !isToolName(tool)) throw new TypeError('only an agent can ask, and only for a catalog tool');
+    const state = this.projects.get(project) ?? this.addProject(project);
+    const refusedUntil = state.refusedUntil.get(requester, tool);
+    if (refusedUntil !== undefined) {
+      if (refusedUntil > now) return { kind: 'denied' };
+      state.refusedUntil.delete(requester, tool);
+    }
+    const existing = state.pending.get(requester, tool);
+    if (existing !== undefined && !this.expireIfDue(existing, now)) {
+      return { kind: 'pending', created: false, approval: toDecisionApproval(existing) };
+    }
+    if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) {
+      this.expireDue(state, now);
+      if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) return { kind: 'queue_full' };
+    }
+    const record: RequestRecord = {
+      id: newId(state.byId),
+      project,
+      requester,
+      tool,
+      issueRef: parseIssueRef(issueRef),
+      createdAt: now,
+      expiresAt: now + this.ttlMs,
+      status: 'pending',
+      answering: false,
+      waiters: new Set(),
+    };
+    state.byId.set(record.id, record);
+    state.pending.set(requester, tool, record);
+    forgetOldestClosed(state);
+    this.changed(record);
+    return { kind: 'pending', created: true, approval: toDecisionApproval(record) };
+  }
+
+  /** True exactly once after a `once` answer for this requester, tool and ticket (see {@link OnceAllowances.consume}). */
+  consumeOnce(project: string, requester: string, tool: string, issueRef: string | undefined, now: number): boolean {
+    return this.options.onces.consume(project, requester, tool, issueRef, now);
+  }
+
+  /**
+   * The user's answer. The request closes only once the answer's effect is in place (the `once`
+   * armed and saved, the grant created, the `always` write done); when the effect fails, the
+   * request stays pending and the error is thrown.
+   */
+  async answer(project: string, id: string, answer: ApprovalAnswer, ttlSeconds: number | undefined, now: number): Promise<AnswerOutcome> {
+    const record = this.projects.get(project)?.byId.get(id);
+    if (record === undefined) throw new ApprovalsError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`);
+    this.expireIfDue(record, now);
+    if (record.status !== 'pending' || record.answering) {
+      const state = record.answering ? 'already being answered' : record.status;
+      throw new ApprovalsError('approval_closed', `Approval request ${id} is no longer pending (${state}).`, { status: record.status });
+    }
+    if (answer === 'for' ? !isGrantTtl(ttlSeconds) : ttlSeconds !== undefined) {
+      throw new ApprovalsError(
+        'invalid_ttl',
+        `ttlSeconds, an integer from 1 to ${MAX_GRANT_TTL_SECONDS}, goes with the answer "for" and only with it.`,
+      );
+    }
+    let grant: Grant | undefined;
+    switch (answer) {
+      case 'deny':
+        this.projects.get(project)?.refusedUntil.set(record.requester, record.tool, now + APPROVAL_DENIAL_COOLDOWN_SECONDS * 1000);
+        break;
+      case 'once':
+        this.options.onces.arm(project, record.id, record.requester, record.tool, record.issueRef?.key, now);
+        break;
+      case 'for':
+        grant = this.options.grants.create(project, record.requester, [record.tool], ttlSeconds as number, now);
+        break;
+      case 'always':
+        record.answering = true;
+        try {
+          await this.options.makeAlways(project, record.requester, record.tool);
+        } finally {
+          record.answering = false;
+        }
+        break;
+    }
+    this.closeRequest(record, answer === 'deny' ? 'denied' : 'approved', now, answer);
+    return grant === undefined ? { approval: toWire(record) } : { approval: toWire(record), grant };
+  }
+
+  /** One request as it now is, or `undefined`. */
+  get(project: string, id: string, now: number): Approval | undefined {
+    const record = this.projects.get(project)?.byId.get(id);
+    if (record === undefined) return undefined;
+    this.expireIfDue(record, now);
+    return toWire(record);
+  }
+
+  /** The kept requests of a project, newest first, optionally only those with `status`. */
+  list(project: string, status: ApprovalStatus | undefined, now: number): Approval[] {
+    const state = this.projects.get(project);
+    if (state === undefined) return [];
+    this.expireDue(state, now);
+    const approvals: Approval[] = [];
+    for (const record of state.byId.values()) if (status === undefined || record.status === status) approvals.push(toWire(record));
+    return approvals.reverse();
+  }
+
+  /**
+   * Long-poll: the request at once when it is no longer pending, else on its next change, else after
+   * `timeoutMs` (at most 60 s) or when `signal` aborts, with its state then. Rejects with `not_found`.
+   */
+  wait(project: string, id: string, timeoutMs: number, signal?: AbortSignal): Promise<Approval> {
+    const record = this.projects.get(project)?.byId.get(id);
+    if (record === undefined)
+      return Promise.reject(new ApprovalsError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`));
+    this.expireIfDue(record, this.clock());
+    if (record.status !== 'pending' || timeoutMs <= 0 || signal?.aborted === true) return Promise.resolve(toWire(record));
+    return new Promise((resolve) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        record.waiters.delete(finish);
+        signal?.removeEventListener('abort', finish);
+        this.expireIfDue(record, this.clock());
+        resolve(toWire(record));
+      };
+      const timer = setTimeout(finish, Math.min(timeoutMs, MAX_APPROVAL_WAIT_SECONDS * 1000));
+      record.waiters.add(finish);
+      signal?.addEventListener('abort', finish, { once: true });
+    });
+  }
+
+  /** Expires the requests past their time, forgets ended refusals and unused expired `once` answers. */
+  sweep(now: number): void {
+    for (const state of this.projects.values()) {
+      this.expireDue(state, now);
+      for (const [requester, tool, until] of state.refusedUntil.entries()) if (until <= now) state.refusedUntil.delete(requester, tool);
+    }
+    this.options.onces.sweep(now);
+  }
+
+  /** Forgets a project's requests, refusals and `once` answers (the project disappeared); its waiters get the request as it was. */
+  dropProject(project: string): void {
+    const state = this.projects.get(project);
+    this.projects.delete(project);
+    this.options.onces.dropProject(project);
+    if (state !== undefined) for (const record of state.byId.values()) wake(record);
+  }
+
+  /** Stops the periodic expiry and releases every waiter (shutdown). */
+  close(): void {
+    clearInterval(this.sweeper);
+    for (const state of this.projects.values()) for (const record of state.byId.values()) wake(record);
+  }
+
+  private addProject(project: string): ProjectRequests {
+    const state = new ProjectRequests();
+    this.projects.set(project, state);
+    return state;
+  }
+
+  private expireDue(state: ProjectRequests, now: number): void {
+    for (const [, , record] of state.pending.entries()) this.expireIfDue(record, now);
+  }
+
+  /** Expires a pending request past its time (never one whose answer is being made); true when it is no longer pending. */
+  private expireIfDue(record: RequestRecord, now: number): boolean {
+    if (record.status === 'pending' && !record.answering && record.expiresAt <= now) this.closeRequest(record, 'expired', now);
+    return record.status !== 'pending';
+  }
+
+  private closeRequest(record: RequestRecord, status: Exclude<ApprovalStatus, 'pending'>, now: number, answer?: ApprovalAnswer): void {
+    record.status = status;
+    if (answer !== undefined) {
+      record.answer = answer;
+      record.answeredAt = now;
+    }
+    const state = this.projects.get(record.project);
+    if (state !== undefined && state.pending.get(record.requester, record.tool) === record)
+      state.pending.delete(record.requester, record.tool);
+    if (state?.byId.get(record.id) === record) this.changed(record);
+    wake(record);
+  }
+
+  private changed(record: RequestRecord): void {
+    this.options.onChange?.({ project: record.project, id: record.id, status: record.status });
+  }
+}
+
+function wake(record: RequestRecord): void {
+  for (const waiter of [...record.waiters]) waiter();
+}
+
+/** Keeps at most {@link MAX_CLOSED_APPROVALS_PER_PROJECT} closed requests, forgetting the oldest. */
+function forgetOldestClosed(state: ProjectRequests): void {
+  let excess = state.byId.size - state.pending.size - MAX_CLOSED_APPROVALS_PER_PROJECT;
+  for (const [id, record] of state.byId) {
+    if (excess <= 0) return;
+    if (record.status === 'pending') continue;
+    state.byId.delete(id);
+    excess -= 1;
+  }
+}
+
+function isGrantTtl(ttlSeconds: number | undefined): boolean {
+  return ttlSeconds !== undefined && Number.isInteger(ttlSeconds) && ttlSeconds >= 1 && ttlSeconds <= MAX_GRANT_TTL_SECONDS;
+}
+
+function newId(taken: ReadonlyMap<string, unknown>): string {
+  let id: string;
+  do id = randomBytes(9).toString('base64url');
+  while (taken.has(id));
+  return id;
+}
+
+function toDecisionApproval(record: RequestRecord): DecisionApproval {
+  return { id: record.id, status: 'pending', expiresAt: new Date(record.expiresAt).toISOString() };
+}
+
+function toWire(record: RequestRecord): Approval {
+  const approval: Approval = {
+    id: record.id,
+    requester: record.requester,
+    tool: record.tool,
+    status: record.status,
+    createdAt: new Date(record.createdAt).toISOString(),
+    expiresAt: new Date(record.expiresAt).toISOString(),
+  };
+  if (record.issueRef !== undefined) approval.issueRef = record.issueRef.display;
+  if (record.answer !== undefined) approval.answer = record.answer;
+  if (record.answeredAt !== undefined) approval.answeredAt = new Date(record.answeredAt).toISOString();
+  return approval;
+}

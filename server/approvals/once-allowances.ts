@@ -1,0 +1,161 @@
+/**
+ * The `once` answers waiting for their call (docs/api.md §11): one armed allowance per project,
+ * requester and tool, bound to the ticket of the request, used by exactly one call. Saved through
+ * `persist` so that a restart neither loses one nor lets one allow twice.
+ */
+import { MAX_GRANT_TTL_SECONDS } from '../../schemas/approvals.js';
+import { isToolName } from '../../schemas/catalog.js';
+import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
+import { ApprovalsError } from './errors.js';
+import { parseIssueRef } from './issue-ref.js';
+import { PairMap } from './pair-map.js';
+import type { PersistedOnce } from './state-file.js';
+import { isAgentRequester } from './temporary-grants.js';
+
+/** How long an unused `once` answer stays usable when no other lifetime is given. */
+export const DEFAULT_ONCE_TTL_SECONDS = 86_400;
+/** Armed allowances per project; each one follows a human's answer, so this is only a bound. */
+export const MAX_ONCES_PER_PROJECT = 1_000;
+
+interface ArmedOnce {
+  readonly approvalId: string;
+  /** The ticket key of the request, or `undefined` when its call named no ticket. */
+  readonly issueKey: string | undefined;
+  readonly armedAt: number;
+  readonly expiresAt: number;
+}
+
+export interface OnceAllowancesOptions {
+  readonly ttlSeconds?: number;
+  /** Saves the durable state (it reads {@link OnceAllowances.persisted}); throws when it cannot. */
+  readonly persist?: () => void;
+  /** Told about a failed save that no caller is waiting for. */
+  readonly onPersistFailure?: (error: Error) => void;
+}
+
+export class OnceAllowances {
+  private readonly byProject = new Map<string, PairMap<ArmedOnce>>();
+  private readonly ttlMs: number;
+
+  constructor(private readonly options: OnceAllowancesOptions = {}) {
+    this.ttlMs = (options.ttlSeconds ?? DEFAULT_ONCE_TTL_SECONDS) * 1000;
+  }
+
+  /** Arms the allowance once it is saved (replacing an unused one for the same pair); throws an {@link ApprovalsError} otherwise. */
+  arm(project: string, approvalId: string, requester: string, tool: string, issueKey: string | undefined, now: number): void {
+    let armed = this.byProject.get(project);
+    if (armed === undefined) {
+      armed = new PairMap();
+      this.byProject.set(project, armed);
+    }
+    this.sweepProject(armed, now);
+    const previous = armed.get(requester, tool);
+    if (previous === undefined && armed.size >= MAX_ONCES_PER_PROJECT) {
+      throw new ApprovalsError('limit_exceeded', `Project ${project} already has ${MAX_ONCES_PER_PROJECT} unused "once" approvals.`);
+    }
+    armed.set(requester, tool, { approvalId, issueKey, armedAt: now, expiresAt: now + this.ttlMs });
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      if (previous === undefined) armed.delete(requester, tool);
+      else armed.set(requester, tool, previous);
+      throw new ApprovalsError('write_failed', `The approval could not be saved (${(error as Error).message}); nothing was allowed.`);
+    }
+  }
+
+  /**
+   * True for exactly one call: the allowance is removed, and saved as removed, before this returns
+   * true. When that save fails the call is refused and the allowance stays for the next one.
+   */
+  consume(project: string, requester: string, tool: string, issueRef: string | undefined, now: number): boolean {
+    const armed = this.byProject.get(project);
+    const once = armed?.get(requester, tool);
+    if (armed === undefined || once === undefined || once.expiresAt <= now) return false;
+    if (parseIssueRef(issueRef)?.key !== once.issueKey) return false;
+    armed.delete(requester, tool);
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      armed.set(requester, tool, once);
+      this.options.onPersistFailure?.(error as Error);
+      return false;
+    }
+    return true;
+  }
+
+  /** Drops the expired allowances (an expired one is already never used; the file forgets it at the next save). */
+  sweep(now: number): void {
+    for (const [project, armed] of this.byProject) {
+      this.sweepProject(armed, now);
+      if (armed.size === 0) this.byProject.delete(project);
+    }
+  }
+
+  dropProject(project: string): void {
+    const armed = this.byProject.get(project);
+    if (armed === undefined) return;
+    this.byProject.delete(project);
+    if (armed.size === 0) return;
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      this.options.onPersistFailure?.(error as Error);
+    }
+  }
+
+  /** The allowances of every project as the state file keeps them (expired ones included: loading drops them). */
+  persisted(): PersistedOnce[] {
+    const entries: PersistedOnce[] = [];
+    for (const [project, armed] of this.byProject) {
+      for (const [requester, tool, once] of armed.entries()) {
+        const entry: PersistedOnce = {
+          project,
+          approvalId: once.approvalId,
+          requester,
+          tool,
+          armedAt: new Date(once.armedAt).toISOString(),
+          expiresAt: new Date(once.expiresAt).toISOString(),
+        };
+        if (once.issueKey !== undefined) entry.issueRef = once.issueKey;
+        entries.push(entry);
+      }
+    }
+    return entries;
+  }
+
+  /** Takes back the allowances of a state file that {@link arm} could have made; returns what was dropped. */
+  restore(entries: readonly PersistedOnce[], now: number): string[] {
+    const warnings: string[] = [];
+    let dropped = 0;
+    for (const entry of entries) {
+      const armedAt = Date.parse(entry.armedAt);
+      const expiresAt = Date.parse(entry.expiresAt);
+      const valid =
+        PROJECT_ID_REGEX.test(entry.project) &&
+        isAgentRequester(entry.requester) &&
+        isToolName(entry.tool) &&
+        entry.approvalId.length <= 64 &&
+        (entry.issueRef === undefined || entry.issueRef.length <= 80) &&
+        Number.isFinite(armedAt) &&
+        Number.isFinite(expiresAt) &&
+        expiresAt - now <= MAX_GRANT_TTL_SECONDS * 1000;
+      if (!valid) {
+        dropped += 1;
+        continue;
+      }
+      if (expiresAt <= now) continue;
+      let armed = this.byProject.get(entry.project);
+      if (armed === undefined) {
+        armed = new PairMap();
+        this.byProject.set(entry.project, armed);
+      }
+      armed.set(entry.requester, entry.tool, { approvalId: entry.approvalId, issueKey: entry.issueRef, armedAt, expiresAt });
+    }
+    if (dropped > 0) warnings.push(`${dropped} saved "once" approvals were dropped: invalid project, requester, tool, ticket or times.`);
+    return warnings;
+  }
+
+  private sweepProject(armed: PairMap<ArmedOnce>, now: number): void {
+    for (const [requester, tool, once] of armed.entries()) if (once.expiresAt <= now) armed.delete(requester, tool);
+  }
+}

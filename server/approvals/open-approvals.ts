@@ -1,0 +1,58 @@
+/**
+ * Builds the approvals of the service (docs/api.md §11): requests, `once` answers and temporary
+ * grants, the last two loaded from and saved to the state file of the state folder.
+ */
+import { ApprovalRequests, type ApprovalChange } from './approval-requests.js';
+import { OnceAllowances } from './once-allowances.js';
+import { ApprovalsStateFile } from './state-file.js';
+import { TemporaryGrants } from './temporary-grants.js';
+
+export interface OpenApprovalsOptions {
+  /** The state folder (`PDP_STATE_DIR`); without one nothing survives a restart. */
+  readonly stateDirectory?: string;
+  /** Lifetime of a pending request (`PDP_APPROVAL_TTL_SECONDS`). */
+  readonly approvalTtlSeconds?: number;
+  /** Lifetime of an unused `once` answer. */
+  readonly onceTtlSeconds?: number;
+  /** Makes an answer `always` durable (see {@link ApprovalRequests}). */
+  readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
+  readonly onChange?: (change: ApprovalChange) => void;
+  /** Told about a failed save that no caller is waiting for, to log it. */
+  readonly onPersistFailure?: (error: Error) => void;
+  readonly clock?: () => number;
+}
+
+export interface Approvals {
+  readonly requests: ApprovalRequests;
+  readonly grants: TemporaryGrants;
+  /** What could not be loaded from the state file, for the caller to log at start. */
+  readonly warnings: readonly string[];
+  close(): void;
+}
+
+export function openApprovals(options: OpenApprovalsOptions): Approvals {
+  const clock = options.clock ?? Date.now;
+  const file = options.stateDirectory === undefined ? undefined : new ApprovalsStateFile(options.stateDirectory);
+  const loaded = file?.load() ?? { grants: [], onces: [] };
+  const saving = {
+    ...(file === undefined ? {} : { persist: () => file.write({ grants: grants.persisted(), onces: onces.persisted() }) }),
+    ...(options.onPersistFailure === undefined ? {} : { onPersistFailure: options.onPersistFailure }),
+  };
+  const grants = new TemporaryGrants(saving);
+  const onces = new OnceAllowances({ ...saving, ...(options.onceTtlSeconds === undefined ? {} : { ttlSeconds: options.onceTtlSeconds }) });
+  const now = clock();
+  const warnings = [
+    ...(loaded.warning === undefined ? [] : [loaded.warning]),
+    ...grants.restore(loaded.grants, now),
+    ...onces.restore(loaded.onces, now),
+  ];
+  const requests = new ApprovalRequests({
+    onces,
+    grants,
+    makeAlways: options.makeAlways,
+    clock,
+    ...(options.approvalTtlSeconds === undefined ? {} : { ttlSeconds: options.approvalTtlSeconds }),
+    ...(options.onChange === undefined ? {} : { onChange: options.onChange }),
+  });
+  return { requests, grants, warnings, close: () => requests.close() };
+}

@@ -1,0 +1,241 @@
+/**
+ * Temporary grants (docs/api.md §11): "let this agent call these tools for the next N seconds". Held
+ * in memory per project, saved through `persist` after every change so they survive a restart;
+ * `has` sits on the decision path and is a lookup in nested Maps.
+ */
+import { randomBytes } from 'node:crypto';
+import { MAX_GRANT_TTL_SECONDS, type Grant } from '../../schemas/approvals.js';
+import { isToolName, sortByCatalogOrder, type ToolName } from '../../schemas/catalog.js';
+import { AGENT_ID_REGEX, PROJECT_ID_REGEX } from '../../schemas/policy.js';
+import { ApprovalsError } from './errors.js';
+import type { PersistedGrant } from './state-file.js';
+
+/** Live grants per project; a project past this must revoke or wait for some to expire. */
+export const MAX_GRANTS_PER_PROJECT = 1_000;
+/** How many problems of a state file are listed one by one before they are only counted. */
+const MAX_RESTORE_WARNINGS = 20;
+
+interface GrantRecord {
+  readonly id: string;
+  readonly project: string;
+  readonly requester: string;
+  readonly tools: readonly ToolName[];
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+export interface TemporaryGrantsOptions {
+  /** Saves the durable state (it reads {@link TemporaryGrants.persisted}); throws when it cannot. */
+  readonly persist?: () => void;
+  /** Told about a failed save that no caller is waiting for (a project dropped). */
+  readonly onPersistFailure?: (error: Error) => void;
+}
+
+/** An agent requester: anonymous (`""`, `"mcp"`) and ticket-assistant requesters never get grants. */
+export function isAgentRequester(requester: string): boolean {
+  return requester !== 'mcp' && AGENT_ID_REGEX.test(requester);
+}
+
+export class TemporaryGrants {
+  /** project → grant id → grant. */
+  private readonly byProject = new Map<string, Map<string, GrantRecord>>();
+  /** project → requester → tool → latest expiry among the grants that cover it: all `has` reads. */
+  private readonly index = new Map<string, Map<string, Map<string, number>>>();
+
+  constructor(private readonly options: TemporaryGrantsOptions = {}) {}
+
+  /** Creates a grant once it is saved; throws an {@link ApprovalsError} and changes nothing otherwise. */
+  create(project: string, requester: string, tools: readonly string[], ttlSeconds: number, now: number): Grant {
+    if (!isAgentRequester(requester)) {
+      throw new ApprovalsError('invalid_requester', `Only an agent can be granted tools, not ${JSON.stringify(requester)}.`);
+    }
+    const granted = checkTools(tools);
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_GRANT_TTL_SECONDS) {
+      throw new ApprovalsError('invalid_ttl', `ttlSeconds must be an integer from 1 to ${MAX_GRANT_TTL_SECONDS}.`);
+    }
+    this.sweep(project, now);
+    const grants = this.grantsOf(project);
+    if (grants.size >= MAX_GRANTS_PER_PROJECT) {
+      throw new ApprovalsError('limit_exceeded', `Project ${project} already has ${MAX_GRANTS_PER_PROJECT} temporary grants.`);
+    }
+    const record: GrantRecord = {
+      id: newId(grants),
+      project,
+      requester,
+      tools: granted,
+      createdAt: now,
+      expiresAt: now + ttlSeconds * 1000,
+    };
+    grants.set(record.id, record);
+    this.reindex(project, requester);
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      grants.delete(record.id);
+      this.reindex(project, requester);
+      throw new ApprovalsError('write_failed', `The grant could not be saved (${(error as Error).message}); nothing was granted.`);
+    }
+    return toWire(record);
+  }
+
+  /** True while a live grant lets `requester` call `tool` in `project`. */
+  has(project: string, requester: string, tool: string, now: number): boolean {
+    const expiresAt = this.index.get(project)?.get(requester)?.get(tool);
+    return expiresAt !== undefined && expiresAt > now;
+  }
+
+  /** The live grants of a project, newest first. */
+  list(project: string, now: number): Grant[] {
+    return [...this.sweep(project, now).values()].reverse().map(toWire);
+  }
+
+  /**
+   * Ends a live grant at once. A revocation is never undone: when it cannot be saved it still holds
+   * until a restart, and the error says so.
+   */
+  revoke(project: string, id: string, now: number): Grant {
+    const grants = this.sweep(project, now);
+    const record = grants.get(id);
+    if (record === undefined) throw new ApprovalsError('not_found', `No live temporary grant ${JSON.stringify(id)} in project ${project}.`);
+    grants.delete(id);
+    this.reindex(project, record.requester);
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      throw new ApprovalsError(
+        'write_failed',
+        `The grant was revoked but the change could not be saved (${(error as Error).message}): after a restart it would allow again until ${new Date(record.expiresAt).toISOString()}.`,
+      );
+    }
+    return toWire(record);
+  }
+
+  /** Forgets a project's grants (the project disappeared). */
+  dropProject(project: string): void {
+    if (!this.byProject.delete(project)) return;
+    this.index.delete(project);
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      this.options.onPersistFailure?.(error as Error);
+    }
+  }
+
+  /** The grants of every project as the state file keeps them (expired ones included: loading drops them). */
+  persisted(): PersistedGrant[] {
+    const entries: PersistedGrant[] = [];
+    for (const grants of this.byProject.values()) for (const record of grants.values()) entries.push(toWire(record));
+    return entries;
+  }
+
+  /**
+   * Takes back the grants of a state file, keeping only what {@link create} could have made: an
+   * expired grant is dropped, a name outside the catalog never grants; returns what was dropped.
+   */
+  restore(entries: readonly PersistedGrant[], now: number): string[] {
+    const problems: string[] = [];
+    for (const entry of entries) {
+      const problem = this.restoreOne(entry, now);
+      if (problem !== undefined) problems.push(problem);
+    }
+    const warnings = problems.slice(0, MAX_RESTORE_WARNINGS);
+    if (problems.length > MAX_RESTORE_WARNINGS) warnings.push(`${problems.length - MAX_RESTORE_WARNINGS} more grants were dropped.`);
+    return warnings;
+  }
+
+  private restoreOne(entry: PersistedGrant, now: number): string | undefined {
+    const where = `Saved grant ${JSON.stringify(entry.id).slice(0, 80)}`;
+    const createdAt = Date.parse(entry.createdAt);
+    const expiresAt = Date.parse(entry.expiresAt);
+    if (!PROJECT_ID_REGEX.test(entry.project)) return `${where} dropped: invalid project id.`;
+    if (!isAgentRequester(entry.requester)) return `${where} dropped: its requester is not an agent.`;
+    if (entry.id === '' || entry.id.length > 64 || this.byProject.get(entry.project)?.has(entry.id))
+      return `${where} dropped: invalid or repeated id.`;
+    if (!Number.isFinite(createdAt) || !Number.isFinite(expiresAt)) return `${where} dropped: invalid times.`;
+    if (expiresAt <= now) return undefined;
+    if (expiresAt - now > MAX_GRANT_TTL_SECONDS * 1000) return `${where} dropped: it expires later than a grant can last.`;
+    const tools = sortByCatalogOrder(new Set(entry.tools.filter(isToolName)));
+    if (tools.length === 0) return `${where} dropped: none of its tools is in the catalog.`;
+    const grants = this.grantsOf(entry.project);
+    grants.set(entry.id, { id: entry.id, project: entry.project, requester: entry.requester, tools, createdAt, expiresAt });
+    this.reindex(entry.project, entry.requester);
+    const unknown = entry.tools.filter((tool) => !isToolName(tool));
+    return unknown.length === 0 ? undefined : `${where}: names outside the catalog ignored: ${unknown.slice(0, 5).join(', ')}.`;
+  }
+
+  private grantsOf(project: string): Map<string, GrantRecord> {
+    let grants = this.byProject.get(project);
+    if (grants === undefined) {
+      grants = new Map();
+      this.byProject.set(project, grants);
+    }
+    return grants;
+  }
+
+  /** The project's grants without the expired ones, and the index without them. */
+  private sweep(project: string, now: number): Map<string, GrantRecord> {
+    const grants = this.byProject.get(project);
+    if (grants === undefined) return new Map();
+    const touched = new Set<string>();
+    for (const [id, record] of grants) {
+      if (record.expiresAt > now) continue;
+      grants.delete(id);
+      touched.add(record.requester);
+    }
+    for (const requester of touched) this.reindex(project, requester);
+    return grants;
+  }
+
+  /** Rebuilds what `has` reads for one requester of one project from its grants. */
+  private reindex(project: string, requester: string): void {
+    const byTool = new Map<string, number>();
+    for (const record of this.byProject.get(project)?.values() ?? []) {
+      if (record.requester !== requester) continue;
+      for (const tool of record.tools) byTool.set(tool, Math.max(byTool.get(tool) ?? 0, record.expiresAt));
+    }
+    let byRequester = this.index.get(project);
+    if (byRequester === undefined) {
+      byRequester = new Map();
+      this.index.set(project, byRequester);
+    }
+    if (byTool.size === 0) byRequester.delete(requester);
+    else byRequester.set(requester, byTool);
+  }
+}
+
+/** The tools of a grant in catalog order; anything else than distinct catalog names is refused whole. */
+function checkTools(tools: readonly string[]): ToolName[] {
+  const seen = new Set<string>();
+  const unknown: string[] = [];
+  const duplicates: string[] = [];
+  let empty = 0;
+  for (const tool of tools) {
+    if (tool === '') empty += 1;
+    else if (seen.has(tool)) duplicates.push(tool);
+    else if (!isToolName(tool)) unknown.push(tool);
+    seen.add(tool);
+  }
+  if (tools.length === 0 || unknown.length > 0 || duplicates.length > 0 || empty > 0) {
+    const problem = tools.length === 0 ? 'A grant needs at least one tool.' : 'A grant may only name distinct catalog tools.';
+    throw new ApprovalsError('invalid_tools', problem, { unknown, duplicates, empty });
+  }
+  return sortByCatalogOrder(tools.filter(isToolName));
+}
+
+function newId(taken: ReadonlyMap<string, unknown>): string {
+  let id: string;
+  do id = randomBytes(9).toString('base64url');
+  while (taken.has(id));
+  return id;
+}
+
+function toWire(record: GrantRecord): Grant {
+  return {
+    id: record.id,
+    project: record.project,
+    requester: record.requester,
+    tools: [...record.tools],
+    createdAt: new Date(record.createdAt).toISOString(),
+    expiresAt: new Date(record.expiresAt).toISOString(),
+  };
+}
