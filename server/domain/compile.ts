@@ -16,7 +16,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { createHash } from 'node:crypto';
 import { quoteForMessage } from '../../schemas/requester.js';
 import { agentIdProblem } from './agent-id.js';
-import { locateJsonError } from './json-location.js';
+import { checkStrictJson, lineColumn, type StrictJsonProblem } from './strict-json.js';
 
 export const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
 export const BUILTIN_REVISION = 'builtin';
@@ -129,20 +129,28 @@ export function compileDocument(document: PolicyDocument, revision: string): Val
   };
 }
 
+/** A policy document nests 5 deep (document, agents, agent, policy, allowedTools); deeper is refused before parsing. */
+export const MAX_DOCUMENT_DEPTH = 8;
+
 /**
  * Parses and validates the bytes of a policy file. Anything but a valid version-1 document,
- * including a half-written file, is an invalid policy (fail closed), with a message that says
- * what is wrong and where.
+ * including a half-written file, a key given twice in one object, or nesting deeper than
+ * {@link MAX_DOCUMENT_DEPTH}, is an invalid policy (fail closed), with a message that says what is
+ * wrong and where.
  */
 export function compilePolicyFile(bytes: Uint8Array): CompiledPolicy {
   const revision = revisionOf(bytes);
   const text = Buffer.from(bytes).toString('utf8');
+  const strict = checkStrictJson(text, MAX_DOCUMENT_DEPTH);
+  if (strict !== null && strict.kind !== 'syntax') return invalidPolicy(revision, strictJsonError(text, strict));
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return invalidPolicy(revision, jsonErrorLocation(text, error));
+    return invalidPolicy(revision, jsonErrorLocation(text, strict?.offset ?? text.length, error));
   }
+  // Unreachable unless the two parsers disagree: the stricter one wins.
+  if (strict !== null) return invalidPolicy(revision, jsonErrorLocation(text, strict.offset, new Error('unexpected character')));
   const problem = documentProblem(parsed);
   if (problem) return invalidPolicy(revision, problem);
   return compileDocument(parsed as PolicyDocument, revision);
@@ -186,10 +194,19 @@ function agentIdMessage(agentId: string, path: string): { message: string; path:
   return { message: `invalid agent id ${quoteForMessage(agentId)} at ${path}: ${why}`, path };
 }
 
-function jsonErrorLocation(text: string, error: unknown): Omit<PolicyError, 'file'> {
+function jsonErrorLocation(text: string, offset: number, error: unknown): Omit<PolicyError, 'file'> {
   // V8 quotes about ten characters of the text (`Unexpected token 'T', "TOPSECRET-"... is not valid
   // JSON`); the file may be a symlink to a secret and this message reaches agents in every denial.
   const reason = (error instanceof Error ? error.message : String(error)).replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '');
-  const { line, column } = locateJsonError(text);
+  const { line, column } = lineColumn(text, offset);
   return { message: `invalid JSON at line ${line}, column ${column}: ${reason}`, line, column };
+}
+
+function strictJsonError(text: string, problem: StrictJsonProblem): Omit<PolicyError, 'file'> {
+  const { line, column } = lineColumn(text, problem.offset);
+  const message =
+    problem.kind === 'duplicate'
+      ? `duplicate key ${quoteForMessage(problem.key)} at line ${line}, column ${column}: a reader and the service could each see a different value`
+      : `nested deeper than ${MAX_DOCUMENT_DEPTH} levels at line ${line}, column ${column}`;
+  return { message, line, column };
 }
