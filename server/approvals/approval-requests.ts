@@ -223,7 +223,8 @@ export class ApprovalRequests {
         this.expireIfDue(record, this.clock());
         resolve(toWire(record));
       };
-      const timer = setTimeout(finish, Math.min(timeoutMs, MAX_APPROVAL_WAIT_SECONDS * 1000));
+      // Ends at the request's expiry too, so that a waiter learns of it without waiting for the sweep.
+      const timer = setTimeout(finish, Math.min(timeoutMs, MAX_APPROVAL_WAIT_SECONDS * 1000, record.expiresAt - this.clock()));
       record.waiters.add(finish);
       signal?.addEventListener('abort', finish, { once: true });
     });

@@ -1,0 +1,53 @@
+/** Shared set-up of the approvals tests: real temp folders, an injected clock, the real classes. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach } from 'vitest';
+import { openApprovals, type Approvals, type OpenApprovalsOptions } from '../../server/approvals/open-approvals.js';
+import type { ApprovalChange } from '../../server/approvals/approval-requests.js';
+
+const folders: string[] = [];
+const opened: Approvals[] = [];
+afterEach(async () => {
+  for (const approvals of opened.splice(0)) approvals.close();
+  await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
+});
+
+/** A fresh folder under the system temp folder, removed after the test. */
+export async function tempFolder(): Promise<string> {
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'pdp-approvals-'));
+  folders.push(folder);
+  return folder;
+}
+
+/** A clock the test moves by hand, starting at a fixed time. */
+export class TestClock {
+  now = Date.parse('2026-03-01T10:00:00.000Z');
+  readonly read = (): number => this.now;
+  advance(ms: number): number {
+    this.now += ms;
+    return this.now;
+  }
+}
+
+export interface Harness extends Approvals {
+  readonly clock: TestClock;
+  readonly changes: ApprovalChange[];
+  readonly alwaysCalls: [string, string, string][];
+}
+
+/** The approvals of a service, with the test's clock, its changes recorded and `always` answers succeeding. */
+export function open(options: Partial<OpenApprovalsOptions> & { clock?: () => number } = {}, clock = new TestClock()): Harness {
+  const changes: ApprovalChange[] = [];
+  const alwaysCalls: [string, string, string][] = [];
+  const approvals = openApprovals({
+    clock: clock.read,
+    onChange: (change) => changes.push(change),
+    makeAlways: async (project, requester, tool) => {
+      alwaysCalls.push([project, requester, tool]);
+    },
+    ...options,
+  });
+  opened.push(approvals);
+  return Object.assign(approvals, { clock, changes, alwaysCalls });
+}
