@@ -1,59 +1,71 @@
 /**
  * The decision type the enforcement points see, and the local denials the SDK builds when the
  * policy service cannot give a trustworthy answer. Both guards (MCP and OpenAI) turn a denial into
- * text through {@link refusalText}, so the same call is refused with the same words everywhere.
+ * text through one function (the default {@link refusalText}, or the host's `formatRefusal`), so
+ * the same call is refused with the same words everywhere.
  */
 import { randomUUID } from 'node:crypto';
 import { findTool } from '../schemas/catalog.js';
-import type { DecideQuery, Decision, DecisionReason, Requester, RequesterKind } from '../schemas/api.js';
+import { describeRequester as describeParsed, parseRequester } from '../schemas/requester.js';
+import type { DecideQuery, Decision, DecisionReason, Requester } from '../schemas/api.js';
+import { oneLine } from './causes.js';
 
 /**
- * Reasons only the SDK produces (never the server):
- * - `pdp_unavailable`: no trustworthy answer from the policy service (down, slow, bad answer);
+ * Reasons only the SDK produces (never the server); each is a denial:
+ * - `pdp_unavailable`: no trustworthy answer from the policy service (refused, reset, timeout,
+ *   5xx, an answer that is not a valid decision for this query, a caller that gave up);
+ * - `pdp_rejected`: the service answered that the caller is wrong (400, 401, 403, 404: a bad
+ *   URL prefix, a missing or wrong decide token, a malformed query);
  * - `invalid_call`: the call could not even be asked about (arguments that are not a JSON object,
- *   a requester the host could not resolve). The policy service is not consulted.
+ *   a requester or project the host could not resolve). The policy service is not consulted.
  */
-export const CLIENT_DENIAL_REASONS = ['pdp_unavailable', 'invalid_call'] as const;
+export const CLIENT_DENIAL_REASONS = ['pdp_unavailable', 'pdp_rejected', 'invalid_call'] as const;
 export type ClientDenialReason = (typeof CLIENT_DENIAL_REASONS)[number];
 
 /** A server {@link Decision} whose `reason` may also be one of the SDK's own denial reasons. */
 export type ClientDecision = Omit<Decision, 'reason'> & { reason: DecisionReason | ClientDenialReason };
 
-/** Resolves a requester string the way the service does (SPEC §4), for messages only. */
+/** Turns a refused call's decision into the text the agent reads (both guards take one). */
+export type FormatRefusal = (decision: ClientDecision) => string;
+
+/** Resolves a requester string the way the service does (docs/api.md §4). */
 export function requesterOf(id: string): Requester {
-  let kind: RequesterKind = 'agent';
-  if (id === '' || id === 'mcp') kind = 'anonymous';
-  else if (id.startsWith('ticket-assistant:')) kind = 'ticket-assistant';
+  const { kind } = parseRequester(id);
   return { id, kind };
 }
 
-/** "agent QA", "ticket assistant ticket-assistant:demo:82", "anonymous requester \"mcp\"". */
+/**
+ * How messages name a requester: "agent QA", "ticket assistant ticket-assistant:demo:82",
+ * "anonymous requester \"mcp\"", "invalid requester \"QA:x\"" (at most 200 characters of it).
+ */
 export function describeRequester(id: string): string {
-  const { kind } = requesterOf(id);
-  if (kind === 'anonymous') return `anonymous requester ${JSON.stringify(id)}`;
-  if (kind === 'ticket-assistant') return `ticket assistant ${id}`;
-  return `agent ${id}`;
+  return describeParsed(requesterOf(id));
 }
+
+const WHAT_WENT_WRONG: Record<ClientDenialReason, (cause: string) => string> = {
+  pdp_unavailable: (cause) => `policy service unreachable (${cause})`,
+  pdp_rejected: (cause) => `policy service rejected the request (${cause})`,
+  invalid_call: (cause) => cause,
+};
 
 /**
  * A denial built by the SDK itself. Its message names the tool, the requester and the project,
- * like every server message, then says why no policy answer could be used, in SPEC §8's words:
+ * like every server message, then says why no policy answer could be used (docs/api.md §8):
  * `Tool idea_memory_write (agent QA, project demo) denied: policy service unreachable (timeout after 500 ms)`.
+ * The cause is one line of at most 200 characters. Never throws, whatever a JavaScript caller passed.
  */
 export function localDenial(query: DecideQuery, reason: ClientDenialReason, cause: string): ClientDecision {
-  const what = reason === 'pdp_unavailable' ? `policy service unreachable (${cause})` : cause;
-  // Whatever a JavaScript caller passed (a query without `tool`, an object that cannot be printed),
-  // building the denial never throws; a requester that is not a string is nobody.
   const loose = (query ?? {}) as Partial<Record<keyof DecideQuery, unknown>>;
   const tool = printable(loose.tool);
   const project = printable(loose.project);
   const known = typeof loose.requester === 'string';
+  // A requester that is not a string (the host could not resolve one) is nobody: no kind to word.
   const requester: Requester = known ? requesterOf(loose.requester as string) : { id: '', kind: 'anonymous' };
-  const who = known ? describeRequester(requester.id) : 'unidentified requester';
+  const who = known ? describeParsed(requester) : 'unidentified requester';
   return {
     allow: false,
     reason,
-    message: `Tool ${tool} (${who}, project ${project}) denied: ${what}`,
+    message: `Tool ${oneLine(tool, 128)} (${who}, project ${oneLine(project, 128)}) denied: ${WHAT_WENT_WRONG[reason](oneLine(cause))}`,
     source: 'none',
     requester,
     tool: { name: tool, access: findTool(tool)?.access ?? 'unknown' },
@@ -77,21 +89,38 @@ export function unavailable(query: DecideQuery, cause: string): ClientDecision {
 }
 
 /**
- * The text an agent reads when a call is refused. One function for both guards, so the MCP
- * tool result and the OpenAI tool message of the same refused call are identical.
+ * The default text an agent reads when a call is refused: the decision's message, which names the
+ * tool, the requester, the project and why. A host that words refusals itself passes
+ * `formatRefusal` to both guards.
  */
 export function refusalText(decision: ClientDecision): string {
   return decision.message;
 }
 
 /**
- * The arguments sent to the service with a decision query. Only `issueRef` is read by the service
- * (SPEC §5), so only it is sent: a tool call with megabytes of arguments (a memory write) must not
- * be refused because its decision query exceeded the service's body limit.
+ * The text of a refusal through the host's `formatRefusal`, if any. A formatter that throws or
+ * returns something other than a non-empty string falls back to the decision's message: the call
+ * is refused either way.
  */
-export function decisionArguments(args: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
-  if (args === undefined || !Object.hasOwn(args, 'issueRef')) return undefined;
-  return { issueRef: args['issueRef'] };
+export function formatRefusalSafely(decision: ClientDecision, format: FormatRefusal | undefined): string {
+  if (format === undefined) return refusalText(decision);
+  try {
+    const text: unknown = format(decision);
+    return typeof text === 'string' && text !== '' ? text : refusalText(decision);
+  } catch {
+    return refusalText(decision);
+  }
+}
+
+/**
+ * The arguments sent to the service with a decision query. The service reads only `issueRef`, and
+ * only as a string or a number (docs/api.md §5), so only that is sent: a tool call with megabytes
+ * of arguments (a memory write) must not be refused because its decision query exceeded the
+ * service's body limit, and a nested value it would ignore must not make the query malformed.
+ */
+export function decisionArguments(args: Readonly<Record<string, unknown>> | undefined): { issueRef: string | number } | undefined {
+  const issueRef = args === undefined || !Object.hasOwn(args, 'issueRef') ? undefined : args['issueRef'];
+  return typeof issueRef === 'string' || typeof issueRef === 'number' ? { issueRef } : undefined;
 }
 
 /** Builds the decision query of one tool call. */

@@ -1,7 +1,6 @@
-/** What both guards need from the client and the host, and the denial of an unknown requester. */
-import { randomUUID } from 'node:crypto';
-import { findTool } from '../schemas/catalog.js';
-import type { ClientDecision } from './decision.js';
+/** What both guards need from the client and the host, and the denial of a call nobody can be named for. */
+import { errorText } from './causes.js';
+import { localDenial, type ClientDecision } from './decision.js';
 import type { PdpClient } from './pdp-client.js';
 
 /** The part of {@link PdpClient} the guards use (a `PdpClient` is one). */
@@ -12,34 +11,33 @@ export interface GuardLogger {
   warn(fields: Record<string, unknown>, message: string): void;
 }
 
-/**
- * The host could not tell who is calling (its requester function threw or returned a
- * non-string). Nobody can be granted anything then.
- */
-export function unresolvedRequesterDenial(project: string, tool: string, cause: string): ClientDecision {
-  return {
-    allow: false,
-    reason: 'invalid_call',
-    message: `Tool ${tool} (unidentified requester, project ${project}) denied: the requester of the session could not be determined (${cause})`,
-    source: 'none',
-    requester: { id: '', kind: 'anonymous' },
-    tool: { name: tool, access: findTool(tool)?.access ?? 'unknown' },
-    project,
-    revision: 'none',
-    decisionId: `client-${randomUUID()}`,
-  };
+/** A fixed value, or a function of the host's context that returns it. */
+export type HostValue<A extends unknown[]> = string | ((...args: A) => string | Promise<string>);
+
+export type Resolved = { ok: true; value: string } | { ok: false; cause: string };
+
+/** Calls the host's function (requester or project); a throw or a non-string is reported as a cause. */
+export async function resolveHostValue<A extends unknown[]>(value: HostValue<A>, ...args: A): Promise<Resolved> {
+  try {
+    const resolved: unknown = typeof value === 'function' ? await value(...args) : value;
+    if (typeof resolved !== 'string') return { ok: false, cause: `got ${resolved === null ? 'null' : typeof resolved}` };
+    return { ok: true, value: resolved };
+  } catch (error) {
+    return { ok: false, cause: errorText(error) };
+  }
 }
 
-/** Calls the host's requester function; a throw or a non-string is reported as a cause. */
-export async function resolveRequester<A extends unknown[]>(
-  requester: string | ((...args: A) => string | Promise<string>),
-  ...args: A
-): Promise<{ ok: true; requester: string } | { ok: false; cause: string }> {
-  try {
-    const value: unknown = typeof requester === 'function' ? await requester(...args) : requester;
-    if (typeof value !== 'string') return { ok: false, cause: `got ${value === null ? 'null' : typeof value}` };
-    return { ok: true, requester: value };
-  } catch (error) {
-    return { ok: false, cause: error instanceof Error ? error.message : String(error) };
-  }
+/**
+ * The host could not tell who is calling or about which project (its function threw or returned a
+ * non-string). Nobody can be granted anything then; the service is not asked.
+ */
+export function unresolvedDenial(project: Resolved, requester: Resolved, tool: string): ClientDecision {
+  const what = !project.ok ? 'project' : 'requester';
+  const cause = !project.ok ? project.cause : requester.ok ? '' : requester.cause;
+  const query = {
+    project: project.ok ? project.value : '(unresolved)',
+    requester: requester.ok ? requester.value : (undefined as unknown as string),
+    tool,
+  };
+  return localDenial(query, 'invalid_call', `the ${what} of the session could not be determined (${cause})`);
 }

@@ -1,8 +1,23 @@
 /**
- * Fail-closed enforcement clients of the IdeA MCP tool permission service (SPEC §8): the HTTP
- * client, the MCP server guard and the OpenAI tool-call guard.
+ * `idea-mcp-permissions-client`: the fail-closed HTTP client of the IdeA MCP tool permission
+ * service (docs/api.md §8). The guards have their own entry points, so a host loads only what it
+ * uses: `idea-mcp-permissions-client/mcp` (needs `@modelcontextprotocol/sdk`) and
+ * `idea-mcp-permissions-client/openai`.
+ *
+ * @example
+ * ```ts
+ * import { PdpClient } from 'idea-mcp-permissions-client';
+ *
+ * const pdp = new PdpClient({ baseUrl: 'http://127.0.0.1:8787', token: process.env.PDP_DECIDE_TOKEN });
+ * const decision = await pdp.decide({ project: 'demo', requester: 'QA', tool: 'idea_memory_write' });
+ * console.log(decision.allow, decision.message);
+ * ```
+ *
+ * @packageDocumentation
  */
-export { PdpClient, type PdpClientOptions, type PermissionsResult, type WriteOptions } from './pdp-client.js';
+export { PdpClient, MAX_DECISION_BYTES, type CallOptions, type PermissionsResult, type WriteOptions } from './pdp-client.js';
+export type { PdpClientOptions } from './options.js';
+export type { CheckFailureReason, CheckOptions, CheckResult } from './check.js';
 export { PdpError, type TransportErrorCode } from './errors.js';
 export {
   CLIENT_DENIAL_REASONS,
@@ -11,18 +26,23 @@ export {
   refusalText,
   type ClientDecision,
   type ClientDenialReason,
+  type FormatRefusal,
 } from './decision.js';
-export type { GuardClient, GuardLogger } from './guard-common.js';
-export { guardMcpServer, mcpRefusal, type McpGuard, type McpGuardOptions, type McpRefusal, type McpRequestExtra } from './mcp-guard.js';
-export {
-  guardOpenAiToolCalls,
-  type ChatCompletionCustomToolCall,
-  type ChatCompletionToolCall,
-  type ChatCompletionToolMessage,
-  type OpenAiGuardOptions,
-  type OpenAiToolCall,
-  type OpenAiToolOutput,
-  type ResponsesFunctionCall,
-  type ResponsesFunctionCallOutput,
-} from './openai-guard.js';
-export type { DecideQuery, Decision } from '../schemas/api.js';
+export { MAX_CAUSE_LENGTH } from './causes.js';
+export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';
+export type {
+  CatalogResponse,
+  DecideQuery,
+  Decision,
+  DecisionReason,
+  EffectivePolicy,
+  EphemeralPolicy,
+  EphemeralPolicyBody,
+  PermissionsView,
+  PolicySource,
+  ProjectStatus,
+  RecentDecision,
+  Requester,
+  RequesterKind,
+} from '../schemas/api.js';
+export type { PolicyDocument } from '../schemas/policy.js';

@@ -1,5 +1,5 @@
 /**
- * Enforcement point for `@modelcontextprotocol/sdk` servers (SPEC §8): every `tools/call` is
+ * Enforcement point for `@modelcontextprotocol/sdk` servers (docs/api.md §8): every `tools/call` is
  * decided by the policy service before the tool's handler runs.
  *
  * Why this mechanism: the SDK has no middleware hook. Every request handler, however it was
@@ -14,30 +14,42 @@
  * leaving the server silently unguarded.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { decideQueryFor, isJsonObject, localDenial, refusalText, type ClientDecision } from './decision.js';
-import { resolveRequester, unresolvedRequesterDenial, type GuardClient, type GuardLogger } from './guard-common.js';
+import { parseRequester } from '../schemas/requester.js';
+import { errorText } from './causes.js';
+import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from './decision.js';
+import { resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
 
-/** The `extra` argument the SDK passes to request handlers (session id, auth info, ...). */
-export type McpRequestExtra = Record<string, unknown> & { sessionId?: string | undefined };
+/** The `extra` argument the SDK passes to request handlers (session id, auth info, abort signal, ...). */
+export type McpRequestExtra = Record<string, unknown> & { sessionId?: string | undefined; signal?: AbortSignal | undefined };
 
+/** Options of {@link guardMcpServer}. */
 export interface McpGuardOptions {
+  /** A {@link PdpClient} (or anything with its `decide`, `decideBatch`, `effective` and `timeoutMs`). */
   client: GuardClient;
-  project: string;
   /**
-   * Who is calling: a fixed agent id, or a function of the request handler's `extra` (the
-   * session's agent id). Never taken from the tool arguments.
+   * The project the tools act on: a project id, or a function of the request handler's `extra`
+   * for a server that serves several projects.
    */
-  requester: string | ((extra: McpRequestExtra) => string | Promise<string>);
+  project: HostValue<[extra: McpRequestExtra]>;
+  /**
+   * Who is calling: a fixed agent id (typically read from an environment variable at start), or a
+   * function of the request handler's `extra` (the session's agent id). Never taken from the tool
+   * arguments. A requester that resolves to the anonymous kind (`""`, `"mcp"`) gets the read-only
+   * set and is logged once as a warning: it is almost always a missing agent id.
+   */
+  requester: HostValue<[extra: McpRequestExtra]>;
   /**
    * When true, `tools/list` only lists the tools the requester may call, from
    * `GET /projects/:p/requesters/:r/effective`. If that lookup fails the list is EMPTY (fail
    * closed: a tool the service did not confirm is never advertised). Calls are still decided one
    * by one either way.
    */
-  filterToolsList?: boolean;
-  logger?: GuardLogger;
+  filterToolsList?: boolean | undefined;
+  /** Words the text of a refused call (default: the decision's message). Give the OpenAI guard the same function to keep parity. */
+  formatRefusal?: FormatRefusal | undefined;
+  logger?: GuardLogger | undefined;
   /** Called with every decision the guard acts on (audit, tests). */
-  onDecision?: (decision: ClientDecision) => void;
+  onDecision?: ((decision: ClientDecision) => void) | undefined;
 }
 
 /** The text result of a refused `tools/call`. */
@@ -47,14 +59,22 @@ export interface McpRefusal {
   isError: true;
 }
 
-/** What {@link guardMcpServer} returns: the guard's live options. */
+/** What {@link guardMcpServer} returns: the guard's live options, and a way to tell the client its tool list changed. */
 export interface McpGuard {
   readonly options: Readonly<McpGuardOptions>;
+  /**
+   * Sends `notifications/tools/list_changed` to the connected client, so a host that caches
+   * `tools/list` lists again (after a grant or a revocation). Does nothing when no client is
+   * connected; never throws.
+   */
+  sendToolListChanged(): Promise<void>;
 }
 
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
-interface GuardState {
+interface GuardState extends McpGuard {
   options: McpGuardOptions;
+  /** Requester kinds already warned about (anonymous, invalid): each is logged once. */
+  warned: Set<string>;
 }
 
 const GUARD_STATE = Symbol.for('idea-mcp-tool-permissions.mcp-guard');
@@ -62,8 +82,8 @@ const GUARDED_HANDLER = Symbol.for('idea-mcp-tool-permissions.guarded-handler');
 const GUARDED_METHODS = new Set(['tools/call', 'tools/list']);
 
 /** The MCP tool result of a refused call: the same text as the OpenAI guard's tool message. */
-export function mcpRefusal(decision: ClientDecision): McpRefusal {
-  return { content: [{ type: 'text', text: refusalText(decision) }], isError: true };
+export function mcpRefusal(decision: ClientDecision, formatRefusal?: FormatRefusal): McpRefusal {
+  return { content: [{ type: 'text', text: formatRefusalSafely(decision, formatRefusal) }], isError: true };
 }
 
 /**
@@ -74,8 +94,14 @@ export function mcpRefusal(decision: ClientDecision): McpRefusal {
  *
  * @example
  * ```ts
+ * import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+ * import { PdpClient } from 'idea-mcp-permissions-client';
+ * import { guardMcpServer } from 'idea-mcp-permissions-client/mcp';
+ *
+ * // One stdio server per agent session: the host starts it with the agent's id in its environment.
+ * const pdp = new PdpClient({ baseUrl: process.env.PDP_URL ?? 'http://127.0.0.1:8787', token: process.env.PDP_DECIDE_TOKEN });
  * const server = new McpServer({ name: 'idea', version: '1.0.0' });
- * guardMcpServer(server, { client: pdp, project: 'demo', requester: (extra) => agentOfSession(extra.sessionId) });
+ * guardMcpServer(server, { client: pdp, project: 'demo', requester: process.env.IDEA_AGENT_ID ?? '' });
  * server.registerTool('idea_memory_write', { inputSchema: { text: z.string() } }, writeMemory);
  * ```
  */
@@ -87,7 +113,7 @@ export function guardMcpServer(server: object, options: McpGuardOptions): McpGua
     return existing;
   }
   const handlers = handlerMap(target);
-  const state: GuardState = { options };
+  const state: GuardState = { options, warned: new Set(), sendToolListChanged: () => sendToolListChanged(target) };
   const storeRaw = Map.prototype.set.bind(handlers) as (method: string, handler: Handler) => Map<string, Handler>;
   for (const method of GUARDED_METHODS) {
     const registered = handlers.get(method);
@@ -161,17 +187,18 @@ function wrapHandler(method: string, handler: Handler, state: GuardState): Handl
   const guarded: Handler =
     method === 'tools/call'
       ? async (request, extra) => {
-          const decision = await decideToolCall(state.options, request, extra);
+          const decision = await decideToolCall(state, request, extra);
           state.options.onDecision?.(decision);
-          if (!decision.allow) return mcpRefusal(decision);
+          if (!decision.allow) return mcpRefusal(decision, state.options.formatRefusal);
           return handler(request, extra);
         }
-      : async (request, extra) => filterToolsList(state.options, await handler(request, extra), extra);
+      : async (request, extra) => filterToolsList(state, await handler(request, extra), extra);
   Object.defineProperty(guarded, GUARDED_HANDLER, { value: true });
   return guarded;
 }
 
-async function decideToolCall(options: McpGuardOptions, request: unknown, extra: unknown): Promise<ClientDecision> {
+async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<ClientDecision> {
+  const { options } = state;
   const params = isJsonObject(request) ? request['params'] : undefined;
   const name = isJsonObject(params) ? params['name'] : undefined;
   if (typeof name !== 'string') {
@@ -179,37 +206,73 @@ async function decideToolCall(options: McpGuardOptions, request: unknown, extra:
     throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: params.name must be a string');
   }
   const args = isJsonObject(params) ? params['arguments'] : undefined;
-  const who = await resolveRequester(options.requester, (extra ?? {}) as McpRequestExtra);
-  if (!who.ok) return unresolvedRequesterDenial(options.project, name, who.cause);
+  const context = (extra ?? {}) as McpRequestExtra;
+  const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
+  if (!project.ok || !who.ok) return unresolvedDenial(project, who, name);
+  warnOnceAbout(state, project.value, who.value);
   if (args !== undefined && !isJsonObject(args)) {
-    return localDenial(
-      { project: options.project, requester: who.requester, tool: name },
-      'invalid_call',
-      'the arguments are not a JSON object',
-    );
+    return localDenial({ project: project.value, requester: who.value, tool: name }, 'invalid_call', 'the arguments are not a JSON object');
   }
-  return options.client.decide(decideQueryFor(options.project, who.requester, name, args));
+  return options.client.decide(decideQueryFor(project.value, who.value, name, args), { signal: signalOf(context) });
 }
 
-async function filterToolsList(options: McpGuardOptions, result: unknown, extra: unknown): Promise<unknown> {
+async function filterToolsList(state: GuardState, result: unknown, extra: unknown): Promise<unknown> {
+  const { options } = state;
   if (options.filterToolsList !== true) return result;
   if (!isJsonObject(result) || !Array.isArray(result['tools'])) return { tools: [] };
   const tools = result['tools'] as unknown[];
-  const who = await resolveRequester(options.requester, (extra ?? {}) as McpRequestExtra);
-  if (!who.ok) {
-    options.logger?.warn({ project: options.project, cause: who.cause }, 'tools/list: requester unresolved, listing no tools');
+  const context = (extra ?? {}) as McpRequestExtra;
+  const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
+  if (!project.ok || !who.ok) {
+    const cause = project.ok ? (who.ok ? '' : who.cause) : project.cause;
+    options.logger?.warn({ cause }, 'tools/list: project or requester unresolved, listing no tools');
     return { ...result, tools: [] };
   }
+  warnOnceAbout(state, project.value, who.value);
   try {
-    const effective = await options.client.effective(options.project, who.requester, { timeoutMs: options.client.timeoutMs });
-    if (effective.project !== options.project) throw new Error(`effective policy of project ${effective.project}`);
+    const effective = await options.client.effective(project.value, who.value, {
+      timeoutMs: options.client.timeoutMs,
+      signal: signalOf(context),
+    });
+    if (effective.project !== project.value) throw new Error(`effective policy of project ${effective.project}`);
     const allowed = new Set(effective.allowedTools);
     return { ...result, tools: tools.filter((tool) => isJsonObject(tool) && allowed.has(tool['name'] as string)) };
   } catch (error) {
     options.logger?.warn(
-      { project: options.project, requester: who.requester, cause: error instanceof Error ? error.message : String(error) },
+      { project: project.value, requester: who.value, cause: errorText(error) },
       'tools/list: effective policy unavailable, listing no tools',
     );
     return { ...result, tools: [] };
+  }
+}
+
+/**
+ * An anonymous requester (`""`, `"mcp"`) is almost always an agent id that did not reach the
+ * server (a launcher that does not pass the environment); a malformed one is denied everything.
+ * Either is said once, not once per call.
+ */
+function warnOnceAbout(state: GuardState, project: string, requester: string): void {
+  const { kind } = parseRequester(requester);
+  if ((kind !== 'anonymous' && kind !== 'invalid') || state.warned.has(kind)) return;
+  state.warned.add(kind);
+  const message =
+    kind === 'anonymous'
+      ? 'the requester is anonymous (read-only tools only): is the agent id of this session set? (stdio launchers may not pass environment variables)'
+      : 'the requester is not a valid agent id nor a ticket assistant: every call will be denied (invalid_requester)';
+  state.options.logger?.warn({ project, requester: requester.slice(0, 200) }, message);
+}
+
+function signalOf(extra: McpRequestExtra): AbortSignal | undefined {
+  return extra.signal instanceof AbortSignal ? extra.signal : undefined;
+}
+
+async function sendToolListChanged(server: object): Promise<void> {
+  const send = (server as { sendToolListChanged?: unknown }).sendToolListChanged;
+  const connected = (server as { transport?: unknown }).transport !== undefined;
+  if (typeof send !== 'function' || !connected) return;
+  try {
+    await (send as () => Promise<void>).call(server);
+  } catch {
+    // The client went away between the check and the send: nobody is left to tell.
   }
 }

@@ -1,10 +1,11 @@
 /**
- * Enforcement point for an OpenAI-compatible tool-call invoker (SPEC §8): the tool calls of one
- * model turn are decided in one `/decide/batch` round trip, only the allowed ones are invoked, and
- * every call gets its output message, in order. A refusal's text is the MCP guard's, word for word.
+ * Enforcement point for an OpenAI-compatible tool-call invoker (docs/api.md §8): the tool calls of
+ * one model turn are decided in one `/decide/batch` round trip, only the allowed ones are invoked,
+ * and every call gets its output message, in order. A refusal's text is the MCP guard's, word for word.
  */
-import { decideQueryFor, isJsonObject, localDenial, refusalText, type ClientDecision } from './decision.js';
-import { resolveRequester, unresolvedRequesterDenial, type GuardClient, type GuardLogger } from './guard-common.js';
+import { errorText } from './causes.js';
+import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from './decision.js';
+import { resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue, type Resolved } from './guard-common.js';
 import type { DecideQuery } from '../schemas/api.js';
 
 /** A Chat Completions `tool_calls[]` entry (`ChatCompletionMessageToolCall` of the `openai` package). */
@@ -51,16 +52,36 @@ export type OpenAiToolOutput<C extends OpenAiToolCall> = C extends ResponsesFunc
   ? ResponsesFunctionCallOutput
   : ChatCompletionToolMessage;
 
+/** Options of {@link guardOpenAiToolCalls}. */
 export interface OpenAiGuardOptions<C extends OpenAiToolCall> {
+  /** A {@link PdpClient} (or anything with its `decide`, `decideBatch`, `effective` and `timeoutMs`). */
   client: GuardClient;
-  project: string;
+  /** The project the tools act on: its id, or a function returning it. */
+  project: HostValue<[]>;
   /** The agent running this loop: its id, or a function returning it. Never read from the arguments. */
-  requester: string | (() => string | Promise<string>);
+  requester: HostValue<[]>;
   /** Runs an allowed call. A string result is sent as is, anything else as JSON. */
   invoke: (name: string, args: Record<string, unknown>, call: C) => unknown;
-  logger?: GuardLogger;
-  /** Called with every call's decision, in order (audit, tests). */
-  onDecision?: (decision: ClientDecision, call: C) => void;
+  /**
+   * How many allowed calls may run at once. Default 1: one after the other, in the model's order.
+   * The outputs are in the calls' order whatever the concurrency.
+   */
+  concurrency?: number | undefined;
+  /** Words the text of a refused call (default: the decision's message). Give the MCP guard the same function to keep parity. */
+  formatRefusal?: FormatRefusal | undefined;
+  /** The turn was abandoned: the decisions still pending are denied at once. */
+  signal?: AbortSignal | undefined;
+  logger?: GuardLogger | undefined;
+  /** Called with every call's decision, in order, before any call runs (audit, tests). */
+  onDecision?: ((decision: ClientDecision, call: C) => void) | undefined;
+}
+
+/** What {@link guardOpenAiToolCalls} returns: one output and one decision per call, in the calls' order. */
+export interface GuardedToolCalls<C extends OpenAiToolCall> {
+  /** The messages (Chat Completions) or input items (Responses API) to send back to the model. */
+  outputs: OpenAiToolOutput<C>[];
+  /** The decision each call got; `outputs[i]` answers `calls[i]` under `decisions[i]`. */
+  decisions: ClientDecision[];
 }
 
 interface PreparedCall {
@@ -71,16 +92,22 @@ interface PreparedCall {
 }
 
 /**
- * Decides the tool calls of one model turn and invokes only the allowed ones, one after the other
- * in the model's order. Returns one output per call, in order: `{ role: "tool", tool_call_id,
- * content }` for Chat Completions calls, `{ type: "function_call_output", call_id, output }` for
- * Responses API calls. Never throws because of the service or of one call's `invoke`.
+ * Decides the tool calls of one model turn and invokes only the allowed ones (one at a time by
+ * default, up to `concurrency` at once). Returns one output per call, in order:
+ * `{ role: "tool", tool_call_id, content }` for Chat Completions calls,
+ * `{ type: "function_call_output", call_id, output }` for Responses API calls, and the decisions.
+ * Never throws because of the service or of one call's `invoke`.
  *
  * @example
  * ```ts
+ * import { PdpClient } from 'idea-mcp-permissions-client';
+ * import { guardOpenAiToolCalls } from 'idea-mcp-permissions-client/openai';
+ *
+ * const pdp = new PdpClient({ baseUrl: 'http://127.0.0.1:8787', token: process.env.PDP_DECIDE_TOKEN });
  * const message = completion.choices[0].message;
- * const outputs = await guardOpenAiToolCalls(message.tool_calls ?? [], {
- *   client: pdp, project: 'demo', requester: 'QA', invoke: (name, args) => tools[name](args),
+ * const { outputs } = await guardOpenAiToolCalls(message.tool_calls ?? [], {
+ *   client: pdp, project: 'demo', requester: process.env.IDEA_AGENT_ID ?? '', concurrency: 4,
+ *   invoke: (name, args) => tools[name](args),
  * });
  * messages.push(message, ...outputs);
  * ```
@@ -88,39 +115,58 @@ interface PreparedCall {
 export async function guardOpenAiToolCalls<C extends OpenAiToolCall>(
   calls: readonly C[],
   options: OpenAiGuardOptions<C>,
-): Promise<OpenAiToolOutput<C>[]> {
-  const who = await resolveRequester(options.requester);
-  const prepared = calls.map((call) => prepare(call, options.project, who));
+): Promise<GuardedToolCalls<C>> {
+  const [project, who] = await Promise.all([resolveHostValue(options.project), resolveHostValue(options.requester)]);
+  const prepared = calls.map((call) => prepare(call, project, who));
   const queries: DecideQuery[] = [];
   const queryIndex: number[] = [];
   prepared.forEach((entry, index) => {
-    if (entry.refusal !== undefined || !who.ok) return;
-    queries.push(decideQueryFor(options.project, who.requester, entry.name, entry.args));
+    if (entry.refusal !== undefined || !project.ok || !who.ok) return;
+    queries.push(decideQueryFor(project.value, who.value, entry.name, entry.args));
     queryIndex.push(index);
   });
   const decisions: (ClientDecision | undefined)[] = prepared.map((entry) => entry.refusal);
-  const answers = queries.length === 0 ? [] : await options.client.decideBatch(queries);
+  const answers = queries.length === 0 ? [] : await options.client.decideBatch(queries, { signal: options.signal });
   queryIndex.forEach((callIndex, answerIndex) => {
     // A missing answer cannot happen with PdpClient; a substitute client must not turn it into an allow.
     decisions[callIndex] =
       answers[answerIndex] ?? localDenial(queries[answerIndex] as DecideQuery, 'pdp_unavailable', 'no decision for this call');
   });
+  const decided = decisions as ClientDecision[];
+  calls.forEach((call, index) => options.onDecision?.(decided[index] as ClientDecision, call));
 
-  const outputs: OpenAiToolOutput<C>[] = [];
-  for (const [index, call] of calls.entries()) {
-    const decision = decisions[index] as ClientDecision;
-    const entry = prepared[index] as PreparedCall;
-    options.onDecision?.(decision, call);
-    const text = decision.allow ? await invokeSafely(options, entry, call) : refusalText(decision);
-    outputs.push(outputFor(call, text));
-  }
-  return outputs;
+  const texts: string[] = decided.map((decision) => (decision.allow ? '' : formatRefusalSafely(decision, options.formatRefusal)));
+  const allowed = decided.flatMap((decision, index) => (decision.allow ? [index] : []));
+  await runBounded(allowed, concurrencyOf(options.concurrency), async (index) => {
+    texts[index] = await invokeSafely(options, prepared[index] as PreparedCall, calls[index] as C, project);
+  });
+  return { outputs: calls.map((call, index) => outputFor(call, texts[index] ?? '')), decisions: decided };
 }
 
-function prepare(call: OpenAiToolCall, project: string, who: { ok: true; requester: string } | { ok: false; cause: string }): PreparedCall {
+function concurrencyOf(value: number | undefined): number {
+  if (value === undefined) return 1;
+  if (!Number.isInteger(value) || value < 1)
+    throw new RangeError(`guardOpenAiToolCalls: concurrency must be a whole number of at least 1 (got ${String(value)})`);
+  return value;
+}
+
+/** Runs `work` on every item, at most `limit` at once, starting them in order. */
+async function runBounded(items: readonly number[], limit: number, work: (item: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next] as number;
+      next += 1;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+function prepare(call: OpenAiToolCall, project: Resolved, who: Resolved): PreparedCall {
   const { kind, name, rawArguments } = nameAndArguments(call);
-  if (!who.ok) return { name, args: undefined, refusal: unresolvedRequesterDenial(project, name, who.cause) };
-  const query = { project, requester: who.requester, tool: name };
+  if (!project.ok || !who.ok) return { name, args: undefined, refusal: unresolvedDenial(project, who, name) };
+  const query = { project: project.value, requester: who.value, tool: name };
   const refuse = (cause: string): PreparedCall => ({ name, args: undefined, refusal: localDenial(query, 'invalid_call', cause) });
   if (kind === 'unknown') return refuse('the tool call is neither a function call nor a custom tool call');
   if (kind === 'custom') return refuse('free-text (custom) tool calls are not supported');
@@ -152,14 +198,19 @@ function nameAndArguments(call: OpenAiToolCall): { kind: 'function' | 'custom' |
   return { kind: 'unknown', name: String(loose['name'] ?? 'unknown'), rawArguments: undefined };
 }
 
-async function invokeSafely<C extends OpenAiToolCall>(options: OpenAiGuardOptions<C>, entry: PreparedCall, call: C): Promise<string> {
+async function invokeSafely<C extends OpenAiToolCall>(
+  options: OpenAiGuardOptions<C>,
+  entry: PreparedCall,
+  call: C,
+  project: Resolved,
+): Promise<string> {
   try {
     const result: unknown = await options.invoke(entry.name, entry.args ?? {}, call);
     if (typeof result === 'string') return result;
     return JSON.stringify(result) ?? '';
   } catch (error) {
-    const cause = error instanceof Error ? error.message : String(error);
-    options.logger?.warn({ project: options.project, tool: entry.name, cause }, 'tool invocation failed');
+    const cause = errorText(error);
+    options.logger?.warn({ project: project.ok ? project.value : undefined, tool: entry.name, cause }, 'tool invocation failed');
     return `Tool ${entry.name} failed: ${cause}`;
   }
 }

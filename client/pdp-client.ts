@@ -1,13 +1,12 @@
 /**
- * The HTTP client of the policy decision service (SPEC §8). `decide` and `decideBatch` never
- * throw and never allow on error; the admin methods throw {@link PdpError}.
+ * The HTTP client of the policy decision service (docs/api.md §8). `decide`, `decideBatch` and
+ * `check` never throw and never allow on error; the admin methods throw {@link PdpError}.
  */
 import { Pool } from 'undici';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Static, TSchema } from '@sinclair/typebox';
 import {
   CatalogResponseSchema,
-  DecisionSchema,
   EffectivePolicySchema,
   EphemeralPoliciesResponseSchema,
   EphemeralPolicySchema,
@@ -17,7 +16,6 @@ import {
   RecentDecisionsResponseSchema,
   type CatalogResponse,
   type DecideQuery,
-  type Decision,
   type EffectivePolicy,
   type EphemeralPolicy,
   type EphemeralPolicyBody,
@@ -25,15 +23,17 @@ import {
   type ProjectsResponse,
   type RecentDecision,
 } from '../schemas/api.js';
-import { ErrorBodySchema } from '../schemas/errors.js';
 import type { PolicyDocument } from '../schemas/policy.js';
-import { isJsonObject, unavailable, type ClientDecision } from './decision.js';
+import { decisionFromAnswer, decisionsFromBatchAnswer, errorBodyOf, failureText, firstError, httpCause, parseJson } from './answers.js';
+import { oneLine } from './causes.js';
+import { checkService, type CheckOptions, type CheckResult } from './check.js';
+import { unavailable, type ClientDecision } from './decision.js';
 import { PdpError } from './errors.js';
-import { exchangeWithDeadline, TransportFailure, type Exchange, type ExchangeRequest } from './transport.js';
+import { checkOptions, displayUrl, type PdpClientOptions } from './options.js';
+import { RequestSlots } from './request-slots.js';
+import { Deadline, exchangeWithDeadline, type Exchange, type ExchangeRequest } from './transport.js';
 
 // Compiled once per process: validating an answer costs well under a microsecond.
-const decisionCheck = TypeCompiler.Compile(DecisionSchema);
-const errorBodyCheck = TypeCompiler.Compile(ErrorBodySchema);
 const catalogCheck = TypeCompiler.Compile(CatalogResponseSchema);
 const projectsCheck = TypeCompiler.Compile(ProjectsResponseSchema);
 const permissionsCheck = TypeCompiler.Compile(PermissionsViewSchema);
@@ -42,17 +42,15 @@ const recentCheck = TypeCompiler.Compile(RecentDecisionsResponseSchema);
 const ephemeralCheck = TypeCompiler.Compile(EphemeralPolicySchema);
 const ephemeralListCheck = TypeCompiler.Compile(EphemeralPoliciesResponseSchema);
 
-export interface PdpClientOptions {
-  /** Where the service listens, e.g. `http://127.0.0.1:8787` (a path prefix is kept). */
-  baseUrl: string;
-  /** Sent as `Authorization: Bearer <token>`: the decide token, or the admin token for writes. */
-  token?: string | undefined;
-  /** Hard deadline of one decision (or one batch), connection and body read included. Default 500. */
-  timeoutMs?: number | undefined;
-  /** Deadline of one admin call (writes are fsync'ed by the service). Default 10,000. */
-  adminTimeoutMs?: number | undefined;
-  /** Most sockets kept open to the service. Default 16. */
-  connections?: number | undefined;
+/** Largest decision answer read (docs/api.md §8): a bigger one is refused before it is parsed. */
+export const MAX_DECISION_BYTES = 64 * 1024;
+/** Largest answer of an admin call (a permissions view of a thousand agents fits many times). */
+const MAX_ADMIN_BYTES = 16 * 1024 * 1024;
+
+/** Per-call options of `decide`, `decideBatch` and `effective`. */
+export interface CallOptions {
+  /** The caller gave up (an MCP request cancelled, a turn abandoned): the call is denied at once and frees its place. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Conditional-write option of the permission writes: the `ETag` (revision) last read. */
@@ -71,44 +69,56 @@ export interface PermissionsResult {
 /**
  * Client of the IdeA MCP tool permission service, on one keep-alive undici `Pool`.
  *
+ * At most `connections` requests are on the wire at once; later calls wait their turn in a queue
+ * that a call leaves the moment its deadline passes, so a burst far beyond that capacity may deny
+ * some calls (fail closed) but never leaves the client slow afterwards. For a model's parallel tool
+ * calls, prefer one {@link PdpClient.decideBatch} to many concurrent {@link PdpClient.decide}.
+ *
  * @example
  * ```ts
- * import { PdpClient } from './client/index.js';
+ * import { PdpClient } from 'idea-mcp-permissions-client';
  *
  * const pdp = new PdpClient({ baseUrl: 'http://127.0.0.1:8787', token: process.env.PDP_DECIDE_TOKEN });
+ * const ready = await pdp.check({ project: 'demo' });
+ * if (!ready.ok) console.error(ready.message); // wrong URL, token or project: every call would be denied
+ *
  * const decision = await pdp.decide({ project: 'demo', requester: 'QA', tool: 'idea_memory_write' });
  * if (!decision.allow) {
  *   // "Tool idea_memory_write is denied for agent QA in project demo (policy: builtin-read-only). ..."
  *   return { content: [{ type: 'text', text: decision.message }], isError: true };
  * }
- * // Admin calls throw a PdpError with the service's error code:
- * const admin = new PdpClient({ baseUrl: 'http://127.0.0.1:8787', token: adminToken });
- * const { etag } = await admin.getPermissions('demo');
- * await admin.putAgent('demo', 'QA', ['idea_ticket_read', 'idea_memory_write'], { ifMatch: etag });
  * await pdp.close();
  * ```
  */
 export class PdpClient {
+  /** Deadline of one decision or batch, in milliseconds. */
   readonly timeoutMs: number;
+  /** Deadline of one admin call, in milliseconds. */
   readonly adminTimeoutMs: number;
+  /** `baseUrl` without a trailing slash, as messages show it. */
+  readonly baseUrl: string;
   private readonly pool: Pool;
+  private readonly slots: RequestSlots;
   private readonly pathPrefix: string;
   private readonly baseHeaders: Record<string, string>;
 
+  /** @throws TypeError or RangeError for a `baseUrl` that is not an absolute http(s) URL, or a bad duration. */
   constructor(options: PdpClientOptions) {
-    const url = new URL(options.baseUrl);
-    this.timeoutMs = positive(options.timeoutMs, 500);
-    this.adminTimeoutMs = positive(options.adminTimeoutMs, 10_000);
-    this.pathPrefix = url.pathname.replace(/\/+$/, '');
+    const checked = checkOptions(options);
+    this.timeoutMs = checked.timeoutMs;
+    this.adminTimeoutMs = checked.adminTimeoutMs;
+    this.baseUrl = displayUrl(checked.url);
+    this.pathPrefix = checked.url.pathname.replace(/\/+$/, '');
     this.baseHeaders = { accept: 'application/json' };
-    if (options.token !== undefined && options.token !== '') this.baseHeaders['authorization'] = `Bearer ${options.token}`;
-    this.pool = new Pool(url.origin, {
-      connections: options.connections ?? 16,
+    if (checked.token !== undefined) this.baseHeaders['authorization'] = `Bearer ${checked.token}`;
+    this.slots = new RequestSlots(checked.connections);
+    this.pool = new Pool(checked.url.origin, {
+      connections: checked.connections,
       keepAliveTimeout: 30_000,
-      // Backstops only: the per-request deadline is what enforces timeoutMs.
+      // Backstops only: the per-call deadline is what enforces the timeouts.
       headersTimeout: Math.max(this.timeoutMs, this.adminTimeoutMs),
       bodyTimeout: Math.max(this.timeoutMs, this.adminTimeoutMs),
-      maxResponseSize: 16 * 1024 * 1024,
+      maxResponseSize: MAX_ADMIN_BYTES,
     });
   }
 
@@ -119,60 +129,90 @@ export class PdpClient {
 
   /**
    * Asks whether `query.requester` may call `query.tool` in `query.project`. Never throws, never
-   * allows on error: any failure is `{ allow: false, reason: "pdp_unavailable", message }`.
+   * allows on error: a failure is a denial with reason `pdp_unavailable` (no usable answer in time)
+   * or `pdp_rejected` (the service says the caller is wrong: URL prefix, token, query).
+   *
+   * @example
+   * ```ts
+   * const decision = await pdp.decide({ project: 'demo', requester: 'QA', tool: 'idea_ticket_update', arguments: { issueRef: '#82' } });
+   * if (decision.allow) await runTool();
+   * ```
    */
-  async decide(query: DecideQuery): Promise<ClientDecision> {
+  async decide(query: DecideQuery, options: CallOptions = {}): Promise<ClientDecision> {
+    const deadline = new Deadline(this.timeoutMs, options.signal);
     try {
       const answer = await this.exchange(
-        { method: 'POST', path: '/decide', body: JSON.stringify(query), retryOnStaleSocket: true },
-        this.timeoutMs,
+        { method: 'POST', path: '/decide', body: JSON.stringify(query), maxBodyBytes: MAX_DECISION_BYTES, retryOnStaleSocket: true },
+        deadline,
       );
-      if (answer.status !== 200) return unavailable(query, httpCause(answer));
-      const body = parseJson(answer.text);
-      if (body === undefined) return unavailable(query, 'invalid JSON in the answer');
-      if (!decisionCheck.Check(body)) return unavailable(query, `invalid answer: ${firstError(decisionCheck, body)}`);
-      return trusted(query, body);
+      const decision = decisionFromAnswer(query, answer);
+      // The answer counts only if it was complete, parsed and checked within the deadline.
+      return deadline.passed ? unavailable(query, deadline.lateFailure().message) : decision;
     } catch (error) {
-      return unavailable(query, describeFailure(error));
+      return unavailable(query, failureText(error));
+    } finally {
+      deadline.finish();
     }
   }
 
   /**
-   * Decides many queries (a model's parallel tool calls) in one round trip per 100 queries; the
-   * answers are in the queries' order. Never throws, never allows on error.
+   * Decides many queries (a model's parallel tool calls, a fan-out) in one round trip per 100
+   * queries, each answer exactly what {@link PdpClient.decide} would give; the answers are in the
+   * queries' order. Never throws, never allows on error. One batch takes one place in the request
+   * queue where N concurrent `decide()` calls take N.
    */
-  async decideBatch(queries: readonly DecideQuery[]): Promise<ClientDecision[]> {
+  async decideBatch(queries: readonly DecideQuery[], options: CallOptions = {}): Promise<ClientDecision[]> {
     const chunks: DecideQuery[][] = [];
     for (let start = 0; start < queries.length; start += MAX_BATCH_QUERIES) {
       chunks.push(queries.slice(start, start + MAX_BATCH_QUERIES));
     }
-    const answers = await Promise.all(chunks.map((chunk) => this.decideChunk(chunk)));
+    const answers = await Promise.all(chunks.map((chunk) => this.decideChunk(chunk, options)));
     return answers.flat();
   }
 
-  private async decideChunk(queries: DecideQuery[]): Promise<ClientDecision[]> {
-    const denyAll = (cause: string) => queries.map((query) => unavailable(query, cause));
+  private async decideChunk(queries: DecideQuery[], options: CallOptions): Promise<ClientDecision[]> {
+    const deadline = new Deadline(this.timeoutMs, options.signal);
     try {
       const answer = await this.exchange(
-        { method: 'POST', path: '/decide/batch', body: JSON.stringify({ queries }), retryOnStaleSocket: true },
-        this.timeoutMs,
+        {
+          method: 'POST',
+          path: '/decide/batch',
+          body: JSON.stringify({ queries }),
+          maxBodyBytes: MAX_DECISION_BYTES * queries.length,
+          retryOnStaleSocket: true,
+        },
+        deadline,
       );
-      if (answer.status !== 200) return denyAll(httpCause(answer));
-      const body = parseJson(answer.text);
-      if (body === undefined) return denyAll('invalid JSON in the answer');
-      const decisions = isJsonObject(body) ? body['decisions'] : undefined;
-      if (!Array.isArray(decisions)) return denyAll('invalid answer: /decisions Expected array');
-      if (decisions.length !== queries.length) {
-        return denyAll(`the batch answer has ${decisions.length} decisions for ${queries.length} queries`);
-      }
-      // Each answer is checked like a /decide answer, so a call gets the same denial text either way.
-      return queries.map((query, index) => {
-        const decision: unknown = decisions[index];
-        if (!decisionCheck.Check(decision)) return unavailable(query, `invalid answer: ${firstError(decisionCheck, decision)}`);
-        return trusted(query, decision);
-      });
+      const decisions = decisionsFromBatchAnswer(queries, answer);
+      if (!deadline.passed) return decisions;
+      const late = deadline.lateFailure().message;
+      return queries.map((query) => unavailable(query, late));
     } catch (error) {
-      return denyAll(describeFailure(error));
+      const cause = failureText(error);
+      return queries.map((query) => unavailable(query, cause));
+    } finally {
+      deadline.finish();
+    }
+  }
+
+  /**
+   * Tells an enforcement point at boot whether the URL, the token and (when given) the project are
+   * right, so a misconfiguration is reported once instead of as a denial of every call. Never throws.
+   *
+   * @example
+   * ```ts
+   * const ready = await pdp.check({ project: 'demo' });
+   * if (!ready.ok) logger.error({ reason: ready.reason }, ready.message);
+   * ```
+   */
+  async check(options: CheckOptions = {}): Promise<CheckResult> {
+    const deadline = new Deadline(options.timeoutMs ?? Math.max(this.timeoutMs, 2_000), options.signal);
+    try {
+      return await checkService(this.baseUrl, options.project, () =>
+        this.exchange({ method: 'GET', path: '/projects', maxBodyBytes: MAX_ADMIN_BYTES, retryOnStaleSocket: true }, deadline),
+      );
+    } finally {
+      deadline.finish();
     }
   }
 
@@ -203,7 +243,16 @@ export class PdpClient {
     return this.permissionsCall('DELETE', `${permissionsPath(project)}/default`, undefined, options);
   }
 
-  /** Gives `agentId` its own allowlist, which replaces the project default for it. */
+  /**
+   * Gives `agentId` its own allowlist, which replaces the project default for it.
+   *
+   * @example
+   * ```ts
+   * const admin = new PdpClient({ baseUrl: 'http://127.0.0.1:8787', token: adminToken });
+   * const { etag } = await admin.getPermissions('demo');
+   * await admin.putAgent('demo', 'QA', ['idea_ticket_read', 'idea_memory_write'], { ifMatch: etag });
+   * ```
+   */
   async putAgent(
     project: string,
     agentId: string,
@@ -224,9 +273,9 @@ export class PdpClient {
   }
 
   /** `GET /projects/:project/requesters/:requester/effective`: what `requester` may call. */
-  async effective(project: string, requester: string, options: { timeoutMs?: number } = {}): Promise<EffectivePolicy> {
+  async effective(project: string, requester: string, options: CallOptions & { timeoutMs?: number } = {}): Promise<EffectivePolicy> {
     const path = `/projects/${segment(project)}/requesters/${segment(requester)}/effective`;
-    return (await this.admin('GET', path, undefined, effectiveCheck, {}, options.timeoutMs)).body;
+    return (await this.admin('GET', path, undefined, effectiveCheck, {}, options.timeoutMs, options.signal)).body;
   }
 
   /** `GET /projects/:project/decisions`: the latest decisions, newest first. */
@@ -276,83 +325,41 @@ export class PdpClient {
     check: TypeCheck<T> | undefined,
     headers: Record<string, string> = {},
     timeoutMs = this.adminTimeoutMs,
+    signal?: AbortSignal,
   ): Promise<{ body: Static<T>; headers: Exchange['headers'] }> {
+    const what = oneLine(`${method} ${path}`, 120);
+    const deadline = new Deadline(timeoutMs, signal);
     let answer: Exchange;
     try {
       // Reads are retried on a stale socket; writes never (a replayed write could answer 412).
-      const request: ExchangeRequest = { method, path, headers, retryOnStaleSocket: method === 'GET' };
+      const request: ExchangeRequest = { method, path, headers, maxBodyBytes: MAX_ADMIN_BYTES, retryOnStaleSocket: method === 'GET' };
       if (body !== undefined) request.body = JSON.stringify(body);
-      answer = await this.exchange(request, timeoutMs);
+      answer = await this.exchange(request, deadline);
     } catch (error) {
-      throw new PdpError('pdp_unavailable', `${method} ${path}: policy service unreachable (${describeFailure(error)})`, {
-        cause: error,
-      });
+      throw new PdpError('pdp_unavailable', `${what}: policy service unreachable (${failureText(error)})`, { cause: error });
+    } finally {
+      deadline.finish();
     }
-    const parsed = answer.text === '' ? undefined : parseJson(answer.text);
+    const parsed = parseJson(answer.text);
     if (answer.status < 200 || answer.status > 299) {
-      if (errorBodyCheck.Check(parsed)) {
-        throw new PdpError(parsed.error.code, parsed.error.message, { status: answer.status, details: parsed.error.details });
-      }
-      throw new PdpError('invalid_response', `${method} ${path}: ${httpCause(answer)}`, { status: answer.status });
+      const error = errorBodyOf(answer);
+      if (error !== undefined) throw new PdpError(error.code, error.message, { status: answer.status, details: error.details });
+      throw new PdpError('invalid_response', `${what}: ${httpCause(answer)}`, { status: answer.status });
     }
-    if (check === undefined) return { body: parsed, headers: answer.headers };
+    if (check === undefined) return { body: parsed as Static<T>, headers: answer.headers };
     if (!check.Check(parsed)) {
-      const what = parsed === undefined ? 'no JSON body' : firstError(check, parsed);
-      throw new PdpError('invalid_response', `${method} ${path}: invalid answer: ${what}`, { status: answer.status });
+      const problem = parsed === undefined ? 'no JSON body' : firstError(check, parsed);
+      throw new PdpError('invalid_response', `${what}: invalid answer: ${problem}`, { status: answer.status });
     }
     return { body: parsed, headers: answer.headers };
   }
 
-  private exchange(request: Omit<ExchangeRequest, 'headers'> & { headers?: Record<string, string> }, timeoutMs: number) {
+  private exchange(request: Omit<ExchangeRequest, 'headers'> & { headers?: Record<string, string> }, deadline: Deadline) {
     const headers: Record<string, string> = { ...this.baseHeaders, ...request.headers };
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     const full: ExchangeRequest = { ...request, path: this.pathPrefix + request.path, headers };
-    return exchangeWithDeadline(this.pool, full, timeoutMs);
+    return exchangeWithDeadline(this.pool, this.slots, full, deadline);
   }
-}
-
-/**
- * A schema-valid decision is used as is, except an `allow` that does not answer this query (other
- * tool, project or requester, or an inconsistent reason): the SDK denies rather than trust it.
- */
-function trusted(query: DecideQuery, decision: Decision): ClientDecision {
-  if (!decision.allow) return decision;
-  if (decision.tool.name !== query.tool || decision.project !== query.project || decision.requester.id !== query.requester) {
-    return unavailable(
-      query,
-      `the answer is about tool ${decision.tool.name} for requester ${JSON.stringify(decision.requester.id)} in project ${decision.project}, not the call asked about`,
-    );
-  }
-  if (decision.reason !== 'allowed') return unavailable(query, `the answer allows with reason ${decision.reason}`);
-  return decision;
-}
-
-function httpCause(answer: Exchange): string {
-  const body = parseJson(answer.text);
-  const code = errorBodyCheck.Check(body) ? `: ${body.error.code}` : '';
-  return `HTTP ${answer.status}${code}`;
-}
-
-function describeFailure(error: unknown): string {
-  if (error instanceof TransportFailure) return error.message;
-  return error instanceof Error ? error.message : String(error);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-function firstError(check: TypeCheck<TSchema>, value: unknown): string {
-  const error = check.Errors(value).First();
-  return error === undefined ? 'does not match the schema' : `${error.path || '/'} ${error.message}`;
-}
-
-function positive(value: number | undefined, fallback: number): number {
-  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
 /** Path segments are always encoded: ids may contain `#`, spaces, `%` or `..`. */

@@ -11,7 +11,8 @@
  */
 import { pino } from 'pino';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { PdpClient, guardMcpServer } from '../../client/index.js';
+import { PdpClient } from '../../client/index.js';
+import { guardMcpServer } from '../../client/mcp.js';
 import { createIdeaToolsServer, ToolRunRecorder } from './idea-tools.js';
 
 const logger = pino({ name: 'idea-mcp-server-example' }, pino.destination(2));

@@ -5,7 +5,7 @@
  */
 import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { guardOpenAiToolCalls, type GuardClient, type ChatCompletionToolCall } from '../../client/index.js';
+import { guardOpenAiToolCalls, type GuardClient, type ChatCompletionToolCall } from '../../client/openai.js';
 import { TOOL_CATALOG } from '../../schemas/catalog.js';
 
 /** The 25 IdeA tools as Chat Completions function tools. */
@@ -57,7 +57,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     messages.push(message);
     const calls = message.tool_calls ?? [];
     if (calls.length === 0) return { answer: message.content, messages, turns: turn };
-    const outputs = await guardOpenAiToolCalls(calls, {
+    const { outputs } = await guardOpenAiToolCalls(calls, {
       client: options.pdp,
       project: options.project,
       requester: options.requester,

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { guardOpenAiToolCalls, type ClientDecision } from '../../client/index.js';
+import type { ClientDecision } from '../../client/index.js';
+import { guardOpenAiToolCalls } from '../../client/openai.js';
 import { runAgentLoop } from '../../examples/openai-invoker/agent-loop.js';
 import { sendJson, startFakeHttp, type FakeServer } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
@@ -123,16 +124,15 @@ describe('parity of the two guards, real service', () => {
       await mcp.close();
 
       let openAiDecision: ClientDecision | undefined;
-      const [output] = await guardOpenAiToolCalls(
-        [{ id: 'c', type: 'function', function: { name: call.tool, arguments: JSON.stringify(call.args) } }],
-        {
-          client: pdp.decider,
-          project: call.project,
-          requester: call.requester,
-          invoke: (name) => `${name} done`,
-          onDecision: (decision) => (openAiDecision = decision),
-        },
-      );
+      const {
+        outputs: [output],
+      } = await guardOpenAiToolCalls([{ id: 'c', type: 'function', function: { name: call.tool, arguments: JSON.stringify(call.args) } }], {
+        client: pdp.decider,
+        project: call.project,
+        requester: call.requester,
+        invoke: (name) => `${name} done`,
+        onDecision: (decision) => (openAiDecision = decision),
+      });
       expect(strip(openAiDecision)).toEqual(strip(mcpDecision));
       expect(mcpResult.isError).toBe(!mcpDecision?.allow);
       // A refusal is the same text; an allowed call gets the identical "<tool> done" of both stubs.

@@ -3,7 +3,8 @@
  * about the timeout and the tool never runs, through both guards.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { PdpClient, guardOpenAiToolCalls, type ClientDecision } from '../../client/index.js';
+import { PdpClient, type ClientDecision } from '../../client/index.js';
+import { guardOpenAiToolCalls } from '../../client/openai.js';
 import { cannedDecision, closedPortUrl, sendJson, startBlackHole, startFakeHttp, type FakeServer } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 
@@ -118,10 +119,14 @@ describe.each(Object.entries(faults))('fault: %s', (_name, fault) => {
   it('neither guard runs the tool, and both give the same text', async () => {
     const client = await clientFor(fault);
     const invoked: string[] = [];
-    const [output] = await guardOpenAiToolCalls(
-      [{ id: 'call_1', type: 'function', function: { name: query.tool, arguments: '{"text":"x"}' } }],
-      { client, project: 'demo', requester: 'QA', invoke: (name) => invoked.push(name) },
-    );
+    const {
+      outputs: [output],
+    } = await guardOpenAiToolCalls([{ id: 'call_1', type: 'function', function: { name: query.tool, arguments: '{"text":"x"}' } }], {
+      client,
+      project: 'demo',
+      requester: 'QA',
+      invoke: (name) => invoked.push(name),
+    });
     expect(invoked).toEqual([]);
     const mcp = await connectGuardedIdeaServer({ client, project: 'demo', requester: 'QA' });
     cleanups.push(mcp.close);

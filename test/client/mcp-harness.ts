@@ -1,7 +1,7 @@
 /** A guarded example MCP server and a real SDK client connected in memory. */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { guardMcpServer, type McpGuardOptions } from '../../client/index.js';
+import { guardMcpServer, type McpGuardOptions } from '../../client/mcp.js';
 import { createIdeaToolsServer, ToolRunRecorder } from '../../examples/mcp-server/idea-tools.js';
 
 export async function connectGuardedIdeaServer(options: McpGuardOptions) {

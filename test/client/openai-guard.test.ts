@@ -1,6 +1,7 @@
 /** The OpenAI guard: one batch round trip, only allowed calls invoked, one output per call in order. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { PdpClient, guardOpenAiToolCalls, type ChatCompletionToolCall, type ResponsesFunctionCall } from '../../client/index.js';
+import { PdpClient } from '../../client/index.js';
+import { guardOpenAiToolCalls, type ChatCompletionToolCall, type ResponsesFunctionCall } from '../../client/openai.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { startPolicyTablePdp } from './policy-table-pdp.js';
 
@@ -32,7 +33,7 @@ const chat = (id: string, name: string, args: string): ChatCompletionToolCall =>
 describe('guardOpenAiToolCalls', () => {
   it('decides Chat Completions calls in one round trip and invokes only the allowed ones', async () => {
     const { pdp, client, invoked, invoke } = await setup();
-    const outputs = await guardOpenAiToolCalls(
+    const { outputs } = await guardOpenAiToolCalls(
       [
         chat('c1', 'idea_ticket_read', '{"issueRef":"#82"}'),
         chat('c2', 'idea_memory_write', '{"text":"hi"}'),
@@ -86,7 +87,7 @@ describe('guardOpenAiToolCalls', () => {
       { type: 'function_call', call_id: 'r1', name: 'idea_ticket_create', arguments: '{}', id: 'fc_1', status: 'completed' },
       { type: 'function_call', call_id: 'r2', name: 'idea_list_agents', arguments: '{}' },
     ];
-    const outputs = await guardOpenAiToolCalls(items, { client, project: 'demo', requester: 'QA', invoke });
+    const { outputs } = await guardOpenAiToolCalls(items, { client, project: 'demo', requester: 'QA', invoke });
     expect(outputs).toEqual([
       {
         type: 'function_call_output',
@@ -100,7 +101,7 @@ describe('guardOpenAiToolCalls', () => {
 
   it('a throwing invoke gives an error output for that call only; non-string results are JSON', async () => {
     const { client } = await setup();
-    const outputs = await guardOpenAiToolCalls([chat('c1', 'idea_ticket_read', '{}'), chat('c2', 'idea_ticket_list', '{}')], {
+    const { outputs } = await guardOpenAiToolCalls([chat('c1', 'idea_ticket_read', '{}'), chat('c2', 'idea_ticket_list', '{}')], {
       client,
       project: 'demo',
       requester: 'QA',
@@ -117,7 +118,7 @@ describe('guardOpenAiToolCalls', () => {
     const calls = Array.from({ length: 150 }, (_v, index) =>
       chat(`c${index}`, index % 2 === 0 ? 'idea_ticket_read' : 'idea_memory_write', `{"n":${index}}`),
     );
-    const outputs = await guardOpenAiToolCalls(calls, { client, project: 'demo', requester: 'QA', invoke });
+    const { outputs } = await guardOpenAiToolCalls(calls, { client, project: 'demo', requester: 'QA', invoke });
     expect(pdp.requests.map((request) => (request.body as { queries: unknown[] }).queries.length).sort()).toEqual([100, 50]);
     expect(outputs.map((output) => output.tool_call_id)).toEqual(calls.map((call) => call.id));
     expect(invoked.map((call) => call.args['n'])).toEqual(calls.filter((_c, index) => index % 2 === 0).map((_c, index) => index * 2));
@@ -125,7 +126,7 @@ describe('guardOpenAiToolCalls', () => {
 
   it('an unresolvable requester refuses everything without asking', async () => {
     const { pdp, client, invoked, invoke } = await setup();
-    const outputs = await guardOpenAiToolCalls([chat('c1', 'idea_ticket_read', '{}')], {
+    const { outputs } = await guardOpenAiToolCalls([chat('c1', 'idea_ticket_read', '{}')], {
       client,
       project: 'demo',
       requester: () => Promise.reject(new Error('no agent bound to this loop')),
@@ -147,7 +148,7 @@ describe('guardOpenAiToolCalls', () => {
       id: 'u4',
       function: { name: 'idea_ticket_read', arguments: { issueRef: '#82' } },
     } as unknown as ChatCompletionToolCall;
-    const outputs = await guardOpenAiToolCalls([untyped, shapeless, chat('u3', 'idea_memory_write', '{}'), objectArguments], {
+    const { outputs } = await guardOpenAiToolCalls([untyped, shapeless, chat('u3', 'idea_memory_write', '{}'), objectArguments], {
       client,
       project: 'demo',
       requester: 'QA',
@@ -180,8 +181,8 @@ describe('guardOpenAiToolCalls', () => {
 
   it('refuses free-text custom tool calls and asks nothing for an empty turn', async () => {
     const { pdp, client, invoked, invoke } = await setup();
-    expect(await guardOpenAiToolCalls([], { client, project: 'demo', requester: 'QA', invoke })).toEqual([]);
-    const outputs = await guardOpenAiToolCalls([{ id: 'x1', type: 'custom', custom: { name: 'idea_ticket_read', input: '#82' } }], {
+    expect(await guardOpenAiToolCalls([], { client, project: 'demo', requester: 'QA', invoke })).toEqual({ outputs: [], decisions: [] });
+    const { outputs } = await guardOpenAiToolCalls([{ id: 'x1', type: 'custom', custom: { name: 'idea_ticket_read', input: '#82' } }], {
       client,
       project: 'demo',
       requester: 'QA',
