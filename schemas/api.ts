@@ -31,12 +31,21 @@ export const POLICY_SOURCES = ['agent-override', 'project-default', 'builtin-rea
 export const PolicySourceSchema = Type.Union(POLICY_SOURCES.map((source) => Type.Literal(source)));
 export type PolicySource = Static<typeof PolicySourceSchema>;
 
+const ScalarSchema = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
+/** A value of the decide query's `arguments`: nothing deeper, so a body cannot make validation or parsing costly. */
+export const ShallowArgumentSchema = Type.Union([ScalarSchema, Type.Array(ScalarSchema), Type.Record(Type.String(), ScalarSchema)]);
+export type ShallowArgument = Static<typeof ShallowArgumentSchema>;
+
 export const DecideQuerySchema = Type.Object(
   {
     project: str(256, 'Project id.'),
     requester: str(512, 'Who calls: "" or "mcp" (anonymous), "ticket-assistant:<project>:<issue>", or an agent id.'),
     tool: str(256, 'Tool name as the model called it.'),
-    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The call arguments (only issueRef is read).' })),
+    arguments: Type.Optional(
+      Type.Record(Type.String(), ShallowArgumentSchema, {
+        description: 'The call arguments (only issueRef is read). Shallow: each value is a scalar, or an array or object of scalars.',
+      }),
+    ),
   },
   {
     additionalProperties: false,

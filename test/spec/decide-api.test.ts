@@ -28,6 +28,9 @@ describe('§5 POST /decide validation', () => {
     ['requester is null', { ...valid, requester: null }],
     ['project is an array', { ...valid, project: ['demo'] }],
     ['arguments is a string', { ...valid, arguments: 'issueRef=82' }],
+    ['arguments nested two levels deep', { ...valid, arguments: { issueRef: '#1', nested: { a: [1] } } }],
+    ['an issueRef that is an object of objects', { ...valid, arguments: { issueRef: { deep: { x: 1 } } } }],
+    ['deeply nested arguments', { ...valid, arguments: { a: JSON.parse(`${'['.repeat(500)}${']'.repeat(500)}`) as unknown } }],
     ['body is an array', [valid]],
     ['body is a string', '"demo"'],
     ['empty object', {}],
@@ -57,7 +60,12 @@ describe('§5 POST /decide validation', () => {
     for (const body of [
       { project: 'nope', requester: 'Main', tool: 'idea_memory_read' },
       { project: 'demo', requester: 'Main', tool: 'nope' },
-      { project: 'demo', requester: 'Main', tool: 'idea_memory_write', arguments: { issueRef: '#1', nested: { a: [1] } } },
+      {
+        project: 'demo',
+        requester: 'Main',
+        tool: 'idea_memory_write',
+        arguments: { issueRef: '#1', nested: { a: 1 }, list: [1, 'x', null] },
+      },
     ]) {
       const response = await call(app, 'POST', '/decide', { body });
       expect(response.statusCode).toBe(200);

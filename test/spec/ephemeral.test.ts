@@ -1,5 +1,6 @@
 /** SPEC §6 (and §4 ticket-assistant resolution): ephemeral ticket-assistant policies. */
 import { describe, expect, it } from 'vitest';
+import type { DecideQuery } from '../../schemas/index.js';
 import { READ_TOOLS, call, setupSpecFile, decide, ephemeralUrl, errorCode, policyDoc, startServer, waitFor } from './helpers.js';
 
 setupSpecFile();
@@ -81,7 +82,7 @@ describe('§6 ephemeral policies', () => {
   it('denies an issue-scoped tool with issue_out_of_bounds when issueRef is missing or names another ticket', async () => {
     const { app } = await startServer({ demo: {} });
     await register(app, { allowedTools: ['idea_ticket_update_carnet', 'idea_ticket_read', 'idea_ticket_list'], boundIssue: '#82' });
-    const outOfBounds: Array<Record<string, unknown> | undefined> = [
+    const outOfBounds: Array<DecideQuery['arguments']> = [
       undefined,
       {},
       { issueRef: '#83' },
