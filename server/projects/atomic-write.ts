@@ -4,14 +4,29 @@
  * crash at any point leaves one of the two on disk. A write that fails leaves the old file: when
  * the folder's fsync fails after the rename, the old file (kept under a second name, or copied) is
  * put back, unless another writer's file has replaced ours meanwhile (then the caller re-reads).
+ * The caller may refuse the rename at the last moment (`replaceOnlyIf`): the check and the rename
+ * then run synchronously, back to back.
  */
 import { randomBytes } from 'node:crypto';
-import { constants, promises as fs } from 'node:fs';
+import { constants, promises as fs, renameSync } from 'node:fs';
 import path from 'node:path';
 
 export interface AtomicWriteOptions {
-  /** Mode of a newly created file (an existing file's mode is kept). */
+  /** Mode of a newly created file (an existing file's mode is kept, made readable and writable by its owner). */
   readonly defaultMode?: number;
+  /**
+   * Called right before the rename with the file about to be replaced; `false` refuses the write
+   * ({@link TargetChangedError}, nothing changed). Synchronous, so that nothing runs in between.
+   */
+  readonly replaceOnlyIf?: (realTarget: string) => boolean;
+}
+
+/** The write was refused by `replaceOnlyIf`: nothing was changed. */
+export class TargetChangedError extends Error {
+  constructor(readonly target: string) {
+    super(`${target} is not what it was when the write started`);
+    this.name = 'TargetChangedError';
+  }
 }
 
 /**
@@ -19,7 +34,7 @@ export interface AtomicWriteOptions {
  * replaced and the link is kept; a symlink to anything else is itself replaced. Creates the
  * parent folder (one level, e.g. `.ideai/`) when absent.
  */
-export async function writeFileAtomic(target: string, contents: string, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(target: string, contents: string, options: AtomicWriteOptions = {}): Promise<WrittenFile> {
   const realTarget = await resolveTarget(target);
   const folder = path.dirname(realTarget);
   const createdFolder = await fs.mkdir(folder, { recursive: false }).then(
@@ -38,6 +53,7 @@ export async function writeFileAtomic(target: string, contents: string, options:
         throw (await undoRename(realTarget, NO_FILE, written)) ? error : new WriteOutcomeUnknownError(error);
       });
     }
+    return written;
   } catch (error) {
     // A failed write leaves no folder it made (rmdir removes it only if empty).
     if (createdFolder) await fs.rmdir(folder).catch(() => undefined);
@@ -46,7 +62,7 @@ export async function writeFileAtomic(target: string, contents: string, options:
 }
 
 /** The file a write renamed into place, told apart from any later one by its inode (bigint: no precision lost). */
-interface WrittenFile {
+export interface WrittenFile {
   readonly dev: bigint;
   readonly ino: bigint;
 }
@@ -56,7 +72,8 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
   const mode = await fs
     .stat(realTarget)
     // Only a regular file's mode is kept (not that of a FIFO or a device the file was replaced by).
-    .then((stats) => (stats.isFile() ? stats.mode & 0o7777 : (options.defaultMode ?? 0o644)))
+    // Owner read and write are added: a repair of a file of mode 000 must leave one the service can read.
+    .then((stats) => (stats.isFile() ? (stats.mode & 0o7777) | 0o600 : (options.defaultMode ?? 0o644)))
     .catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return options.defaultMode ?? 0o644;
       throw error;
@@ -68,7 +85,8 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
     written = await createDurably(temp, contents, mode);
     // Before the rename, so that it can be undone (when the old file can be kept, see keepPrevious).
     previous = await keepPrevious(realTarget);
-    await fs.rename(temp, realTarget);
+    if (options.replaceOnlyIf !== undefined && !options.replaceOnlyIf(realTarget)) throw new TargetChangedError(realTarget);
+    renameSync(temp, realTarget);
   } catch (error) {
     await fs.rm(temp, { force: true }).catch(() => undefined);
     await dropPrevious(previous);

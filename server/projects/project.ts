@@ -3,14 +3,18 @@
  * reload and every write of the project goes, so a reload can never overwrite a newer write.
  * Decisions read `state` synchronously and never wait on the queue.
  */
-import { closeSync, constants, fstatSync, openSync, promises as fs, readSync, statSync, type BigIntStats } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { PolicyDocument } from '../../schemas/index.js';
-import { NO_AGENTS_FILE, parseAgentsFile, type AgentsFileState } from '../domain/agents-file.js';
-import { builtinPolicy, compilePolicyFile, invalidPolicy, revisionOf, type CompiledPolicy, type ValidPolicy } from '../domain/compile.js';
+import { NO_AGENTS_FILE, type AgentsFileState } from '../domain/agents-file.js';
+import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy, type ValidPolicy } from '../domain/compile.js';
 import { serializeDocument } from '../domain/edit.js';
-import { WriteOutcomeUnknownError, writeFileAtomic } from './atomic-write.js';
+import { TargetChangedError, WriteOutcomeUnknownError, writeFileAtomic, type WrittenFile } from './atomic-write.js';
 import { ProjectWriteError } from './errors.js';
+import { OUTSIDE_LINK, READ_AGAIN, isAbsence, keyOf, readProjectFiles, statKey, type FileRead, type ProjectFiles } from './file-read.js';
+import { serializedOn, writeFolderKey } from './folder-lock.js';
+import { compilePolicy, parseAgents } from './parse.js';
+import { insideProject, snapshotOf, stillAsRead } from './write-guard.js';
 
 export interface ProjectState {
   readonly policy: CompiledPolicy;
@@ -26,45 +30,44 @@ export interface WriteOptions {
   readonly allowInvalid?: boolean;
 }
 
-export type ReloadOutcome = 'unchanged' | 'ok' | 'invalid';
+/** What a reload or a write did to the state decisions see (`written`: an API write). */
+export type ProjectChange = 'unchanged' | 'ok' | 'invalid' | 'written';
+
+/** Told after every change of the state, once decisions see it. */
+export type ProjectListener = (change: Exclude<ProjectChange, 'unchanged'>) => void;
+
+/**
+ * How long a policy file that disappeared denies every call before the built-in defaults apply:
+ * `git checkout` deletes a file and then writes the other branch's version (docs/design.md).
+ */
+export const VANISHED_GRACE_MS = 150;
+
+/** Attempts of a write whose file keeps changing under it before it is refused (`write_conflict`). */
+const MAX_WRITE_ATTEMPTS = 3;
 
 export class Project {
   readonly policyPath: string;
   readonly agentsPath: string;
-  private current: ProjectState;
+  private current: ProjectState = { policy: builtinPolicy(), agents: NO_AGENTS_FILE, fingerprint: '' };
   private queue: Promise<unknown> = Promise.resolve();
   private reloadQueued = false;
+  /** When the policy file was first seen missing after it had existed (see VANISHED_GRACE_MS). */
+  private vanishedAt: number | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly id: string,
     readonly root: string,
-    initial: ProjectState,
+    private readonly listener: ProjectListener,
   ) {
     this.policyPath = path.join(root, '.ideai', 'mcp-tool-permissions.json');
     this.agentsPath = path.join(root, '.ideai', 'agents.json');
-    this.current = initial;
   }
 
-  static async open(id: string, root: string): Promise<Project> {
-    const project = new Project(id, root, { policy: builtinPolicy(), agents: NO_AGENTS_FILE, fingerprint: '' });
-    project.current = await project.readState();
-    return project;
-  }
-
-  /**
-   * {@link open} with synchronous reads, for the start of the service only: nothing is served
-   * until every project is loaded, and on this kind of machine each asynchronous file operation
-   * costs the main thread tens of µs (a hop to the libuv pool and back): 1,000 projects loaded in
-   * ~0.56 s of a cold process asynchronously, ~0.19 s synchronously. At run time a reload stays
-   * asynchronous, so a file system that hangs blocks its project's queue, not every decision.
-   */
-  static openSync(id: string, root: string): Project {
-    const project = new Project(id, root, { policy: builtinPolicy(), agents: NO_AGENTS_FILE, fingerprint: '' });
-    try {
-      project.current = project.stateFrom(readFileSynchronously(project.policyPath), readFileSynchronously(project.agentsPath));
-    } catch (error) {
-      project.current = project.unreadableState(error);
-    }
+  /** Reads the project's files; never throws (an unreadable project is an invalid one). */
+  static async open(id: string, root: string, listener: ProjectListener = () => undefined): Promise<Project> {
+    const project = new Project(id, root, listener);
+    project.current = (await project.readState()).state;
     return project;
   }
 
@@ -73,45 +76,41 @@ export class Project {
   }
 
   /** Re-reads the files (coalesced: one queued reload covers every event that came before it ran). */
-  reload(): Promise<ReloadOutcome> {
+  reload(): Promise<ProjectChange> {
     if (this.reloadQueued) return this.queue.then(() => 'unchanged' as const);
     this.reloadQueued = true;
     return this.enqueue(async () => {
       this.reloadQueued = false;
-      // Whatever goes wrong while reading, never keep serving the last good state (fail closed).
-      const next = await this.readStateOrInvalid();
-      const previous = this.current;
-      this.current = next;
-      if (
-        next.policy.revision === previous.policy.revision &&
-        next.policy.status === previous.policy.status &&
-        next.agents === previous.agents
-      ) {
-        return 'unchanged';
-      }
-      return next.policy.status === 'ok' ? 'ok' : 'invalid';
+      return this.adopt((await this.readState()).state);
     });
   }
 
   /** Whether the files on disk look different from what was last read (cheap: two stats). */
   async changedOnDisk(): Promise<boolean> {
-    return (await this.fingerprint()) !== this.current.fingerprint;
-  }
-
-  /** {@link changedOnDisk} with synchronous stats, for the start of the service (see {@link openSync}). */
-  changedOnDiskSync(): boolean {
-    return `${statKeySync(this.policyPath)}|${statKeySync(this.agentsPath)}` !== this.current.fingerprint;
+    const [policy, agents] = await Promise.all([statKey(this.policyPath), statKey(this.agentsPath)]);
+    return `${policy}|${agents}` !== this.current.fingerprint;
   }
 
   /**
    * Applies `edit` to the document on disk and makes the result durable, then visible to
-   * decisions, before resolving. Reads the file afresh first so an external edit is never lost.
+   * decisions, before resolving. The file is read afresh first, and replaced only if it is still
+   * what was read (else the edit is applied again to what is there now): no external edit is lost.
    */
   write(edit: (policy: ValidPolicy) => PolicyDocument, options: WriteOptions = {}): Promise<ProjectState> {
-    return this.enqueue(async () => {
-      const fresh = await this.readStateOrInvalid();
-      this.current = fresh;
-      const { policy } = fresh;
+    return this.enqueue(async () => serializedOn(await writeFolderKey(this.root), () => this.writeNow(edit, options)));
+  }
+
+  /** Stops the pending re-check of a vanished file (the project is no longer served). */
+  close(): void {
+    clearTimeout(this.graceTimer);
+  }
+
+  private async writeNow(edit: (policy: ValidPolicy) => PolicyDocument, options: WriteOptions): Promise<ProjectState> {
+    for (let attempt = 1; ; attempt++) {
+      const { state, files } = await this.readState();
+      // Memory follows the disk, whatever happens next.
+      this.adopt(state);
+      const { policy } = state;
       const expected = options.ifMatch;
       if (expected !== undefined && !expected.includes('*') && !expected.includes(policy.revision)) {
         throw new ProjectWriteError(
@@ -122,43 +121,67 @@ export class Project {
           },
         );
       }
+      if (files === undefined) {
+        const reason = policy.status === 'invalid' ? policy.error.message : 'unknown error';
+        throw new ProjectWriteError(
+          'write_failed',
+          `Could not read the policy file of project ${this.id} (${reason}); nothing was changed.`,
+        );
+      }
+      if (files.policy.ok === false && files.policy.code === OUTSIDE_LINK) {
+        throw new ProjectWriteError('write_failed', `The .ideai folder of project ${this.id} is ${OUTSIDE_LINK}; nothing was written.`);
+      }
       if (policy.status === 'invalid' && !options.allowInvalid) {
         throw new ProjectWriteError(
           'policy_invalid',
           `The policy file is invalid (${policy.error.message}); replace the whole document to repair it.`,
-          {
-            error: policy.error,
-          },
+          { error: policy.error },
         );
       }
       const base: ValidPolicy = policy.status === 'ok' ? policy : builtinPolicy();
       const bytes = serializeDocument(edit(base));
+      let written: WrittenFile;
       try {
-        await writeFileAtomic(this.policyPath, bytes);
+        const snapshot = await snapshotOf(this.policyPath, files.policy);
+        written = await writeFileAtomic(this.policyPath, bytes, {
+          replaceOnlyIf: (realTarget) => insideProject(this.root, realTarget) && stillAsRead(this.policyPath, snapshot),
+        });
       } catch (error) {
-        if (error instanceof WriteOutcomeUnknownError) {
-          // Memory follows the disk, whatever it holds now (fail closed if it cannot be read).
-          this.current = await this.readStateOrInvalid();
-          const code = (error.failure as NodeJS.ErrnoException).code ?? 'error';
-          throw new ProjectWriteError(
-            'write_failed',
-            `Could not make the policy file of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`,
-            {
-              outcome: 'unknown',
-              revision: this.current.policy.revision,
-            },
-          );
-        }
-        const code = (error as NodeJS.ErrnoException).code ?? 'error';
-        throw new ProjectWriteError(
-          'write_failed',
-          `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`,
-        );
+        if (error instanceof TargetChangedError && attempt < MAX_WRITE_ATTEMPTS) continue;
+        throw await this.writeFailure(error);
       }
-      const compiled = compilePolicyFile(Buffer.from(bytes, 'utf8'));
-      this.current = { policy: compiled, agents: fresh.agents, fingerprint: await this.fingerprint() };
+      const compiled = await compilePolicy(Buffer.from(bytes, 'utf8'));
+      const stats = await fs.stat(this.policyPath, { bigint: true }).catch(() => undefined);
+      // A file that replaced ours since the rename is read at the next check (its key differs from any stat).
+      const policyKey = stats !== undefined && stats.dev === written.dev && stats.ino === written.ino ? keyOf(stats) : READ_AGAIN;
+      const agentsKey = files.agents.key;
+      clearTimeout(this.graceTimer);
+      this.vanishedAt = undefined;
+      this.publish({ policy: compiled, agents: state.agents, fingerprint: `${policyKey}|${agentsKey}` }, 'written');
       return this.current;
-    });
+    }
+  }
+
+  /** The error a failed write answers with; memory follows the file when the write may have taken effect. */
+  private async writeFailure(error: unknown): Promise<Error> {
+    if (error instanceof ProjectWriteError) return error;
+    if (error instanceof TargetChangedError) {
+      return new ProjectWriteError(
+        'write_conflict',
+        `The policy file of project ${this.id} kept changing while it was being written (${MAX_WRITE_ATTEMPTS} attempts); nothing was written.`,
+      );
+    }
+    if (error instanceof WriteOutcomeUnknownError) {
+      this.adopt((await this.readState()).state);
+      const code = (error.failure as NodeJS.ErrnoException).code ?? 'error';
+      return new ProjectWriteError(
+        'write_failed',
+        `Could not make the policy file of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`,
+        { outcome: 'unknown', revision: this.current.policy.revision },
+      );
+    }
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    return new ProjectWriteError('write_failed', `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`);
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -168,182 +191,87 @@ export class Project {
   }
 
   /**
-   * The files' state; if reading fails in a way the readers did not foresee, an invalid policy
-   * (every call denied) rather than the last good state. The empty fingerprint makes the next
-   * rescan read again.
+   * Makes a fresh read the state decisions see, except that a policy file that existed and is now
+   * missing denies every call until it has been missing for VANISHED_GRACE_MS.
    */
-  private readStateOrInvalid(): Promise<ProjectState> {
-    return this.readState().catch((error: unknown) => this.unreadableState(error));
+  private adopt(read: ProjectState): ProjectChange {
+    clearTimeout(this.graceTimer);
+    const missing = read.policy.status === 'ok' && !read.policy.fileExists;
+    if (!missing) {
+      this.vanishedAt = undefined;
+      return this.publish(read);
+    }
+    if (!this.current.policy.fileExists) return this.publish(read);
+    this.vanishedAt ??= Date.now();
+    const left = this.vanishedAt + VANISHED_GRACE_MS - Date.now();
+    if (left <= 0) {
+      this.vanishedAt = undefined;
+      return this.publish(read);
+    }
+    this.graceTimer = setTimeout(() => void this.reload(), left);
+    this.graceTimer.unref();
+    return this.publish({ ...read, policy: VANISHED_POLICY });
   }
 
-  private unreadableState(error: unknown): ProjectState {
-    const message = error instanceof Error ? error.message : String(error);
-    return {
+  /** Sets the state; the listener is told after it is visible, and only of a real change. */
+  private publish(next: ProjectState, change?: 'written'): ProjectChange {
+    const previous = this.current;
+    this.current = next;
+    if (
+      next.policy.revision === previous.policy.revision &&
+      next.policy.status === previous.policy.status &&
+      next.agents === previous.agents
+    ) {
+      return change ?? 'unchanged';
+    }
+    const outcome = change ?? (next.policy.status === 'ok' ? 'ok' : 'invalid');
+    this.listener(outcome);
+    return outcome;
+  }
+
+  /**
+   * The files' state and what was read. If reading fails in a way the readers did not foresee, an
+   * invalid policy (every call denied) rather than the last good state; the empty fingerprint
+   * makes the next check read again.
+   */
+  private async readState(): Promise<{ state: ProjectState; files?: ProjectFiles }> {
+    try {
+      const files = await readProjectFiles(this.root);
+      const [policy, agents] = await Promise.all([policyOf(files.policy), agentsOf(files.agents)]);
+      return {
+        state: { policy, agents: sameAgents(this.current.agents, agents), fingerprint: `${files.policy.key}|${files.agents.key}` },
+        files,
+      };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
       // The same failure again is the same revision: an unchanged reload, not a log line every rescan.
-      policy: invalidPolicy(revisionOf(`read-error:${message}`), { message: `cannot read the file (${message})` }),
-      agents: this.current.agents,
-      fingerprint: '',
-    };
-  }
-
-  private async readState(): Promise<ProjectState> {
-    const [policy, agents] = await Promise.all([readFile(this.policyPath), readFile(this.agentsPath)]);
-    return this.stateFrom(policy, agents);
-  }
-
-  /** The state of what was read; its fingerprint is the stat of the very files read (their fstat). */
-  private stateFrom(policyFile: FileRead, agentsFile: FileRead): ProjectState {
-    return {
-      policy: policyOf(policyFile),
-      agents: sameAgents(this.current?.agents, agentsOf(agentsFile)),
-      fingerprint: `${policyFile.key}|${agentsFile.key}`,
-    };
-  }
-
-  private async fingerprint(): Promise<string> {
-    const [policy, agents] = await Promise.all([statKey(this.policyPath), statKey(this.agentsPath)]);
-    return `${policy}|${agents}`;
+      const policy = invalidPolicy(revisionOf(`read-error:${message}`), { message: `cannot read the file (${message})` });
+      return { state: { policy, agents: this.current.agents, fingerprint: READ_AGAIN } };
+    }
   }
 }
 
-/** Far above any valid document (10,000 overrides of the 25 tools); a bigger file is invalid. */
-const MAX_FILE_BYTES = 16 * 1024 * 1024;
+/** What a policy file that just disappeared reads as during VANISHED_GRACE_MS. */
+const VANISHED_POLICY = invalidPolicy(revisionOf('vanished'), {
+  message: `the file disappeared; every call is denied until it is back or has been missing for ${VANISHED_GRACE_MS} ms`,
+});
 
-/**
- * One file as read: its bytes, or why it could not be read (an errno code, or a problem of ours).
- * `key` is its stat fingerprint (see {@link keyOf}), taken from the opened file before reading it:
- * a change made after it shows as a different key at the next check.
- */
-type FileRead =
-  { readonly ok: true; readonly bytes: Buffer; readonly key: string } | { readonly ok: false; readonly code: string; readonly key: string };
-
-/** Missing file or folder: the project simply has no such file. */
-const isAbsence = (code: string): boolean => code === 'ENOENT' || code === 'ENOTDIR';
-
-function policyOf(file: FileRead): CompiledPolicy {
-  if (file.ok) return compilePolicyFile(file.bytes);
+async function policyOf(file: FileRead): Promise<CompiledPolicy> {
+  if (file.ok) return compilePolicy(file.bytes);
   if (isAbsence(file.code)) return builtinPolicy();
+  if (file.code === OUTSIDE_LINK) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `.ideai is ${OUTSIDE_LINK}` });
   // The file exists but cannot be read (a folder, no permission, a symlink loop): fail closed.
   return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `cannot read the file (${file.code})` });
 }
 
-function agentsOf(file: FileRead): AgentsFileState {
-  if (file.ok) return parseAgentsFile(file.bytes.toString('utf8'));
+async function agentsOf(file: FileRead): Promise<AgentsFileState> {
+  if (file.ok) return parseAgents(file.bytes);
   if (isAbsence(file.code)) return NO_AGENTS_FILE;
   return { exists: true, agents: [], error: `.ideai/agents.json: cannot read the file (${file.code})` };
 }
 
-const codeOf = (error: unknown): string => (error as NodeJS.ErrnoException).code ?? 'error';
-
-/** The same fingerprint as a `stat` of the path gives (it follows links, as `open` does). */
-function keyOf(stats: BigIntStats): string {
-  return `${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.mode}`;
-}
-
-/**
- * Why an opened file is not read: only a regular file of a sane size is. So a FIFO, a device
- * (`/dev/zero`) or a huge file put in place of a policy file cannot hang this project's queue (and
- * its writes) or exhaust memory (files are opened non-blocking): it reads as unreadable.
- */
-function problemOf(stats: BigIntStats): string | undefined {
-  if (stats.isDirectory()) return 'EISDIR';
-  if (!stats.isFile()) return 'not a regular file';
-  return stats.size > BigInt(MAX_FILE_BYTES) ? 'larger than 16 MiB' : undefined;
-}
-
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
-
-/**
- * The key of a file that could not be read for a reason that may pass (no permission yet, too many
- * open files, an I/O error): no stat gives it, so the next check (an event, the rescan) reads again.
- */
-const READ_AGAIN = '';
-
-/** A file that could not be opened: absent, or to be read again at the next check. */
-function openFailure(error: unknown): FileRead {
-  const code = codeOf(error);
-  return { ok: false, code, key: isAbsence(code) ? `-${code}` : READ_AGAIN };
-}
-
-/**
- * From an opened file's fstat: why it is not read, or the buffer to read it into. The buffer has
- * the size just checked, even if the file grows meanwhile (a later event then reads it again).
- */
-function readPlan(stats: BigIntStats): { readonly refusal: FileRead } | { readonly key: string; readonly bytes: Buffer } {
-  const key = keyOf(stats);
-  const problem = problemOf(stats);
-  return problem === undefined ? { key, bytes: Buffer.alloc(Number(stats.size)) } : { refusal: { ok: false, code: problem, key } };
-}
-
-async function readFile(file: string): Promise<FileRead> {
-  let handle;
-  try {
-    handle = await fs.open(file, OPEN_FLAGS);
-  } catch (error) {
-    return openFailure(error);
-  }
-  try {
-    const plan = readPlan(await handle.stat({ bigint: true }));
-    if ('refusal' in plan) return plan.refusal;
-    let filled = 0;
-    for (let read = -1; read !== 0 && filled < plan.bytes.length; filled += read) {
-      read = (await handle.read(plan.bytes, filled, plan.bytes.length - filled, filled)).bytesRead;
-    }
-    return { ok: true, bytes: plan.bytes.subarray(0, filled), key: plan.key };
-  } catch (error) {
-    return { ok: false, code: codeOf(error), key: READ_AGAIN };
-  } finally {
-    // What was read stands whether or not the descriptor closes cleanly.
-    await handle.close().catch(() => undefined);
-  }
-}
-
-/** {@link readFile} with synchronous calls (see {@link Project.openSync}). */
-function readFileSynchronously(file: string): FileRead {
-  let fd;
-  try {
-    fd = openSync(file, OPEN_FLAGS);
-  } catch (error) {
-    return openFailure(error);
-  }
-  try {
-    const plan = readPlan(fstatSync(fd, { bigint: true }));
-    if ('refusal' in plan) return plan.refusal;
-    let filled = 0;
-    for (let read = -1; read !== 0 && filled < plan.bytes.length; filled += read) {
-      read = readSync(fd, plan.bytes, filled, plan.bytes.length - filled, filled);
-    }
-    return { ok: true, bytes: plan.bytes.subarray(0, filled), key: plan.key };
-  } catch (error) {
-    return { ok: false, code: codeOf(error), key: READ_AGAIN };
-  } finally {
-    try {
-      closeSync(fd);
-    } catch {
-      // As above: what was read stands.
-    }
-  }
-}
-
-async function statKey(file: string): Promise<string> {
-  try {
-    return keyOf(await fs.stat(file, { bigint: true }));
-  } catch (error) {
-    return `-${codeOf(error)}`;
-  }
-}
-
-function statKeySync(file: string): string {
-  try {
-    return keyOf(statSync(file, { bigint: true }));
-  } catch (error) {
-    return `-${codeOf(error)}`;
-  }
-}
-
 /** Keeps the previous object when the agents file did not change, so views can compare by identity. */
-function sameAgents(previous: AgentsFileState | undefined, next: AgentsFileState): AgentsFileState {
-  if (!previous) return next;
+function sameAgents(previous: AgentsFileState, next: AgentsFileState): AgentsFileState {
   const same =
     previous.exists === next.exists &&
     previous.error === next.error &&

@@ -8,11 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
 import { buildApp } from '../../server/http/app.js';
-import { ProjectRegistry } from '../../server/projects/registry.js';
-import { watchScopeOf } from '../../server/projects/watcher/watch-scope.js';
-import { WatcherThread } from '../../server/projects/watcher/watcher-thread.js';
 
 const TOKEN = 'core-admin-token';
 const open: FastifyInstance[] = [];
@@ -269,104 +265,5 @@ describe('store and watcher', () => {
       });
     expect((await put('"0000000000000000", "1111111111111111"')).statusCode).toBe(412);
     expect((await put(`"0000000000000000", ${etag}`)).statusCode).toBe(200);
-  });
-});
-
-describe('watcher thread', () => {
-  it('restarts after its thread dies, and picks up a change made while none was watching', async () => {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'pdp-core-'));
-    folders.push(root);
-    await mkdir(path.join(root, 'demo', '.ideai'), { recursive: true });
-    const registry = new ProjectRegistry({ projectsRoot: root, logger: pino({ level: 'silent' }), rescanMs: 0 });
-    await registry.start();
-    try {
-      const grants = () => registry.get('demo')?.state.policy;
-      expect(grants()?.status).toBe('ok');
-      const watcher = (registry as unknown as { watcher: WatcherThread }).watcher;
-      const first = watcher.thread;
-      expect(first).toBeDefined();
-      await first?.terminate();
-      // Written while no watcher runs: only the re-check after the restart can see it.
-      await writeFile(path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json'), doc({ QA: ['idea_memory_write'] }));
-      await eventually(async () => {
-        const policy = grants();
-        return policy?.status === 'ok' && policy.overrides.get('QA')?.allowed.has('idea_memory_write') === true;
-      }, 15_000);
-      expect(watcher.thread).toBeDefined();
-      expect(watcher.thread).not.toBe(first);
-      // And the new thread watches: a later change arrives through it.
-      await writeFile(path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json'), doc({ QA: [] }));
-      await eventually(async () => {
-        const policy = grants();
-        return policy?.status === 'ok' && policy.overrides.get('QA')?.allowed.has('idea_memory_write') === false;
-      }, 15_000);
-    } finally {
-      await registry.close();
-    }
-  });
-
-  it('takes over a thread started before it (as main.ts does): a file written before the app loads, and one written after, both apply', async () => {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'pdp-core-'));
-    folders.push(root);
-    const policyFile = path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json');
-    await mkdir(path.dirname(policyFile), { recursive: true });
-    const logger = pino({ level: 'silent' });
-    const mainThreadStat = fsPromises.stat;
-    const watcher = new WatcherThread(watchScopeOf(root, undefined), logger);
-    const started = watcher.start();
-    // Changed while the thread runs but before the app exists: its events are dropped, the load reads it.
-    await writeFile(policyFile, doc({ QA: ['idea_memory_write'] }));
-    await started;
-    // The thread made its own node:fs/promises synchronous (synchronous-fs-promises.ts), not this thread's.
-    expect(fsPromises.stat).toBe(mainThreadStat);
-    const app = await buildApp({ projectsRoot: root, adminToken: TOKEN, rescanMs: 0, watcher });
-    open.push(app);
-    await app.ready();
-    expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(true);
-    // After the app took it over, the same thread delivers the next change.
-    await writeFile(policyFile, doc({ QA: [] }));
-    await eventually(async () => !(await allowed(app, 'QA', 'idea_memory_write')));
-    await app.close();
-    open.splice(open.indexOf(app), 1);
-    expect(watcher.thread).toBeUndefined(); // closed with the app
-  });
-
-  it('refuses a thread started for other folders', async () => {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'pdp-core-'));
-    folders.push(root);
-    const logger = pino({ level: 'silent' });
-    const watcher = new WatcherThread(watchScopeOf(path.join(root, 'elsewhere'), undefined), logger);
-    try {
-      expect(() => new ProjectRegistry({ projectsRoot: root, logger, watcher })).toThrow(/other folders/);
-    } finally {
-      await watcher.close();
-    }
-  });
-
-  it('tells a registry that attaches while the thread is down, then that it is back', async () => {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'pdp-core-'));
-    folders.push(root);
-    const watcher = new WatcherThread(watchScopeOf(root, undefined), pino({ level: 'silent' }));
-    try {
-      await watcher.start();
-      const first = watcher.thread;
-      await first?.terminate();
-      await eventually(async () => watcher.thread === undefined);
-      const told: string[] = [];
-      watcher.attach({ onEvent() {}, onRaw() {}, onDown: () => told.push('down'), onRestarted: () => told.push('restarted') });
-      expect(told).toEqual(['down']);
-      await eventually(async () => told.includes('restarted'), 15_000);
-      expect(watcher.thread).toBeDefined();
-      expect(watcher.thread).not.toBe(first);
-    } finally {
-      await watcher.close();
-    }
-  });
-
-  it('refuses to start once closed', async () => {
-    const watcher = new WatcherThread(watchScopeOf(os.tmpdir(), undefined), pino({ level: 'silent' }));
-    await watcher.close();
-    await expect(watcher.start()).rejects.toThrow(/closed/);
-    expect(watcher.thread).toBeUndefined();
   });
 });

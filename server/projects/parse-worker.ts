@@ -1,0 +1,16 @@
+/** The worker thread of parse.ts: compiles the big files away from the thread that answers decisions. */
+import { parentPort } from 'node:worker_threads';
+import { compileChecked, parseAgentsChecked, type ParseRequest, type ParseResponse } from './parse-checks.js';
+
+const port = parentPort;
+if (!port) throw new Error('parse-worker must run as a worker thread');
+
+port.on('message', ({ id, kind, bytes }: ParseRequest) => {
+  let response: ParseResponse;
+  if (kind === 'agents') response = { id, agents: parseAgentsChecked(bytes) };
+  else {
+    const policy = compileChecked(bytes);
+    response = { id, policy: policy.status === 'ok' ? 'valid' : policy };
+  }
+  port.postMessage(response);
+});

@@ -1,0 +1,86 @@
+/**
+ * Compiles a project's files without stalling decisions: a small file at once (its parse takes
+ * well under a millisecond), a bigger one first in a worker thread, where even a pathological
+ * document (millions of keys or nested arrays) only delays its own project. What the worker finds
+ * valid is parsed again here, which for a valid document is quick (docs/design.md, "Big files").
+ */
+import type { Worker } from 'node:worker_threads';
+import type { PolicyDocument } from '../../schemas/index.js';
+import type { AgentsFileState } from '../domain/agents-file.js';
+import { compileDocument, revisionOf, type CompiledPolicy } from '../domain/compile.js';
+import { compileChecked, parseAgentsChecked, type ParseRequest, type ParseResponse } from './parse-checks.js';
+import { spawnWorker } from './spawn-worker.js';
+
+/** Files up to this size are compiled on the calling thread. */
+export const INLINE_PARSE_BYTES = 64 * 1024;
+/** A file the worker has not compiled by then is unreadable (and read again at the next check). */
+const PARSE_TIMEOUT_MS = 10_000;
+
+export async function compilePolicy(bytes: Buffer): Promise<CompiledPolicy> {
+  if (bytes.length <= INLINE_PARSE_BYTES) return compileChecked(bytes);
+  const answer = await offThread.run('policy', bytes);
+  if (!('policy' in answer)) throw new Error('the parse worker answered another question');
+  if (answer.policy !== 'valid') return answer.policy;
+  return compileDocument(JSON.parse(bytes.toString('utf8')) as PolicyDocument, revisionOf(bytes));
+}
+
+export async function parseAgents(bytes: Buffer): Promise<AgentsFileState> {
+  if (bytes.length <= INLINE_PARSE_BYTES) return parseAgentsChecked(bytes);
+  const answer = await offThread.run('agents', bytes);
+  if (!('agents' in answer)) throw new Error('the parse worker answered another question');
+  return answer.agents;
+}
+
+interface Pending {
+  resolve(response: ParseResponse): void;
+  reject(error: Error): void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** One worker, started on the first big file and kept (unreferenced: it never holds the process open). */
+class ParseWorker {
+  private worker: Worker | undefined;
+  private nextId = 0;
+  private readonly pending = new Map<number, Pending>();
+
+  run(kind: ParseRequest['kind'], bytes: Buffer): Promise<ParseResponse> {
+    const worker = (this.worker ??= this.start());
+    const id = this.nextId++;
+    return new Promise<ParseResponse>((resolve, reject) => {
+      const timer = setTimeout(() => this.fail(worker, new Error(`not compiled within ${PARSE_TIMEOUT_MS} ms`)), PARSE_TIMEOUT_MS);
+      timer.unref();
+      this.pending.set(id, { resolve, reject, timer });
+      const request: ParseRequest = { id, kind, bytes };
+      worker.postMessage(request);
+    });
+  }
+
+  private start(): Worker {
+    const worker = spawnWorker(new URL('./parse-worker.js', import.meta.url));
+    worker.unref();
+    worker.on('message', (response: ParseResponse) => {
+      const pending = this.pending.get(response.id);
+      if (pending === undefined) return;
+      this.pending.delete(response.id);
+      clearTimeout(pending.timer);
+      pending.resolve(response);
+    });
+    worker.on('error', (error) => this.fail(worker, error));
+    worker.on('exit', (code) => this.fail(worker, new Error(`the parse worker exited (code ${code})`)));
+    return worker;
+  }
+
+  /** Every file the worker was compiling fails (its project reads as unreadable); the next file starts a new worker. */
+  private fail(worker: Worker, error: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    void worker.terminate();
+    for (const pending of this.pending.values()) {
+      clearTimeout(pending.timer);
+      pending.reject(error);
+    }
+    this.pending.clear();
+  }
+}
+
+const offThread = new ParseWorker();

@@ -1,0 +1,78 @@
+/**
+ * A watch of one folder that knows which folder it watches. `fs.watch` (inotify) follows an inode,
+ * not a path: when the folder at the path is replaced (renamed over, moved away and back, deleted
+ * and re-created), the old watch keeps listening to the old folder and hears nothing of the new
+ * one. {@link FolderWatch.refresh} compares the folder at the path (device and inode) with the one
+ * watched and starts a new watch when they differ.
+ */
+import { statSync, watch, type FSWatcher } from 'node:fs';
+
+/** `dev:ino` of the folder at `folder` (links followed), or undefined when there is none. */
+export function folderIdentity(folder: string): string | undefined {
+  try {
+    const stats = statSync(folder, { bigint: true, throwIfNoEntry: false });
+    return stats?.isDirectory() ? `${stats.dev}:${stats.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class FolderWatch {
+  private handle: FSWatcher | undefined;
+  /** The folder being watched (`dev:ino`), or undefined when none is. */
+  private watched: string | undefined;
+  private failed = false;
+
+  constructor(
+    readonly path: string,
+    /** Told of every event in the folder: the name of the entry, null when the platform does not say. */
+    private readonly onEvent: (name: string | null) => void,
+    /** Told once when the folder exists but cannot be watched (until it can again). */
+    private readonly onFailure: (path: string, error: unknown) => void,
+  ) {}
+
+  /**
+   * Watches the folder now at the path, unless it is the one already watched; true when the watch
+   * changed (started, stopped or moved to another folder). The identity is read before and after
+   * the watch starts, so a replacement in between is not mistaken for the folder watched.
+   */
+  refresh(): boolean {
+    const now = folderIdentity(this.path);
+    if (now === this.watched && (now === undefined || this.handle !== undefined)) return false;
+    this.stop();
+    for (let identity = now, attempt = 0; identity !== undefined && attempt < 3; identity = folderIdentity(this.path), attempt++) {
+      const handle = this.start();
+      if (handle === undefined) return true;
+      if (folderIdentity(this.path) === identity) {
+        this.handle = handle;
+        this.watched = identity;
+        return true;
+      }
+      handle.close();
+    }
+    return true;
+  }
+
+  stop(): void {
+    this.handle?.close();
+    this.handle = undefined;
+    this.watched = undefined;
+  }
+
+  private start(): FSWatcher | undefined {
+    try {
+      const handle = watch(this.path, { persistent: false }, (_event, name) => this.onEvent(name));
+      // An error ends the watch; the next refresh (an event of the parent, the rescan) starts another.
+      handle.on('error', () => {
+        if (this.handle === handle) this.stop();
+      });
+      this.failed = false;
+      return handle;
+    } catch (error) {
+      // No permission, or no inotify watch left (fs.inotify.max_user_watches): the rescan still covers the folder.
+      if (!this.failed) this.onFailure(this.path, error);
+      this.failed = true;
+      return undefined;
+    }
+  }
+}

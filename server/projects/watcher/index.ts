@@ -1,0 +1,191 @@
+/**
+ * Watches the folders whose changes matter, and nothing else: the projects root and its parent
+ * (to see the root itself replaced), each project folder (for its `.ideai` entry), the parent of
+ * each explicit project folder, and each `.ideai` (for the two files in it). Every event that
+ * names a watched folder, and every {@link Watcher.check} of the rescan, makes the watches of
+ * that folder follow what its path now leads to (see folder-watch.ts), and a project whose watch
+ * was rebuilt is reported as changed: whatever happened while no watch listened is read then.
+ */
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { FolderWatch } from './folder-watch.js';
+
+export const WATCHED_FILES: ReadonlySet<string> = new Set(['mcp-tool-permissions.json', 'agents.json']);
+
+/** The folders being watched: the projects root (each sub-folder a project) and explicit project roots. */
+export interface WatchScope {
+  readonly root: string | undefined;
+  readonly explicitRoots: readonly string[];
+}
+
+export interface WatchHandlers {
+  /** Something changed in the project folder `root` (its `.ideai`, a watched file), or its watch was rebuilt. */
+  onProject(root: string): void;
+  /** The entry `name` of the projects root changed: a project may have appeared, gone or been replaced. */
+  onRootEntry(name: string): void;
+  /** The projects root was replaced, or came back: its listing must be read again. */
+  onRootListing(): void;
+}
+
+export interface Watcher {
+  /** Starts watching a project folder and its `.ideai`; call it before reading the project, so no change is missed. */
+  addProject(root: string): void;
+  removeProject(root: string): void;
+  /** Compares the watched folders of the root and of these projects with the disk, and rebuilds what was replaced. */
+  check(projectRoots: Iterable<string>): void;
+  close(): void;
+}
+
+interface WatchedProject {
+  readonly folder: FolderWatch;
+  readonly ideai: FolderWatch;
+  /** Project ids served from this folder (two ids may share one path). */
+  users: number;
+}
+
+export function startWatcher(scope: WatchScope, handlers: WatchHandlers, logger: Logger): Watcher {
+  return new FolderWatcher(scope, handlers, logger);
+}
+
+class FolderWatcher implements Watcher {
+  private readonly projects = new Map<string, WatchedProject>();
+  /** Parents of the projects root and of explicit project folders, with the names watched in each. */
+  private readonly parents = new Map<string, { readonly watch: FolderWatch; readonly names: Set<string> }>();
+  private readonly rootWatch: FolderWatch | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly scope: WatchScope,
+    private readonly handlers: WatchHandlers,
+    private readonly logger: Logger,
+  ) {
+    const { root } = scope;
+    if (root !== undefined) {
+      this.rootWatch = new FolderWatch(root, (name) => this.onRootEvent(name), this.onFailure);
+      this.rootWatch.refresh();
+      this.watchParentFor(root);
+    }
+    for (const explicit of scope.explicitRoots) this.watchParentFor(explicit);
+  }
+
+  addProject(root: string): void {
+    const known = this.projects.get(root);
+    if (known !== undefined) {
+      known.users++;
+      return;
+    }
+    const project: WatchedProject = {
+      folder: new FolderWatch(root, (name) => this.onProjectEvent(root, name), this.onFailure),
+      ideai: new FolderWatch(path.join(root, '.ideai'), (name) => this.onIdeaiEvent(root, name), this.onFailure),
+      users: 1,
+    };
+    this.projects.set(root, project);
+    project.folder.refresh();
+    project.ideai.refresh();
+  }
+
+  removeProject(root: string): void {
+    const project = this.projects.get(root);
+    if (project === undefined || --project.users > 0) return;
+    this.projects.delete(root);
+    project.folder.stop();
+    project.ideai.stop();
+  }
+
+  check(projectRoots: Iterable<string>): void {
+    if (this.closed) return;
+    for (const { watch } of this.parents.values()) watch.refresh();
+    this.refreshRoot();
+    for (const root of projectRoots) this.refreshProject(root);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.rootWatch?.stop();
+    for (const { watch } of this.parents.values()) watch.stop();
+    for (const project of this.projects.values()) {
+      project.folder.stop();
+      project.ideai.stop();
+    }
+    this.projects.clear();
+  }
+
+  private readonly onFailure = (folder: string, error: unknown): void => {
+    this.logger.warn({ err: error, folder }, 'cannot watch a folder; the periodic rescan still checks it');
+  };
+
+  private watchParentFor(folder: string): void {
+    const parent = path.dirname(folder);
+    let entry = this.parents.get(parent);
+    if (entry === undefined) {
+      const names = new Set<string>();
+      entry = { watch: new FolderWatch(parent, (name) => this.onParentEvent(parent, names, name), this.onFailure), names };
+      this.parents.set(parent, entry);
+      entry.watch.refresh();
+    }
+    entry.names.add(path.basename(folder));
+  }
+
+  private onParentEvent(parent: string, names: ReadonlySet<string>, name: string | null): void {
+    if (this.closed || (name !== null && !names.has(name))) return;
+    for (const watched of name === null ? names : [name]) {
+      const folder = path.join(parent, watched);
+      if (folder === this.scope.root) this.refreshRoot();
+      else this.refreshProject(folder);
+    }
+  }
+
+  private onRootEvent(name: string | null): void {
+    if (this.closed) return;
+    const root = this.scope.root as string;
+    // The watched folder itself moved or deleted is reported under its own name.
+    if (name === null || name === path.basename(root)) this.refreshRoot();
+    if (name === null) {
+      this.handlers.onRootListing();
+      return;
+    }
+    this.refreshProject(path.join(root, name));
+    this.handlers.onRootEntry(name);
+  }
+
+  private onProjectEvent(root: string, name: string | null): void {
+    if (this.closed) return;
+    if (name === path.basename(root)) this.refreshProject(root);
+    if (name !== null && name !== '.ideai') return;
+    this.projects.get(root)?.ideai.refresh();
+    this.handlers.onProject(root);
+  }
+
+  private onIdeaiEvent(root: string, name: string | null): void {
+    if (this.closed) return;
+    if (name === '.ideai') this.refreshProject(root);
+    else if (name === null || WATCHED_FILES.has(name)) this.handlers.onProject(root);
+  }
+
+  /** Rebuilds the watches of a project whose folder or `.ideai` was replaced, and reports it. */
+  private refreshProject(root: string): void {
+    const project = this.projects.get(root);
+    if (project === undefined) return;
+    const folderChanged = project.folder.refresh();
+    const ideaiChanged = project.ideai.refresh();
+    if (folderChanged || ideaiChanged) {
+      this.logger.info({ folder: root }, 'folder replaced; its watch was rebuilt');
+      this.handlers.onProject(root);
+    }
+  }
+
+  /** Rebuilds the watches of a replaced projects root and of every project in it, then has them all read again. */
+  private refreshRoot(): void {
+    const root = this.scope.root;
+    if (root === undefined || !this.rootWatch?.refresh()) return;
+    this.logger.info({ folder: root }, 'projects root replaced or back; its watches were rebuilt');
+    const inRoot = [...this.projects.keys()].filter((folder) => path.dirname(folder) === root);
+    for (const folder of inRoot) {
+      const project = this.projects.get(folder) as WatchedProject;
+      project.folder.refresh();
+      project.ideai.refresh();
+    }
+    this.handlers.onRootListing();
+    for (const folder of inRoot) this.handlers.onProject(folder);
+  }
+}
