@@ -3,7 +3,7 @@
  * (`buildApp` on a loopback port over a temp copy of the demo projects), one fresh browser context
  * per test, and the demo policy restored before each test.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
@@ -25,6 +25,12 @@ export interface Harness {
   target(name: string): Locator;
   /** A tool checkbox by its full accessible label. */
   toolBox(label: string, name: string): Locator;
+  /** Writes a project's policy file as an editor would, and waits until the service has read it. */
+  editPolicyFile(contents: unknown, project?: string): Promise<void>;
+  /** The id of the focused element. */
+  focusedId(): Promise<string>;
+  /** The text of the page's live region (`role="status"`). */
+  status(): Promise<string>;
 }
 
 export const text = (locator: Locator): Promise<string> => locator.innerText();
@@ -82,15 +88,24 @@ export function useBrowserHarness(): Harness {
       const current = harness.page;
       await current.goto(`${harness.service.baseUrl}/ui/`);
       await current.locator('#token-input').waitFor();
-      if (token === null) await current.getByRole('button', { name: 'Continuer en lecture seule' }).click();
+      if (token === null) await current.getByRole('button', { name: 'Continuer sans jeton' }).click();
       else {
         await current.getByLabel('Jeton', { exact: true }).fill(token);
         await current.getByRole('button', { name: 'Utiliser ce jeton' }).click();
       }
-      await current.getByRole('button', { name: /^Défaut projet/ }).waitFor();
+      await current.locator('#editor-title').waitFor();
     },
     target: (name) => harness.page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) }),
     toolBox: (label, name) => harness.page.getByRole('checkbox', { name: `${label}, ${name}`, exact: true }),
+    async editPolicyFile(contents, project = 'demo') {
+      const file = path.join(harness.service.projectsRoot, project, '.ideai', 'mcp-tool-permissions.json');
+      const before = (await harness.service.permissions(project)).view.revision;
+      await writeFile(file, typeof contents === 'string' ? contents : JSON.stringify(contents, null, 2));
+      // The revision is a hash of the file's bytes: it moves once the watcher has read the new file.
+      await expect.poll(async () => (await harness.service.permissions(project)).view.revision, POLL).not.toBe(before);
+    },
+    focusedId: () => harness.page.evaluate(() => document.activeElement?.id ?? ''),
+    status: () => harness.page.getByRole('status').innerText(),
   };
   return harness;
 }

@@ -106,17 +106,17 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     expect(await page().getByRole('region', { name: 'Tools inconnus' }).count()).toBe(0);
   });
 
-  it('shows an invalid policy file (with its line) read-only, and recovers when the file is fixed', async () => {
-    const file = path.join(service().projectsRoot, 'demo', '.ideai', 'mcp-tool-permissions.json');
-    await writeFile(file, '{\n  "version": 1,\n  "agents": [\n');
-    await expect.poll(async () => (await service().permissions('demo')).view.status, POLL).toBe('invalid');
+  it('shows an invalid policy file in French (line, column, raw text behind "Détails"), and recovers when the file is fixed', async () => {
+    await harness.editPolicyFile('{\n  "version": 1,\n  "agents": [\n');
     await openPanel();
     const banner = page().getByRole('alert');
     expect(await text(banner)).toContain('La policy de ce projet est invalide');
-    expect(await text(banner)).toMatch(/mcp-tool-permissions\.json:\d+/);
-    expect(await page().getByRole('checkbox').count()).toBe(0); // writes would be refused (409)
-    await writeFile(file, JSON.stringify({ version: 1 }));
-    await expect.poll(async () => (await service().permissions('demo')).view.status, POLL).toBe('ok');
+    expect(await text(banner)).toMatch(/JSON mal formé \(ligne \d+, colonne \d+\)/);
+    expect(await text(banner)).not.toContain('Unexpected'); // the engine's English stays folded
+    await banner.getByText('Détails').click();
+    expect(await text(banner)).toMatch(/mcp-tool-permissions\.json:\d+:\d+ — invalid JSON/);
+    expect(await page().getByRole('checkbox').count()).toBe(0); // partial writes would be refused (409)
+    await harness.editPolicyFile({ version: 1 });
     await page().getByRole('button', { name: 'Actualiser' }).click();
     await expect.poll(() => page().getByRole('alert').count(), POLL).toBe(0);
     expect(await page().getByRole('checkbox').count()).toBeGreaterThan(0);
@@ -136,7 +136,7 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
       else await route.continue();
     });
     await page().goto(`${service().baseUrl}/ui/`);
-    await page().getByRole('button', { name: 'Continuer en lecture seule' }).click();
+    await page().getByRole('button', { name: 'Continuer sans jeton' }).click();
     const alert = page().getByRole('alert');
     await expect.poll(() => text(alert), POLL).toContain('Impossible de charger les permissions');
     await page().getByRole('button', { name: 'Réessayer' }).click();

@@ -1,8 +1,9 @@
 /**
- * The panel's only way to the service: the public REST API of SPEC §5, same origin. The token
- * (admin, or decide token for read-only use) is sent on every request when the user gave one.
+ * The panel's only way to the service: the public REST API (docs/api.md §5, §7), same origin. The
+ * token (admin, or decide token for read-only use) is sent on every request when the user gave one.
  */
 import type { CatalogResponse, PermissionsView, ProjectsResponse } from '../../schemas/api.js';
+import type { PolicyDocument } from '../../schemas/policy.js';
 
 /** An API failure, with the stable `error.code` of the service (or a local code for the network). */
 export class ApiError extends Error {
@@ -17,16 +18,35 @@ export class ApiError extends Error {
   }
 }
 
+/** The last valid document the service saw, when the view carries it (for display and repair only). */
+export interface LastValid {
+  revision: string;
+  document: PolicyDocument;
+}
+
+/** The permissions view, with the optional `lastValid` a newer service adds to invalid projects. */
+export type PanelView = PermissionsView & { lastValid?: LastValid | null };
+
 /** A permissions view with the revision to send back in `If-Match`. */
 export interface VersionedView {
-  view: PermissionsView;
+  view: PanelView;
   revision: string;
 }
+
+/** Which token the service recognised (`GET /whoami`). */
+export type Role = 'admin' | 'decide' | 'anonymous';
 
 /** The API root: the page is served at `<root>/ui/`, the API lives at `<root>/`. */
 export function apiRoot(pathname: string): string {
   const root = pathname.replace(/\/ui(\/.*)?$/, '/');
   return root.endsWith('/') ? root : `${root}/`;
+}
+
+interface RequestOptions {
+  revision?: string;
+  body?: unknown;
+  /** A token to present instead of the session's (checking a token before keeping it). */
+  token?: string | null;
 }
 
 export class PermissionsApi {
@@ -43,18 +63,30 @@ export class PermissionsApi {
     return this.json<ProjectsResponse>('GET', 'projects');
   }
 
+  /** The role of `token` (an authenticated read); a wrong token is `401 unauthorized`. */
+  async whoami(token: string | null): Promise<Role> {
+    const body = await this.json<{ role?: unknown }>('GET', 'whoami', { token });
+    if (body.role === 'admin' || body.role === 'decide' || body.role === 'anonymous') return body.role;
+    throw new ApiError(200, 'unexpected_response', `GET /whoami answered an unknown role (${JSON.stringify(body.role)}).`);
+  }
+
   permissions(project: string): Promise<VersionedView> {
     return this.versioned('GET', this.permissionsPath(project));
   }
 
   /** `PUT .../default` or `.../agents/:agentId` with a complete allowlist, guarded by the revision. */
   putAllowlist(project: string, agentId: string | null, allowedTools: string[], revision: string): Promise<VersionedView> {
-    return this.versioned('PUT', this.targetPath(project, agentId), revision, { allowedTools });
+    return this.versioned('PUT', this.targetPath(project, agentId), { revision, body: { allowedTools } });
   }
 
   /** `DELETE .../default` (back to read-only) or `.../agents/:agentId` (the agent inherits again). */
   deleteTarget(project: string, agentId: string | null, revision: string): Promise<VersionedView> {
-    return this.versioned('DELETE', this.targetPath(project, agentId), revision);
+    return this.versioned('DELETE', this.targetPath(project, agentId), { revision });
+  }
+
+  /** The whole-document `PUT`: the repair path of an invalid file. */
+  putDocument(project: string, document: PolicyDocument, revision: string): Promise<VersionedView> {
+    return this.versioned('PUT', this.permissionsPath(project), { revision, body: document });
   }
 
   private permissionsPath(project: string): string {
@@ -66,36 +98,36 @@ export class PermissionsApi {
     return agentId === null ? `${base}/default` : `${base}/agents/${encodeURIComponent(agentId)}`;
   }
 
-  private async versioned(method: string, path: string, revision?: string, body?: unknown): Promise<VersionedView> {
-    const response = await this.request(method, path, revision, body);
-    const view = (await response.json()) as PermissionsView;
+  private async versioned(method: string, path: string, options: RequestOptions = {}): Promise<VersionedView> {
+    const response = await this.request(method, path, options);
+    const view = (await response.json()) as PanelView;
     const etag = response.headers.get('ETag');
     // The ETag is the quoted revision; fall back to the body when a proxy dropped the header.
     const revisionFromEtag = etag === null ? null : etag.replace(/^W\//, '').replace(/^"|"$/g, '');
     return { view, revision: revisionFromEtag ?? view.revision };
   }
 
-  private async json<T>(method: string, path: string): Promise<T> {
-    const response = await this.request(method, path);
+  private async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const response = await this.request(method, path, options);
     return (await response.json()) as T;
   }
 
-  private async request(method: string, path: string, revision?: string, body?: unknown): Promise<Response> {
+  private async request(method: string, path: string, options: RequestOptions): Promise<Response> {
     const headers: Record<string, string> = { Accept: 'application/json' };
-    const token = this.token();
+    const token = options.token === undefined ? this.token() : options.token;
     if (token !== null) headers.Authorization = `Bearer ${token}`;
-    if (revision !== undefined) headers['If-Match'] = `"${revision}"`;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (options.revision !== undefined) headers['If-Match'] = `"${options.revision}"`;
+    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
     let response: Response;
     try {
       response = await fetch(this.root + path, {
         method,
         headers,
         cache: 'no-store',
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
       });
     } catch (error) {
-      throw new ApiError(0, 'network_error', `Service injoignable (${error instanceof Error ? error.message : String(error)}).`);
+      throw new ApiError(0, 'network_error', error instanceof Error ? error.message : String(error));
     }
     if (response.ok) return response;
     throw await toApiError(response);
@@ -113,5 +145,11 @@ async function toApiError(response: Response): Promise<ApiError> {
   } catch {
     // Not JSON: fall through to a generic error carrying the HTTP status.
   }
-  return new ApiError(response.status, `http_${response.status}`, `Erreur HTTP ${response.status}.`);
+  return new ApiError(response.status, `http_${response.status}`, `HTTP ${response.status} ${response.statusText}`.trim());
+}
+
+/** Any thrown value as an {@link ApiError} (a bug in the page becomes `client_error`). */
+export function asApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  return new ApiError(0, 'client_error', error instanceof Error ? error.message : String(error));
 }

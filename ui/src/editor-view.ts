@@ -1,39 +1,30 @@
 /**
- * The right column: mode, effective summary, tools grouped by domain, and the action bar.
+ * The right column: title (with the agent's id), mode, effective summary, "Accord rapide", the
+ * tools grouped by domain, and the action bar with its conflict, problem and confirmation.
  */
+import { agentFlags, showsId, visibleText } from './agent-names.js';
+import { changeText, type Change } from './draft-rebase.js';
 import { h, type Child } from './dom.js';
-import {
-  checkboxLabel,
-  counterText,
-  differenceText,
-  groupAccessibleName,
-  groupTools,
-  rowState,
-  summaryText,
-  type CatalogTool,
-  type ToolGroupView,
-} from './model.js';
+import { renderNotice, renderProblem } from './feedback-view.js';
+import { renderAccessSection, renderToolbarHint } from './groups-view.js';
+import { differenceText, findAgent, groupTools, sameTarget, summaryText } from './model.js';
 import type { Panel } from './panel.js';
-
-const STATE_CLASS: Record<string, string> = {
-  Autorisé: 'state-allowed',
-  Refusé: 'state-denied',
-  Hérité: 'state-inherited',
-  Ajouté: 'state-added',
-  Retiré: 'state-removed',
-};
+import { quickGrantState, quickGrantText, quickGrants } from './quick-grants.js';
 
 export function renderEditor(panel: Panel): Child {
-  const { catalog, target } = panel.state;
+  const { catalog } = panel.state;
   const saved = panel.saved();
-  if (catalog === null || saved === undefined) return h('section', { class: 'editor' });
+  if (catalog === null) return h('section', { class: 'editor' });
+  if (saved === undefined) {
+    // The edited agent vanished elsewhere: only the conflict (keep mine / take theirs) remains.
+    return h('section', { class: 'editor', 'aria-labelledby': 'editor-title' }, renderTitle(panel), renderActions(panel));
+  }
   const allowed = panel.shownAllowed();
   const groups = groupTools(catalog);
-  const title = target.kind === 'default' ? 'Défaut projet' : panel.targetName(target);
   return h(
     'section',
     { class: 'editor', 'aria-labelledby': 'editor-title' },
-    h('h2', { id: 'editor-title', tabindex: -1 }, `Tools MCP IdeA — ${title}`),
+    renderTitle(panel),
     renderSwitchDialog(panel),
     renderMode(panel),
     h(
@@ -42,13 +33,38 @@ export function renderEditor(panel: Panel): Child {
       h('h3', { id: 'summary-title' }, 'Résumé effectif'),
       h('p', { id: 'summary', 'aria-live': 'polite' }, summaryText(catalog, allowed)),
     ),
+    renderQuickGrants(panel),
     renderRedundant(panel),
     h('h3', { class: 'detail-title' }, 'Détail des tools'),
+    renderToolbarHint(),
     renderAccessSection(panel, 'read', 'Lecture', groups),
     renderAccessSection(panel, 'write', 'Écriture et actions', groups),
     renderUnknown(panel, saved.unknownTools),
     renderActions(panel),
   );
+}
+
+function renderTitle(panel: Panel): Child {
+  const { target, view } = panel.state;
+  if (target.kind === 'default' || view === null) return h('h2', { id: 'editor-title', tabindex: -1 }, 'Tools MCP IdeA — Défaut projet');
+  const agent = findAgent(view, target.agentId) ?? { agentId: target.agentId, name: target.agentId };
+  const flags = agentFlags(view.agents).get(target.agentId) ?? [];
+  return [
+    h(
+      'h2',
+      { id: 'editor-title', tabindex: -1 },
+      `Tools MCP IdeA — ${visibleText(agent.name)}`,
+      showsId(agent, flags.length > 0) ? h('span', { class: 'agent-id' }, ' (id ', h('code', null, visibleText(agent.agentId)), ')') : null,
+    ),
+    flags.length === 0
+      ? null
+      : h(
+          'div',
+          { class: 'banner banner-warning', id: 'agent-warning' },
+          flags.map((flag) => h('p', null, `⚠ ${flag.text}`)),
+          h('p', null, 'Vérifiez l\u2019identifiant avant d\u2019accorder un tool : c\u2019est lui que /decide reçoit.'),
+        ),
+  ];
 }
 
 function renderSwitchDialog(panel: Panel): Child {
@@ -81,6 +97,12 @@ function renderMode(panel: Panel): Child {
   if (catalog === null || saved === undefined) return null;
   const canWrite = panel.canWrite();
   const busy = panel.state.saving;
+  const resetButton = (id: string, text: string): Child =>
+    h(
+      'button',
+      { id, class: 'button', type: 'button', 'aria-disabled': busy ? 'true' : null, onclick: () => void panel.writes.reset() },
+      text,
+    );
   if (target.kind === 'default') {
     return h(
       'div',
@@ -91,42 +113,90 @@ function renderMode(panel: Panel): Child {
         saved.overriding ? 'Défaut personnalisé' : 'Lecture seule',
         h('span', { class: 'mode-hint' }, ' — appliqué à tous les agents sans override'),
       ),
-      canWrite && saved.overriding
-        ? h(
-            'button',
-            { id: 'reset-default', class: 'button', type: 'button', disabled: busy, onclick: () => void panel.deleteOverride() },
-            'Revenir à la lecture seule',
-          )
-        : null,
+      canWrite && saved.overriding ? resetButton('reset-default', 'Revenir à la lecture seule') : null,
+      renderUndo(panel),
     );
   }
   const overriding = panel.overriding();
   const difference = overriding ? differenceText(catalog, panel.shownAllowed(), panel.defaultAllowed()) : null;
+  const refusal = panel.overrideRefusal();
   return h(
     'div',
     { class: 'mode' },
     h('p', { class: 'mode-label' }, overriding ? 'Override personnalisé' : 'Hérite du défaut projet'),
     difference === null ? null : h('p', { class: 'mode-hint', id: 'difference' }, difference),
-    !overriding && canWrite
+    refusal !== null
+      ? h(
+          'p',
+          { class: 'mode-hint', id: 'override-refusal' },
+          `Aucun override possible pour cet agent : ${refusal}. Corrigez son identifiant dans agents.json.`,
+        )
+      : null,
+    !overriding && canWrite && refusal === null
       ? h(
           'button',
-          { id: 'create-override', class: 'button button-primary', type: 'button', onclick: () => panel.createOverride() },
+          { id: 'create-override', class: 'button button-primary', type: 'button', onclick: () => panel.edit.createOverride() },
           'Créer un override',
         )
       : null,
     !overriding && !canWrite && panel.state.token === null
-      ? h('p', { class: 'mode-hint' }, 'Lecture seule : saisissez le jeton administrateur pour modifier.')
+      ? h('p', { class: 'mode-hint' }, 'Consultation seulement : saisissez le jeton administrateur pour modifier.')
       : null,
-    saved.overriding && canWrite
-      ? h(
-          'button',
-          { id: 'reset-override', class: 'button', type: 'button', disabled: busy, onclick: () => void panel.deleteOverride() },
-          'Réinitialiser l\u2019override',
-        )
-      : null,
-    draft?.createsOverride === true
+    saved.overriding && canWrite ? resetButton('reset-override', 'Réinitialiser l\u2019override') : null,
+    draft?.createsOverride === true && sameTarget(draft.target, target)
       ? h('p', { class: 'mode-hint' }, 'Override créé à partir de l\u2019état hérité : il sera enregistré avec Enregistrer.')
       : null,
+    renderUndo(panel),
+  );
+}
+
+/** After a reset, for a few seconds: what was done and "Annuler", where the reset button was. */
+function renderUndo(panel: Panel): Child {
+  const undo = panel.state.undo;
+  if (undo === null || !sameTarget(undo.target, panel.state.target)) return null;
+  return h(
+    'div',
+    { class: 'undo-notice' },
+    h('p', null, undo.message),
+    h('button', { id: 'undo', class: 'button', type: 'button', onclick: () => void panel.writes.undo() }, 'Annuler'),
+  );
+}
+
+function renderQuickGrants(panel: Panel): Child {
+  const { catalog, target } = panel.state;
+  if (catalog === null || target.kind !== 'agent') return null;
+  const allowed = panel.shownAllowed();
+  const writable = panel.canWrite() && panel.overrideRefusal() === null;
+  return h(
+    'fieldset',
+    { class: 'quick-grants', id: 'quick-grants' },
+    h('legend', null, 'Accord rapide'),
+    quickGrants(catalog).map((grant) => {
+      const id = `quick-${grant.id}`;
+      const state = quickGrantState(grant, allowed);
+      const text = h(
+        'span',
+        { id: `${id}-state`, class: `state ${state === 'all' ? 'state-added' : 'state-denied'}` },
+        quickGrantText(grant, allowed),
+      );
+      const names = h('span', { class: 'quick-tools', id: `${id}-tools` }, grant.tools.join(', '));
+      return h(
+        'div',
+        { class: 'quick-grant' },
+        writable
+          ? h('input', {
+              id,
+              type: 'checkbox',
+              checked: state === 'all',
+              'aria-describedby': `${id}-state ${id}-tools`,
+              onchange: (event: Event) => panel.edit.setQuickGrant(grant.id, (event.target as HTMLInputElement).checked),
+            })
+          : h('span', { class: `mark${state === 'all' ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, state === 'all' ? '✓' : '–'),
+        h(writable ? 'label' : 'span', writable ? { for: id, class: 'quick-label' } : { class: 'quick-label' }, grant.label),
+        text,
+        names,
+      );
+    }),
   );
 }
 
@@ -144,157 +214,12 @@ function renderRedundant(panel: Panel): Child {
             id: 'delete-redundant',
             class: 'button',
             type: 'button',
-            disabled: panel.state.saving,
-            onclick: () => void panel.deleteOverride(),
+            'aria-disabled': panel.state.saving ? 'true' : null,
+            onclick: () => void panel.writes.reset(),
           },
           'Supprimer l\u2019override inutile',
         )
       : null,
-  );
-}
-
-function renderAccessSection(panel: Panel, access: 'read' | 'write', title: string, groups: ToolGroupView[]): Child {
-  const own = groups.filter((group) => group.access === access);
-  if (own.length === 0) return null;
-  const total = own.reduce((sum, group) => sum + group.tools.length, 0);
-  const heading = access === 'read' ? `${title}, autorisés par défaut (${total})` : `${title} (${total})`;
-  return h(
-    'section',
-    { class: `access-section access-${access}`, 'aria-label': heading },
-    h('h4', null, heading),
-    own.map((group) => renderGroup(panel, group)),
-  );
-}
-
-function renderGroup(panel: Panel, group: ToolGroupView): Child {
-  const allowed = panel.shownAllowed();
-  const count = group.tools.filter((tool) => allowed.has(tool.name)).length;
-  const open = panel.groupOpen(group.id, group.access);
-  const editable = panel.editable();
-  const bodyId = `group-body-${group.id}`;
-  const confirmation = panel.state.confirmation;
-  const groupConfirmation = confirmation !== null && confirmation.groupId === group.id && confirmation.tools.length > 1;
-  return h(
-    'div',
-    { class: 'group' },
-    h(
-      'div',
-      { class: 'group-head' },
-      h(
-        'button',
-        {
-          id: `group-toggle-${group.id}`,
-          class: 'group-toggle',
-          type: 'button',
-          'aria-expanded': String(open),
-          'aria-controls': bodyId,
-          'aria-label': groupAccessibleName(group.label, count, group.tools.length),
-          onclick: () => panel.toggleGroup(group.id, group.access),
-        },
-        h('span', { class: 'chevron', 'aria-hidden': 'true' }, open ? '▾' : '▸'),
-        h('span', { class: 'group-label' }, group.label),
-        h('span', { class: 'counter' }, counterText(count, group.tools.length)),
-      ),
-      editable
-        ? h(
-            'div',
-            { class: 'group-actions' },
-            h(
-              'button',
-              {
-                id: `group-all-${group.id}`,
-                class: 'button button-quiet',
-                type: 'button',
-                'aria-label': `Tout autoriser dans ce groupe (${group.label})`,
-                onclick: () => panel.setGroup(group.id, true),
-              },
-              'Tout autoriser dans ce groupe',
-            ),
-            h(
-              'button',
-              {
-                id: `group-none-${group.id}`,
-                class: 'button button-quiet',
-                type: 'button',
-                'aria-label': `Tout retirer dans ce groupe (${group.label})`,
-                onclick: () => panel.setGroup(group.id, false),
-              },
-              'Tout retirer dans ce groupe',
-            ),
-          )
-        : null,
-    ),
-    h(
-      'div',
-      { id: bodyId, class: 'group-body', hidden: !open },
-      groupConfirmation ? renderConfirmation(panel, confirmation.tools) : null,
-      h(
-        'ul',
-        { class: 'tool-list' },
-        group.tools.map((tool) => renderTool(panel, tool)),
-      ),
-    ),
-  );
-}
-
-function renderTool(panel: Panel, tool: CatalogTool): Child {
-  const allowed = panel.shownAllowed().has(tool.name);
-  const editable = panel.editable();
-  const state = rowState(panel.state.target, panel.overriding(), allowed, panel.defaultAllowed().has(tool.name));
-  const inheritedLook = panel.state.target.kind === 'agent' && !panel.overriding();
-  const confirmation = panel.state.confirmation;
-  const awaiting = confirmation !== null && confirmation.tools.length === 1 && confirmation.tools[0] === tool.name;
-  const id = `tool-${tool.name}`;
-  const control = editable
-    ? h('input', {
-        id,
-        type: 'checkbox',
-        class: 'tool-check',
-        checked: allowed,
-        'aria-label': checkboxLabel(tool),
-        'aria-describedby': `state-${tool.name}`,
-        onchange: (event: Event) => panel.toggleTool(tool.name, (event.target as HTMLInputElement).checked),
-      })
-    : h('span', { class: `mark${allowed ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, allowed ? '✓' : '–');
-  return h(
-    'li',
-    { class: `tool-row access-${tool.access}${inheritedLook ? ' inherited' : ''}` },
-    h(
-      'div',
-      { class: 'tool-line' },
-      control,
-      h(
-        editable ? 'label' : 'span',
-        editable ? { for: id, class: 'tool-text' } : { class: 'tool-text' },
-        h('code', { class: 'tool-name' }, tool.name),
-        h('span', { class: 'tool-label' }, tool.label),
-      ),
-      tool.access === 'read' ? h('span', { class: 'badge badge-read' }, 'Lecture') : h('span', { class: 'badge badge-write' }, 'Écriture'),
-      h('span', { id: `state-${tool.name}`, class: `state ${STATE_CLASS[state] ?? ''}` }, state),
-    ),
-    awaiting ? renderConfirmation(panel, [tool.name]) : null,
-  );
-}
-
-function renderConfirmation(panel: Panel, tools: string[]): Child {
-  const message =
-    tools.length === 1
-      ? 'Ce tool sera autorisé pour tous les agents sans override. Confirmer cette modification ?'
-      : `Ces tools (${tools.join(', ')}) seront autorisés pour tous les agents sans override. Confirmer cette modification ?`;
-  return h(
-    'div',
-    { class: 'inline-confirm', role: 'alert' },
-    h('p', null, message),
-    h(
-      'div',
-      { class: 'button-row' },
-      h(
-        'button',
-        { id: 'confirm-write', class: 'button button-primary', type: 'button', onclick: () => panel.confirmWriteTools() },
-        'Confirmer',
-      ),
-      h('button', { id: 'confirm-write-cancel', class: 'button', type: 'button', onclick: () => panel.cancelWriteTools() }, 'Annuler'),
-    ),
   );
 }
 
@@ -336,38 +261,73 @@ function renderUnknown(panel: Panel, unknownTools: string[]): Child {
     panel.editable() && panel.overriding() && !dropping
       ? h(
           'button',
-          { id: 'drop-unknown', class: 'button', type: 'button', onclick: () => panel.dropUnknown() },
+          { id: 'drop-unknown', class: 'button', type: 'button', onclick: () => panel.edit.dropUnknown() },
           'Retirer les tools inconnus',
         )
       : null,
   );
 }
 
+function renderConflict(panel: Panel): Child {
+  const conflict = panel.state.conflict;
+  if (conflict === null) return null;
+  const { sides } = conflict;
+  const side = (title: string, change: Change, extra: string | null): Child =>
+    h(
+      'div',
+      { class: 'conflict-side' },
+      h('h4', null, title),
+      h('p', { class: 'mono' }, changeText(change)),
+      extra === null ? null : h('p', null, extra),
+    );
+  return h(
+    'div',
+    { class: 'banner banner-warning conflict', role: 'alert', id: 'conflict' },
+    h(
+      'p',
+      null,
+      `« ${panel.targetName(conflict.target)} » a été modifié ailleurs pendant votre édition. Vos modifications sont conservées : choisissez la version à garder.`,
+    ),
+    h(
+      'div',
+      { class: 'conflict-sides' },
+      side('Vos modifications', sides.mine, null),
+      side(
+        'Modifié ailleurs',
+        sides.theirs,
+        [sides.theirsMode, sides.defaultChanged === null ? null : `défaut projet : ${changeText(sides.defaultChanged)}`]
+          .filter((part) => part !== null)
+          .join(' ; ') || null,
+      ),
+    ),
+    h(
+      'div',
+      { class: 'button-row' },
+      h(
+        'button',
+        { id: 'conflict-keep', class: 'button button-primary', type: 'button', onclick: () => void panel.writes.keepMine() },
+        conflict.fromSave ? 'Garder mes modifications et enregistrer' : 'Garder mes modifications',
+      ),
+      h(
+        'button',
+        { id: 'conflict-theirs', class: 'button', type: 'button', onclick: () => panel.writes.takeTheirs() },
+        'Prendre l\u2019autre version',
+      ),
+    ),
+  );
+}
+
 function renderActions(panel: Panel): Child {
-  const { saveProblem, saving, savedUntil, confirmation } = panel.state;
+  const { saving, confirmation, conflict, draft } = panel.state;
   const editable = panel.editable();
-  const dirty = panel.dirty();
-  const showSaved = savedUntil > Date.now();
-  if (!editable && saveProblem === null && !showSaved) return null;
+  const dirty = draft !== null && sameTarget(draft.target, panel.state.target);
+  const blocked = !dirty || saving || confirmation !== null || conflict !== null;
   return h(
     'div',
     { class: 'actions-area' },
-    saveProblem === null
-      ? null
-      : h(
-          'div',
-          { class: 'banner banner-error', role: 'alert', id: 'save-error' },
-          h('p', null, saveProblem.message),
-          saveProblem.kind === 'conflict'
-            ? h(
-                'button',
-                { id: 'conflict-reload', class: 'button', type: 'button', onclick: () => panel.reloadAfterConflict() },
-                'Recharger',
-              )
-            : null,
-        ),
-    h('p', { class: 'saved-status', role: 'status' }, showSaved ? 'Permissions enregistrées' : ''),
-    editable
+    renderConflict(panel),
+    renderProblem(panel),
+    editable || dirty
       ? h(
           'div',
           { class: 'actions' },
@@ -375,25 +335,33 @@ function renderActions(panel: Panel): Child {
           confirmation !== null
             ? h('p', { class: 'mode-hint' }, 'Confirmez ou annulez la modification du défaut projet avant d\u2019enregistrer.')
             : null,
+          renderNotice(panel),
           dirty
             ? h(
                 'button',
-                { id: 'cancel-draft', class: 'button button-main', type: 'button', disabled: saving, onclick: () => panel.cancelDraft() },
+                {
+                  id: 'cancel-draft',
+                  class: 'button button-main',
+                  type: 'button',
+                  'aria-disabled': saving ? 'true' : null,
+                  onclick: () => panel.edit.cancelDraft(),
+                },
                 'Annuler',
               )
             : null,
+          // aria-disabled rather than disabled: the button keeps the focus after a save.
           h(
             'button',
             {
               id: 'save',
               class: 'button button-main button-primary',
               type: 'button',
-              disabled: !dirty || saving || confirmation !== null,
-              onclick: () => void panel.save(),
+              'aria-disabled': blocked ? 'true' : null,
+              onclick: () => void panel.writes.save(),
             },
             saving ? 'Enregistrement…' : 'Enregistrer',
           ),
         )
-      : null,
+      : renderNotice(panel),
   );
 }

@@ -2,10 +2,15 @@
 import { PermissionsApi, apiRoot } from './api.js';
 import { renderInto } from './dom.js';
 import { Panel } from './panel.js';
+import { TokenStore, takeTokenFromLocation } from './token.js';
 import { renderPage } from './view.js';
 
 const root = document.getElementById('app');
-if (root === null) throw new Error('#app is missing from index.html');
+const announcer = document.getElementById('announcer');
+if (root === null || announcer === null) throw new Error('#app or #announcer is missing from index.html');
+
+// First of all: a token given in the address leaves the address bar (and the history entry).
+const addressToken = takeTokenFromLocation(window.location, window.history);
 
 let scheduled = false;
 /** Coalesces the several state changes of one action into one render. */
@@ -15,6 +20,9 @@ function scheduleRender(): void {
   queueMicrotask(() => {
     scheduled = false;
     renderInto(root as HTMLElement, renderPage(panel));
+    // The live region lives outside the re-rendered tree, so a change of its text is announced.
+    if ((announcer as HTMLElement).textContent !== panel.state.announcement)
+      (announcer as HTMLElement).textContent = panel.state.announcement;
     const focusId = panel.state.focusAfterRender;
     if (focusId !== null && !panel.state.loading) {
       panel.state.focusAfterRender = null;
@@ -25,8 +33,14 @@ function scheduleRender(): void {
 
 // The API reads the token from the panel's state at each request (the user may change it).
 const api = new PermissionsApi(apiRoot(window.location.pathname), () => panel.state.token);
-const panel: Panel = new Panel(api, window.sessionStorage, scheduleRender);
-void panel.load(new URLSearchParams(window.location.search).get('project') ?? undefined);
+const panel: Panel = new Panel(api, new TokenStore(window.sessionStorage), scheduleRender);
+const projectId = new URLSearchParams(window.location.search).get('project') ?? undefined;
+if (addressToken !== null) {
+  void panel.submitToken(addressToken, 'address', false).then(() => panel.load(projectId));
+} else {
+  panel.askTokenIfNone();
+  void panel.load(projectId);
+}
 
 // Leaving the page (reload, close) with unsaved changes asks the browser's own confirmation.
 window.addEventListener('beforeunload', (event) => {

@@ -1,111 +1,45 @@
 /**
- * The panel's state and every user action on it. Views read {@link PanelState} and call these
- * methods; each method updates the state and asks for a re-render. Saves always go through the
- * public API with `If-Match`, so a concurrent change is detected instead of overwritten.
+ * The panel's core: loading, navigation (guarded by the draft), the token, and what the views
+ * derive from the state. Draft edits live in {@link Editing}, writes in {@link Writes}. Every
+ * method updates the state and asks for a re-render.
  */
-import type { CatalogResponse, PermissionsView, ProjectsResponse } from '../../schemas/api.js';
-import { ApiError, type PermissionsApi, type VersionedView } from './api.js';
+import { overrideRefusal } from './agent-names.js';
+import { asApiError, type PanelView, type PermissionsApi, type VersionedView } from './api.js';
+import { basisOf, conflictSides, sameBasis } from './draft-rebase.js';
+import { Editing } from './editing.js';
+import { frenchError } from './errors-fr.js';
 import {
   DEFAULT_TARGET,
-  allowlistToSave,
   findAgent,
   groupOpenByDefault,
-  groupTools,
-  sameSet,
   sameTarget,
   savedTarget,
   targetId,
   type SavedTarget,
   type TargetKey,
 } from './model.js';
-
-export type Tab = 'mcp' | 'system';
-
-/** Unsaved changes of one target. */
-export interface Draft {
-  target: TargetKey;
-  allowed: Set<string>;
-  /** The agent inherits today: saving creates its override even if nothing else changed. */
-  createsOverride: boolean;
-  /** The user asked to drop the unknown names of the saved allowlist. */
-  dropsUnknown: boolean;
-}
-
-/** Write tools the user enabled on the project default, waiting for the inline confirmation. */
-export interface WriteConfirmation {
-  groupId: string;
-  tools: string[];
-}
-
-export interface SaveProblem {
-  kind: 'conflict' | 'auth' | 'error';
-  message: string;
-}
-
-export interface PanelState {
-  tab: Tab;
-  token: string | null;
-  tokenForm: { open: boolean; reason: string | null };
-  catalog: CatalogResponse | null;
-  projects: ProjectsResponse['projects'];
-  projectId: string | null;
-  view: PermissionsView | null;
-  revision: string | null;
-  loading: boolean;
-  loadError: ApiError | null;
-  target: TargetKey;
-  draft: Draft | null;
-  confirmation: WriteConfirmation | null;
-  /** A target/project change or a refresh waiting for the user to abandon the draft. */
-  pendingSwitch: { message: string; proceed: () => void } | null;
-  saving: boolean;
-  saveProblem: SaveProblem | null;
-  /** Shows "Permissions enregistrées" until this time (ms since epoch). */
-  savedUntil: number;
-  /** Explicit open/closed choices per target and group (defaults come from the group's access). */
-  openGroups: Map<string, boolean>;
-  /** Element to focus after the next render, when the action removed the focused element. */
-  focusAfterRender: string | null;
-}
-
-const TOKEN_KEY = 'idea-pdp.token';
-const TOKEN_DISMISSED_KEY = 'idea-pdp.token-dismissed';
-export const SAVED_FEEDBACK_MS = 2000;
+import { initialState, type PanelState, type Tab } from './state.js';
+import type { TokenStore } from './token.js';
+import { Writes } from './writes.js';
 
 export class Panel {
   readonly state: PanelState;
+  readonly edit: Editing;
+  readonly writes: Writes;
 
   constructor(
-    private readonly api: PermissionsApi,
-    private readonly storage: Storage,
+    readonly api: PermissionsApi,
+    private readonly tokens: TokenStore,
     private readonly onChange: () => void,
   ) {
-    const token = storage.getItem(TOKEN_KEY);
-    this.state = {
-      tab: 'mcp',
-      token: token === null || token === '' ? null : token,
-      tokenForm: { open: false, reason: null },
-      catalog: null,
-      projects: [],
-      projectId: null,
-      view: null,
-      revision: null,
-      loading: true,
-      loadError: null,
-      target: DEFAULT_TARGET,
-      draft: null,
-      confirmation: null,
-      pendingSwitch: null,
-      saving: false,
-      saveProblem: null,
-      savedUntil: 0,
-      openGroups: new Map(),
-      focusAfterRender: null,
-    };
-    // Ask for the token once per session; without it the panel is a read-only view.
-    if (this.state.token === null && storage.getItem(TOKEN_DISMISSED_KEY) === null) {
-      this.state.tokenForm = { open: true, reason: null };
-    }
+    this.state = initialState(tokens.get());
+    this.edit = new Editing(this);
+    this.writes = new Writes(this);
+  }
+
+  /** Asks for a re-render (coalesced by the caller). */
+  changed(): void {
+    this.onChange();
   }
 
   // ------------------------------------------------------------------ derived state
@@ -124,11 +58,22 @@ export class Panel {
 
   /** Whether the shown target is (or is about to be) its own allowlist rather than inherited. */
   overriding(): boolean {
-    return (this.saved()?.overriding ?? false) || (this.state.draft?.createsOverride ?? false);
+    const draft = this.state.draft;
+    // A draft of an agent is always an override, even when its saved override was deleted elsewhere.
+    const drafted = draft !== null && draft.target.kind === 'agent' && sameTarget(draft.target, this.state.target);
+    return (this.saved()?.overriding ?? false) || drafted;
   }
 
+  /** The policy can be changed now: admin token checked, a valid file, and data that is not stale. */
   canWrite(): boolean {
-    return this.state.token !== null && this.state.view !== null && this.state.view.status === 'ok';
+    const { token, role, view, loadError } = this.state;
+    return token !== null && role === 'admin' && view !== null && view.status === 'ok' && loadError === null;
+  }
+
+  /** Why the selected agent cannot get an override (a misleading id), or null. */
+  overrideRefusal(): string | null {
+    const target = this.state.target;
+    return target.kind === 'agent' ? overrideRefusal(target.agentId) : null;
   }
 
   /** Checkboxes appear only here: an agent that inherits is read-only until "Créer un override". */
@@ -141,6 +86,11 @@ export class Panel {
     return this.state.draft !== null;
   }
 
+  /** The data shown is from an earlier load that the last reload could not refresh. */
+  stale(): boolean {
+    return this.state.view !== null && this.state.loadError !== null;
+  }
+
   groupOpen(groupId: string, access: 'read' | 'write'): boolean {
     const key = `${targetId(this.state.target)}|${groupId}`;
     return this.state.openGroups.get(key) ?? groupOpenByDefault(this.state.target, access);
@@ -150,60 +100,113 @@ export class Panel {
     return new Set(this.state.view?.projectDefault.allowedTools ?? []);
   }
 
+  targetName(target: TargetKey): string {
+    if (target.kind === 'default') return 'Défaut projet';
+    const agent = this.state.view === null ? undefined : findAgent(this.state.view, target.agentId);
+    return agent?.name ?? target.agentId;
+  }
+
+  /** The DOM id of a target's button in the target column. */
+  targetButtonId(target: TargetKey): string {
+    return target.kind === 'default' ? 'target-default' : `target-agent-${encodeURIComponent(target.agentId)}`;
+  }
+
   // ------------------------------------------------------------------ loading
 
-  /** Loads the catalog (once), the projects and the permissions of the selected project. */
+  /**
+   * Checks the token of the session, then loads the catalog (once), the projects and the
+   * permissions of the selected project. A draft of the same project is kept (see {@link adoptView}).
+   */
   async load(projectId?: string): Promise<void> {
     const state = this.state;
     state.loading = true;
     state.loadError = null;
     this.onChange();
     try {
+      await this.checkSessionToken();
       state.catalog ??= await this.api.catalog();
       state.projects = (await this.api.projects()).projects;
       const wanted = projectId ?? state.projectId;
       const ids = state.projects.map((project) => project.id);
       const chosen = wanted !== null && ids.includes(wanted) ? wanted : (ids[0] ?? null);
-      if (chosen !== state.projectId) state.target = DEFAULT_TARGET;
+      if (chosen !== state.projectId) {
+        state.target = DEFAULT_TARGET;
+        this.clearEditing();
+      }
       state.projectId = chosen;
-      this.clearEditing();
       if (chosen === null) {
         state.view = null;
         state.revision = null;
       } else {
-        this.applyView(await this.api.permissions(chosen));
+        this.adoptView(await this.api.permissions(chosen));
       }
     } catch (error) {
-      state.loadError = toApiError(error);
-      if (state.loadError.status === 401) {
-        state.tokenForm = { open: true, reason: 'Un jeton est nécessaire pour lire les permissions de ce service.' };
-      }
+      state.loadError = asApiError(error);
+      if (state.loadError.status === 401) this.openTokenForm('Un jeton est nécessaire pour lire les permissions de ce service.');
     } finally {
       state.loading = false;
       this.onChange();
     }
   }
 
-  private applyView(result: VersionedView): void {
+  /**
+   * Reloads the view and keeps the draft: the hook for "the policy changed" (Actualiser today, a
+   * live event later). The draft is re-applied when the change does not touch it, else both sides
+   * are shown.
+   */
+  reloadView(): Promise<void> {
+    return this.load();
+  }
+
+  /** Takes a newer view; an open draft is re-based on it or turned into a conflict. */
+  adoptView(result: VersionedView): void {
+    this.applyView(result);
+    this.reconcileDraft(result.view);
+  }
+
+  /** Takes a newer view without looking at the draft (the writes do their own reconciliation). */
+  applyView(result: VersionedView): void {
     this.state.view = result.view;
     this.state.revision = result.revision;
     const target = this.state.target;
-    if (target.kind === 'agent' && findAgent(result.view, target.agentId) === undefined) {
+    if (target.kind === 'agent' && findAgent(result.view, target.agentId) === undefined && this.state.draft === null) {
       this.state.target = DEFAULT_TARGET;
     }
   }
 
-  private clearEditing(): void {
-    this.state.draft = null;
-    this.state.confirmation = null;
-    this.state.saveProblem = null;
-    this.state.pendingSwitch = null;
+  private reconcileDraft(view: PanelView): void {
+    const { draft, catalog } = this.state;
+    if (draft === null || catalog === null || view.status !== 'ok') return;
+    const after = basisOf(view, draft.target, draft.createsOverride);
+    if (sameBasis(draft.base, after)) {
+      draft.base = after;
+      this.state.conflict = null;
+      return;
+    }
+    const fromSave = this.state.conflict?.fromSave ?? false;
+    this.state.conflict = {
+      target: draft.target,
+      sides: conflictSides(catalog, draft.target, draft.base, after, draft.allowed),
+      after,
+      fromSave,
+    };
+  }
+
+  clearEditing(): void {
+    const state = this.state;
+    state.draft = null;
+    state.confirmation = null;
+    state.problem = null;
+    state.pendingSwitch = null;
+    state.conflict = null;
+    state.repair = null;
+    state.undo = null;
   }
 
   // ------------------------------------------------------------------ navigation (guarded by the draft)
 
   /** Runs `proceed` now, or after the user agrees to abandon the unsaved draft. */
-  private guard(message: string, proceed: () => void): void {
+  guard(message: string, proceed: () => void): void {
     if (!this.dirty()) {
       proceed();
       return;
@@ -233,18 +236,18 @@ export class Panel {
     this.onChange();
   }
 
-  /** Focus back on the selected target's button (its id is the one the target list renders). */
-  private focusTarget(): void {
-    const target = this.state.target;
-    this.state.focusAfterRender = target.kind === 'default' ? 'target-default' : `target-agent-${encodeURIComponent(target.agentId)}`;
+  /** Focus back on the selected target's button. */
+  focusTarget(): void {
+    this.state.focusAfterRender = this.targetButtonId(this.state.target);
   }
 
   selectTarget(target: TargetKey): void {
     if (sameTarget(target, this.state.target)) return;
     this.guard(this.abandonMessage(), () => {
       this.state.target = target;
-      this.state.saveProblem = null;
+      this.state.problem = null;
       this.state.confirmation = null;
+      this.state.undo = null;
       this.onChange();
     });
   }
@@ -254,18 +257,9 @@ export class Panel {
     this.guard(this.abandonMessage(), () => void this.load(projectId));
   }
 
-  refresh(): void {
-    this.guard(this.abandonMessage(), () => void this.load());
-  }
-
-  private abandonMessage(): string {
-    return `Modifications non enregistrées pour « ${this.targetName(this.state.target)} ». Les abandonner ?`;
-  }
-
-  targetName(target: TargetKey): string {
-    if (target.kind === 'default') return 'Défaut projet';
-    const agent = this.state.view === null ? undefined : findAgent(this.state.view, target.agentId);
-    return agent?.name ?? target.agentId;
+  abandonMessage(): string {
+    const draft = this.state.draft;
+    return `Modifications non enregistrées pour « ${this.targetName(draft?.target ?? this.state.target)} ». Les abandonner ?`;
   }
 
   setTab(tab: Tab): void {
@@ -278,209 +272,90 @@ export class Panel {
     this.onChange();
   }
 
-  // ------------------------------------------------------------------ editing
-
-  createOverride(): void {
-    const saved = this.saved();
-    if (saved === undefined || !this.canWrite()) return;
-    // The override starts from the effective state: a replacement, not a patch.
-    this.state.draft = { target: this.state.target, allowed: new Set(saved.allowed), createsOverride: true, dropsUnknown: false };
-    this.state.focusAfterRender = 'editor-title';
-    this.onChange();
-  }
-
-  toggleTool(name: string, allowed: boolean): void {
-    const tool = this.state.catalog?.tools.find((entry) => entry.name === name);
-    if (tool === undefined || !this.editable()) return;
-    if (allowed && this.needsConfirmation(name)) {
-      this.state.confirmation = { groupId: tool.group, tools: [name] };
-      this.onChange();
-      return;
-    }
-    this.changeAllowed((next) => (allowed ? next.add(name) : next.delete(name)));
-  }
-
-  /** "Tout autoriser / Tout retirer dans ce groupe". New write grants on the default wait for confirmation. */
-  setGroup(groupId: string, allowed: boolean): void {
-    if (this.state.catalog === null || !this.editable()) return;
-    const group = groupTools(this.state.catalog).find((entry) => entry.id === groupId);
-    if (group === undefined) return;
-    const names = group.tools.map((tool) => tool.name);
-    const toConfirm = allowed ? names.filter((name) => !this.shownAllowed().has(name) && this.needsConfirmation(name)) : [];
-    this.changeAllowed((next) => {
-      for (const name of names) {
-        if (!allowed) next.delete(name);
-        else if (!toConfirm.includes(name)) next.add(name);
-      }
-    });
-    if (toConfirm.length > 0) {
-      this.state.confirmation = { groupId, tools: toConfirm };
-      this.onChange();
-    }
-  }
-
-  /** A write tool newly granted on the project default reaches every agent without an override. */
-  private needsConfirmation(name: string): boolean {
-    if (this.state.target.kind !== 'default') return false;
-    const tool = this.state.catalog?.tools.find((entry) => entry.name === name);
-    return tool?.access === 'write' && !(this.saved()?.allowed.has(name) ?? false);
-  }
-
-  confirmWriteTools(): void {
-    const confirmation = this.state.confirmation;
-    this.state.confirmation = null;
-    if (confirmation === null) return this.onChange();
-    this.state.focusAfterRender = this.confirmationFocus(confirmation);
-    this.changeAllowed((next) => {
-      for (const name of confirmation.tools) next.add(name);
-    });
-  }
-
-  cancelWriteTools(): void {
-    const confirmation = this.state.confirmation;
-    this.state.confirmation = null;
-    if (confirmation !== null) this.state.focusAfterRender = this.confirmationFocus(confirmation);
-    this.onChange();
-  }
-
-  private confirmationFocus(confirmation: WriteConfirmation): string {
-    const [only] = confirmation.tools;
-    return confirmation.tools.length === 1 && only !== undefined ? `tool-${only}` : `group-toggle-${confirmation.groupId}`;
-  }
-
-  /** Asks for the unknown names to be dropped (the next save only keeps catalog tools anyway). */
-  dropUnknown(): void {
-    this.changeAllowed(() => undefined, true);
-  }
-
-  private changeAllowed(mutate: (next: Set<string>) => void, dropsUnknown = false): void {
-    const saved = this.saved();
-    if (saved === undefined) return;
-    const current = this.state.draft;
-    const next = new Set(this.shownAllowed());
-    mutate(next);
-    const draft: Draft = {
-      target: this.state.target,
-      allowed: next,
-      createsOverride: current?.createsOverride ?? false,
-      dropsUnknown: dropsUnknown || (current?.dropsUnknown ?? false),
-    };
-    // Back to exactly the saved state: nothing to save any more.
-    const clean = !draft.createsOverride && !draft.dropsUnknown && sameSet(next, saved.allowed);
-    this.state.draft = clean ? null : draft;
-    this.state.saveProblem = null;
-    this.onChange();
-  }
-
-  cancelDraft(): void {
-    this.clearEditing();
-    this.state.focusAfterRender = 'editor-title';
-    this.onChange();
-  }
-
-  // ------------------------------------------------------------------ writes
-
-  async save(): Promise<void> {
-    const { catalog, projectId, revision, draft } = this.state;
-    if (catalog === null || projectId === null || revision === null || draft === null || this.state.confirmation !== null) return;
-    const agentId = draft.target.kind === 'agent' ? draft.target.agentId : null;
-    await this.write(() => this.api.putAllowlist(projectId, agentId, allowlistToSave(catalog, draft.allowed), revision));
-  }
-
-  /** "Réinitialiser l'override" / "Supprimer l'override inutile" / back to read-only for the default. */
-  async deleteOverride(): Promise<void> {
-    const { projectId, revision, target } = this.state;
-    if (projectId === null || revision === null || !this.canWrite()) return;
-    const agentId = target.kind === 'agent' ? target.agentId : null;
-    await this.write(() => this.api.deleteTarget(projectId, agentId, revision));
-  }
-
-  private async write(call: () => Promise<VersionedView>): Promise<void> {
-    this.state.saving = true;
-    this.state.saveProblem = null;
-    this.onChange();
-    try {
-      this.applyView(await call());
-      this.state.draft = null;
-      this.state.confirmation = null;
-      this.state.savedUntil = Date.now() + SAVED_FEEDBACK_MS;
-      this.state.focusAfterRender = 'editor-title';
-      setTimeout(() => this.onChange(), SAVED_FEEDBACK_MS + 50);
-    } catch (error) {
-      // The draft stays as it is: the user can fix the cause and save again.
-      this.state.saveProblem = describeSaveError(toApiError(error));
-      if (this.state.saveProblem.kind === 'auth') {
-        this.state.tokenForm = {
-          open: true,
-          reason: 'Le service a refusé ce jeton pour une modification : saisissez le jeton administrateur.',
-        };
-      }
-    } finally {
-      this.state.saving = false;
-      this.onChange();
-    }
-  }
-
-  /** After a 412: reload the current policy (the draft is abandoned, the target kept). */
-  reloadAfterConflict(): void {
-    this.clearEditing();
-    this.state.focusAfterRender = 'editor-title';
-    void this.load();
-  }
-
   // ------------------------------------------------------------------ token
 
-  setToken(token: string): void {
-    const trimmed = token.trim();
-    if (trimmed === '') return;
-    this.storage.setItem(TOKEN_KEY, trimmed);
-    this.state.token = trimmed;
-    this.state.tokenForm = { open: false, reason: null };
-    if (this.state.saveProblem?.kind === 'auth') this.state.saveProblem = null;
-    if (this.state.view === null || this.state.loadError !== null) void this.load();
-    else this.onChange();
+  /** A stored token is checked once per page (a restarted service may have another one). */
+  private async checkSessionToken(): Promise<void> {
+    const token = this.state.token;
+    if (token === null || this.state.role !== null) return;
+    try {
+      this.state.role = await this.api.whoami(token);
+    } catch (error) {
+      const failure = asApiError(error);
+      if (failure.status !== 401) throw failure;
+      this.tokens.clear();
+      this.state.token = null;
+      this.openTokenForm('Le jeton gardé pour cette session n\u2019est plus accepté par le service (redémarré avec un autre jeton ?).');
+    }
+  }
+
+  /** Checks a token with the service before keeping it; a refused token keeps the form open. */
+  async submitToken(value: string, origin: 'form' | 'address' = 'form', loadAfter = true): Promise<boolean> {
+    const token = value.trim();
+    if (token === '' || this.state.tokenForm.checking) return false;
+    const form = this.state.tokenForm;
+    this.state.tokenForm = { ...form, checking: true, error: null };
+    this.onChange();
+    try {
+      const role = await this.api.whoami(token);
+      if (role === 'anonymous') throw new Error('anonymous');
+      this.tokens.set(token);
+      this.state.token = token;
+      this.state.role = role;
+      this.state.tokenForm = { open: false, reason: null, checking: false, error: null };
+      this.state.announcement =
+        role === 'admin' ? 'Jeton administrateur vérifié.' : 'Jeton de lecture vérifié : modifications impossibles.';
+      if (this.state.problem?.kind === 'auth') this.state.problem = null;
+      this.focusTarget();
+      if (loadAfter && (this.state.view === null || this.state.loadError !== null)) await this.load();
+      return true;
+    } catch (error) {
+      const failure = asApiError(error);
+      const refused = failure.status === 401 || failure.code === 'client_error';
+      this.state.tokenForm = {
+        open: true,
+        reason: origin === 'address' ? 'Le jeton donné dans l\u2019adresse de la page n\u2019a pas pu être utilisé.' : form.reason,
+        checking: false,
+        error: refused
+          ? {
+              message: 'Jeton refusé par le service : vérifiez-le et recommencez.',
+              detail: failure.status === 401 ? frenchError(failure).detail : null,
+            }
+          : { message: `Vérification du jeton impossible. ${frenchError(failure).message}`, detail: frenchError(failure).detail },
+      };
+      this.state.focusAfterRender = 'token-input';
+      return false;
+    } finally {
+      this.onChange();
+    }
   }
 
   forgetToken(): void {
-    this.storage.removeItem(TOKEN_KEY);
-    this.state.token = null;
-    this.clearEditing();
+    this.guard(this.abandonMessage(), () => {
+      this.tokens.clear();
+      this.state.token = null;
+      this.state.role = null;
+      this.state.focusAfterRender = 'token-open';
+      this.onChange();
+    });
+  }
+
+  openTokenForm(reason: string | null = null): void {
+    this.state.tokenForm = { open: true, reason, checking: false, error: null };
+    this.state.focusAfterRender = 'token-input';
     this.onChange();
   }
 
-  openTokenForm(): void {
-    this.state.tokenForm = { open: true, reason: null };
-    this.onChange();
+  /** Opens the token form at start unless the user chose to go on without one this session. */
+  askTokenIfNone(): void {
+    if (this.state.token === null && !this.tokens.dismissed())
+      this.state.tokenForm = { open: true, reason: null, checking: false, error: null };
   }
 
   dismissTokenForm(): void {
-    this.storage.setItem(TOKEN_DISMISSED_KEY, '1');
-    this.state.tokenForm = { open: false, reason: null };
+    this.tokens.dismiss();
+    this.state.tokenForm = { open: false, reason: null, checking: false, error: null };
+    this.state.focusAfterRender = this.state.token === null ? 'token-open' : 'token-forget';
     this.onChange();
   }
-}
-
-function toApiError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  return new ApiError(0, 'client_error', error instanceof Error ? error.message : String(error));
-}
-
-/** French wording of a failed write; the service's own message is kept for the details. */
-export function describeSaveError(error: ApiError): SaveProblem {
-  if (error.status === 412 || error.code === 'revision_mismatch') {
-    return {
-      kind: 'conflict',
-      message:
-        "Quelqu'un d'autre a modifié cette policy depuis son chargement. Rechargez pour partir de la version actuelle (vos modifications non enregistrées seront abandonnées).",
-    };
-  }
-  if (error.status === 401) {
-    return { kind: 'auth', message: `Jeton refusé : les modifications demandent le jeton administrateur. (${error.message})` };
-  }
-  if (error.code === 'invalid_tools') {
-    const unknown = Array.isArray(error.details?.unknown) ? (error.details.unknown as unknown[]).map(String) : [];
-    const suffix = unknown.length > 0 ? ` Tools inconnus : ${unknown.join(', ')}.` : '';
-    return { kind: 'error', message: `Enregistrement refusé : ${error.message}${suffix}` };
-  }
-  return { kind: 'error', message: `Enregistrement impossible : ${error.message}` };
 }

@@ -1,10 +1,14 @@
 /**
- * The page around the editor: header (project selector, token), tabs, load states, target column.
+ * The page around the editor: header (project selector, token), tabs, load states.
  */
 import { h, type Child } from './dom.js';
 import { renderEditor } from './editor-view.js';
-import { DEFAULT_TARGET, sameTarget, type TargetKey } from './model.js';
-import type { Panel, Tab } from './panel.js';
+import { frenchError, frenchPolicyError } from './errors-fr.js';
+import { renderFrenchError } from './feedback-view.js';
+import type { Panel } from './panel.js';
+import { renderRepair } from './repair-view.js';
+import type { Tab } from './state.js';
+import { renderTargets } from './targets-view.js';
 
 const TABS: readonly { id: Tab; label: string }[] = [
   { id: 'system', label: 'Système' },
@@ -19,7 +23,7 @@ export function renderPage(panel: Panel): Child {
       'div',
       { class: 'tabs-row' },
       renderTabs(panel),
-      h('button', { id: 'refresh', class: 'button', type: 'button', onclick: () => panel.refresh() }, 'Actualiser'),
+      h('button', { id: 'refresh', class: 'button', type: 'button', onclick: () => void panel.reloadView() }, 'Actualiser'),
     ),
     state.tokenForm.open ? renderTokenForm(panel) : null,
     h(
@@ -105,43 +109,40 @@ function renderProjectSelector(panel: Panel): Child {
   );
 }
 
+/** Who the panel acts as; never worded like a policy state ("Lecture seule" is the default's). */
 function renderTokenStatus(panel: Panel): Child {
-  if (panel.state.token !== null) {
-    return h(
-      'div',
-      { class: 'token-status' },
-      h('span', { class: 'badge badge-ok' }, 'Jeton enregistré pour cette session'),
-      h(
-        'button',
-        { id: 'token-forget', class: 'button button-quiet', type: 'button', onclick: () => panel.forgetToken() },
-        'Oublier le jeton',
-      ),
-    );
-  }
-  return h(
-    'div',
-    { class: 'token-status' },
-    h('span', { class: 'badge badge-muted' }, 'Lecture seule'),
-    panel.state.tokenForm.open
-      ? null
-      : h(
+  const { token, role } = panel.state;
+  const pill =
+    token === null
+      ? h('span', { id: 'token-pill', class: 'badge badge-muted' }, 'Sans jeton : consultation seulement')
+      : role === 'admin'
+        ? h('span', { id: 'token-pill', class: 'badge badge-ok' }, 'Jeton administrateur vérifié')
+        : role === 'decide'
+          ? h('span', { id: 'token-pill', class: 'badge badge-muted' }, 'Jeton de lecture : modifications impossibles')
+          : h('span', { id: 'token-pill', class: 'badge badge-muted' }, 'Jeton en cours de vérification');
+  const action =
+    token !== null
+      ? h(
           'button',
-          { id: 'token-open', class: 'button button-quiet', type: 'button', onclick: () => panel.openTokenForm() },
-          'Saisir le jeton administrateur',
-        ),
-  );
+          { id: 'token-forget', class: 'button button-quiet', type: 'button', onclick: () => panel.forgetToken() },
+          'Oublier le jeton',
+        )
+      : panel.state.tokenForm.open
+        ? null
+        : h(
+            'button',
+            { id: 'token-open', class: 'button button-quiet', type: 'button', onclick: () => panel.openTokenForm() },
+            'Saisir le jeton administrateur',
+          );
+  return h('div', { class: 'token-status' }, pill, action);
 }
 
 function renderTokenForm(panel: Panel): Child {
-  const { reason } = panel.state.tokenForm;
+  const { reason, checking, error } = panel.state.tokenForm;
   const onSubmit = (event: Event): void => {
     event.preventDefault();
     const input = document.getElementById('token-input');
-    if (input instanceof HTMLInputElement) {
-      const value = input.value;
-      input.value = '';
-      panel.setToken(value);
-    }
+    if (input instanceof HTMLInputElement) void panel.submitToken(input.value);
   };
   return h(
     'form',
@@ -151,19 +152,34 @@ function renderTokenForm(panel: Panel): Child {
       'p',
       null,
       reason ??
-        'Les modifications demandent le jeton administrateur du service. Il est gardé pour cette session de navigateur seulement. Sans jeton, le panneau est en lecture seule.',
+        'Les modifications demandent le jeton administrateur du service. Il est vérifié auprès du service, puis gardé pour cette session de navigateur seulement. Sans jeton, le panneau sert à consulter.',
     ),
+    error === null
+      ? null
+      : h('div', { id: 'token-error', class: 'banner banner-error', role: 'alert' }, renderFrenchError(error, 'token-error')),
     h(
       'div',
       { class: 'token-row' },
       h('label', { for: 'token-input' }, 'Jeton'),
-      h('input', { id: 'token-input', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true }),
-      h('button', { id: 'token-submit', class: 'button button-primary', type: 'submit' }, 'Utiliser ce jeton'),
-      reason === null
+      h('input', {
+        id: 'token-input',
+        type: 'password',
+        autocomplete: 'off',
+        spellcheck: 'false',
+        required: true,
+        'aria-invalid': error === null ? null : 'true',
+        'aria-describedby': error === null ? null : 'token-error',
+      }),
+      h(
+        'button',
+        { id: 'token-submit', class: 'button button-primary', type: 'submit', 'aria-disabled': checking ? 'true' : null },
+        checking ? 'Vérification…' : 'Utiliser ce jeton',
+      ),
+      panel.state.token === null
         ? h(
             'button',
             { id: 'token-dismiss', class: 'button', type: 'button', onclick: () => panel.dismissTokenForm() },
-            'Continuer en lecture seule',
+            'Continuer sans jeton',
           )
         : null,
     ),
@@ -178,7 +194,15 @@ function renderMcpPanel(panel: Panel): Child {
       : h(
           'div',
           { class: 'banner banner-error', role: 'alert' },
-          h('p', null, `Impossible de charger les permissions : ${loadError.message}`),
+          h('p', null, 'Impossible de charger les permissions.'),
+          renderFrenchError(frenchError(loadError), 'load-error'),
+          view === null
+            ? null
+            : h(
+                'p',
+                null,
+                'Les données ci-dessous sont celles du dernier chargement réussi : elles ne sont pas modifiables tant que le service ne répond pas.',
+              ),
           h('button', { id: 'retry', class: 'button', type: 'button', onclick: () => void panel.load() }, 'Réessayer'),
         );
   if (view === null) {
@@ -190,22 +214,22 @@ function renderMcpPanel(panel: Panel): Child {
     view.status === 'invalid'
       ? h(
           'div',
-          { class: 'banner banner-error', role: 'alert' },
-          h(
-            'p',
-            null,
-            'La policy de ce projet est invalide : toutes les décisions sont refusées jusqu\u2019à sa correction. Le panneau est en lecture seule.',
-          ),
-          view.error === null
-            ? null
-            : h(
-                'p',
-                { class: 'mono' },
-                `${view.error.file}${view.error.line === undefined ? '' : `:${view.error.line}`}${view.error.column === undefined ? '' : `:${view.error.column}`} — ${view.error.message}`,
-              ),
+          { class: 'banner banner-error', role: 'alert', id: 'invalid-banner' },
+          h('p', null, 'La policy de ce projet est invalide : toutes les décisions sont refusées jusqu\u2019à sa réparation.'),
+          view.error === null ? null : renderFrenchError(frenchPolicyError(view.error), 'policy-error'),
         )
       : null;
-  return [errorBanner, invalid, h('div', { class: 'layout', 'aria-busy': String(loading) }, renderTargets(panel), renderEditor(panel))];
+  const stale = panel.stale();
+  return [
+    errorBanner,
+    invalid,
+    h(
+      'div',
+      { class: `layout${stale ? ' layout-stale' : ''}`, 'aria-busy': String(loading), inert: stale },
+      renderTargets(panel),
+      view.status === 'invalid' ? renderRepair(panel) : renderEditor(panel),
+    ),
+  ];
 }
 
 function renderSkeleton(): Child {
@@ -215,57 +239,5 @@ function renderSkeleton(): Child {
     { class: 'layout', 'aria-busy': 'true' },
     h('div', { class: 'targets skeleton' }, h('span', { class: 'visually-hidden' }, 'Chargement…'), lines(6)),
     h('div', { class: 'editor skeleton', 'aria-hidden': 'true' }, lines(10)),
-  );
-}
-
-function renderTargets(panel: Panel): Child {
-  const view = panel.state.view;
-  if (view === null) return null;
-  const defaultSummary = view.projectDefault.mode === 'builtin' ? 'Lecture seule' : 'Personnalisé';
-  const item = (target: TargetKey, id: string, name: Child, badge: Child): Child => {
-    const current = sameTarget(target, panel.state.target);
-    const dirty = current && panel.dirty();
-    return h(
-      'li',
-      null,
-      h(
-        'button',
-        {
-          id,
-          type: 'button',
-          class: `target${current ? ' target-current' : ''}`,
-          'aria-current': current ? 'true' : null,
-          onclick: () => panel.selectTarget(target),
-        },
-        h('span', { class: 'target-name' }, name, dirty ? h('span', { class: 'target-dirty' }, 'Modifications non enregistrées') : null),
-        badge,
-      ),
-    );
-  };
-  return h(
-    'nav',
-    { class: 'targets', 'aria-label': 'Cibles' },
-    h(
-      'ul',
-      { class: 'target-list' },
-      item(DEFAULT_TARGET, 'target-default', ['Défaut projet', h('span', { class: 'target-sub' }, defaultSummary)], null),
-    ),
-    h('h2', { class: 'targets-heading' }, 'Agents'),
-    view.agents.length === 0
-      ? h('p', { class: 'empty' }, 'Aucun agent dans ce projet.')
-      : h(
-          'ul',
-          { class: 'target-list' },
-          view.agents.map((agent) =>
-            item(
-              { kind: 'agent', agentId: agent.agentId },
-              `target-agent-${encodeURIComponent(agent.agentId)}`,
-              [agent.name, agent.declared ? null : h('span', { class: 'target-note' }, ' (non déclaré)')],
-              agent.mode === 'override'
-                ? h('span', { class: 'badge badge-override' }, 'Override')
-                : h('span', { class: 'badge badge-inherit' }, 'Hérité'),
-            ),
-          ),
-        ),
   );
 }

@@ -1,0 +1,136 @@
+/** The panel's state: everything the views read. Only the Panel and its helpers change it. */
+import type { CatalogResponse, PolicyDocument, ProjectsResponse } from '../../schemas/index.js';
+import type { ApiError, PanelView, Role } from './api.js';
+import type { ConflictSides, TargetBasis } from './draft-rebase.js';
+import type { FrenchError } from './errors-fr.js';
+import { DEFAULT_TARGET, type TargetKey } from './model.js';
+
+export type Tab = 'mcp' | 'system';
+
+/** Unsaved changes of one target. */
+export interface Draft {
+  target: TargetKey;
+  allowed: Set<string>;
+  /** The agent inherits today: saving creates its override even if nothing else changed. */
+  createsOverride: boolean;
+  /** The user asked to drop the unknown names of the saved allowlist. */
+  dropsUnknown: boolean;
+  /** What the draft started from: a newer view that changes it is a conflict, otherwise the draft is re-applied. */
+  base: TargetBasis;
+}
+
+/** Write tools the user enabled on the project default, waiting for the inline confirmation. */
+export interface WriteConfirmation {
+  groupId: string;
+  tools: string[];
+}
+
+export interface Problem extends FrenchError {
+  kind: 'auth' | 'invalid' | 'error';
+}
+
+/** The draft's target changed elsewhere: both sides are shown and the user chooses. */
+export interface Conflict {
+  target: TargetKey;
+  sides: ConflictSides;
+  /** The basis of the newer view (the draft's new base if the user keeps their version). */
+  after: TargetBasis;
+  /** The conflict came from a save: keeping one's version saves at once. */
+  fromSave: boolean;
+}
+
+/** A reset that can be taken back for a few seconds by writing the previous allowlist again. */
+export interface Undo {
+  target: TargetKey;
+  message: string;
+  previous: string[];
+  /** The revision the reset produced: the undo is sent with it in `If-Match`. */
+  revision: string;
+  after: TargetBasis;
+  until: number;
+}
+
+/** A repair of an invalid file the user is about to confirm. */
+export interface RepairChoice {
+  kind: 'read-only' | 'last-valid';
+  document: PolicyDocument;
+  /** Names outside the catalog left out of a restored document (the API refuses them). */
+  dropped: string[];
+}
+
+/** A short confirmation shown where the user acted ("Permissions enregistrées"). */
+export interface Notice {
+  text: string;
+  until: number;
+}
+
+export interface TokenForm {
+  open: boolean;
+  reason: string | null;
+  checking: boolean;
+  error: FrenchError | null;
+}
+
+export interface PanelState {
+  tab: Tab;
+  token: string | null;
+  /** The role the service gave the token (`GET /whoami`); null until checked. */
+  role: Role | null;
+  tokenForm: TokenForm;
+  catalog: CatalogResponse | null;
+  projects: ProjectsResponse['projects'];
+  projectId: string | null;
+  view: PanelView | null;
+  revision: string | null;
+  loading: boolean;
+  loadError: ApiError | null;
+  target: TargetKey;
+  draft: Draft | null;
+  confirmation: WriteConfirmation | null;
+  /** A target/project change waiting for the user to abandon the draft. */
+  pendingSwitch: { message: string; proceed: () => void } | null;
+  saving: boolean;
+  problem: Problem | null;
+  conflict: Conflict | null;
+  notice: Notice | null;
+  undo: Undo | null;
+  repair: RepairChoice | null;
+  /** Explicit open/closed choices per target and group (defaults come from the group's access). */
+  openGroups: Map<string, boolean>;
+  /** Which item of each group's toolbar holds the Tab stop (0: the group button). */
+  toolbarFocus: Map<string, number>;
+  /** Element to focus after the next render, when the action removed or moved the focused element. */
+  focusAfterRender: string | null;
+  /** Text for the page's polite live region (`role="status"`), outside the re-rendered tree. */
+  announcement: string;
+}
+
+export function initialState(token: string | null): PanelState {
+  return {
+    tab: 'mcp',
+    token,
+    role: null,
+    tokenForm: { open: false, reason: null, checking: false, error: null },
+    catalog: null,
+    projects: [],
+    projectId: null,
+    view: null,
+    revision: null,
+    loading: true,
+    loadError: null,
+    target: DEFAULT_TARGET,
+    draft: null,
+    confirmation: null,
+    pendingSwitch: null,
+    saving: false,
+    problem: null,
+    conflict: null,
+    notice: null,
+    undo: null,
+    repair: null,
+    openGroups: new Map(),
+    toolbarFocus: new Map(),
+    focusAfterRender: null,
+    announcement: '',
+  };
+}

@@ -1,0 +1,325 @@
+/**
+ * Every write of the panel, always with `If-Match`: saving a draft (re-applied on a newer revision
+ * when the concurrent change does not touch it, a conflict the user settles otherwise), the resets
+ * with their few seconds of "Annuler", and the repair of an invalid file.
+ */
+import type { PolicyDocument } from '../../schemas/policy.js';
+import { ApiError, asApiError, type VersionedView } from './api.js';
+import { basisOf, sameBasis, type TargetBasis } from './draft-rebase.js';
+import { frenchError } from './errors-fr.js';
+import { allowlistToSave, sameSet, sameTarget, savedTarget, type TargetKey } from './model.js';
+import type { Panel } from './panel.js';
+import type { Problem, RepairChoice, Undo } from './state.js';
+
+export const SAVED_FEEDBACK_MS = 2500;
+export const UNDO_MS = 10_000;
+/** A save is re-applied at most this many times on revisions that keep changing under it. */
+const MAX_REAPPLY = 3;
+
+/** Thrown inside a write when the concurrent change touched the target: settled by the user. */
+class Touched extends Error {}
+
+export class Writes {
+  constructor(private readonly panel: Panel) {}
+
+  async save(): Promise<void> {
+    const { state } = this.panel;
+    const { catalog, projectId, draft } = state;
+    if (catalog === null || projectId === null || draft === null || state.confirmation !== null || state.saving) return;
+    if (state.conflict !== null) return;
+    const agentId = draft.target.kind === 'agent' ? draft.target.agentId : null;
+    const name = this.panel.targetName(draft.target);
+    const expected: Expected = {
+      get: () => draft.base,
+      set: (basis) => (draft.base = basis),
+    };
+    await this.write(
+      async () => {
+        const { result, reapplied } = await this.reapplying(draft.target, draft.createsOverride, expected, state.revision, (revision) =>
+          this.panel.api.putAllowlist(projectId, agentId, allowlistToSave(catalog, draft.allowed), revision),
+        );
+        this.applyWritten(result);
+        state.draft = null;
+        state.confirmation = null;
+        this.notify(
+          reapplied
+            ? `Permissions enregistrées pour « ${name} » (réappliquées sur la version actuelle de la policy)`
+            : 'Permissions enregistrées',
+        );
+      },
+      () => {
+        // The newer view is already applied: turn the draft into a conflict the user settles.
+        this.panel.adoptView({ view: state.view!, revision: state.revision! });
+        if (state.conflict !== null) {
+          state.conflict.fromSave = true;
+          state.focusAfterRender = 'conflict-keep';
+        }
+      },
+    );
+  }
+
+  /**
+   * Runs `call` with `revision`; on `412` re-reads the view and, when the target is as the write
+   * expected, runs it again with the new revision. Throws {@link Touched} otherwise.
+   */
+  private async reapplying(
+    target: TargetKey,
+    seeded: boolean,
+    expected: Expected,
+    revision: string | null,
+    call: (revision: string) => Promise<VersionedView>,
+  ): Promise<{ result: VersionedView; reapplied: boolean }> {
+    const { state } = this.panel;
+    let current = revision ?? '';
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return { result: await call(current), reapplied: attempt > 0 };
+      } catch (error) {
+        const failure = asApiError(error);
+        if (failure.code !== 'revision_mismatch' || attempt >= MAX_REAPPLY || state.projectId === null) throw failure;
+        const fresh = await this.panel.api.permissions(state.projectId);
+        this.panel.applyView(fresh);
+        // The file broke meanwhile: say so, not "someone else changed it".
+        if (fresh.view.status === 'invalid') throw new ApiError(409, 'policy_invalid', failure.message);
+        const after = basisOf(fresh.view, target, seeded);
+        if (!sameBasis(expected.get(), after)) throw new Touched();
+        expected.set(after);
+        current = fresh.revision;
+      }
+    }
+  }
+
+  /** Takes the view a write answered; a write that left the file invalid is a problem, never a success. */
+  private applyWritten(result: VersionedView): void {
+    this.panel.applyView(result);
+    if (result.view.status !== 'ok') throw new ApiError(200, 'written_invalid', result.view.error?.message ?? 'invalid after write');
+  }
+
+  /** Common frame of a write: busy flag, French problems, token form on 401, concurrent changes. */
+  private async write(run: () => Promise<void>, onTouched: () => void): Promise<void> {
+    const { state } = this.panel;
+    state.saving = true;
+    state.problem = null;
+    this.panel.changed();
+    try {
+      await run();
+    } catch (error) {
+      if (error instanceof Touched) {
+        onTouched();
+        return;
+      }
+      const failure = asApiError(error);
+      state.problem = this.problemOf(failure);
+      if (failure.code === 'policy_invalid' && state.projectId !== null) {
+        // Show the invalid file and its repair; the draft stays in memory.
+        await this.panel.api.permissions(state.projectId).then(
+          (fresh) => this.panel.applyView(fresh),
+          () => undefined,
+        );
+      }
+      if (state.problem.kind === 'auth') {
+        state.role = null;
+        this.panel.openTokenForm('Le service a refusé ce jeton pour une modification : saisissez le jeton administrateur.');
+      }
+    } finally {
+      state.saving = false;
+      this.panel.changed();
+    }
+  }
+
+  private problemOf(failure: ApiError): Problem {
+    const french = frenchError(failure);
+    if (failure.code === 'policy_invalid' || failure.code === 'written_invalid') {
+      if (failure.code === 'written_invalid') return { kind: 'invalid', ...french };
+      return { kind: 'invalid', message: `Enregistrement impossible : policy invalide. ${french.message}`, detail: french.detail };
+    }
+    if (failure.status === 401) return { kind: 'auth', ...french };
+    return { kind: 'error', message: `Enregistrement impossible. ${french.message}`, detail: french.detail };
+  }
+
+  private touchedProblem(message: string): () => void {
+    return () => {
+      this.panel.state.problem = { kind: 'error', message, detail: null };
+    };
+  }
+
+  /** Shows a short confirmation where the user is, and announces it. */
+  private notify(text: string, ms = SAVED_FEEDBACK_MS): void {
+    const notice = { text, until: Date.now() + ms };
+    this.panel.state.notice = notice;
+    this.panel.state.announcement = text;
+    setTimeout(() => {
+      if (this.panel.state.notice !== notice) return;
+      this.panel.state.notice = null;
+      if (this.panel.state.announcement === text) this.panel.state.announcement = '';
+      this.panel.changed();
+    }, ms);
+  }
+
+  // ------------------------------------------------------------------ conflicts
+
+  /** "Garder mes modifications": the draft is re-based on the newer version (and saved if it came from a save). */
+  async keepMine(): Promise<void> {
+    const { state } = this.panel;
+    const { conflict, draft, view } = state;
+    if (conflict === null || draft === null || view === null) return;
+    const seeded = draft.target.kind === 'agent' && conflict.after.own === null;
+    draft.createsOverride = seeded;
+    draft.base = basisOf(view, draft.target, seeded);
+    state.conflict = null;
+    const saved = savedTarget(view, draft.target);
+    if (!draft.createsOverride && !draft.dropsUnknown && saved !== undefined && sameSet(saved.allowed, draft.allowed)) state.draft = null;
+    state.focusAfterRender = 'save';
+    if (conflict.fromSave && state.draft !== null) await this.save();
+    else this.panel.changed();
+  }
+
+  /** "Prendre l'autre version": the draft is dropped, the newer version shown. */
+  takeTheirs(): void {
+    const { state } = this.panel;
+    state.conflict = null;
+    state.draft = null;
+    state.confirmation = null;
+    state.focusAfterRender = this.panel.editable() ? 'save' : 'editor-title';
+    this.notify('Version actuelle affichée : vos modifications ont été abandonnées.');
+    this.panel.changed();
+  }
+
+  // ------------------------------------------------------------------ resets with undo
+
+  /** "Réinitialiser l'override", "Revenir à la lecture seule", "Supprimer l'override inutile". */
+  async reset(): Promise<void> {
+    const { state } = this.panel;
+    const { projectId, target, catalog, view } = state;
+    if (projectId === null || catalog === null || view === null || !this.panel.canWrite() || state.saving) return;
+    if (this.panel.dirty()) {
+      this.panel.guard(this.panel.abandonMessage(), () => void this.reset());
+      return;
+    }
+    const saved = savedTarget(view, target);
+    if (saved === undefined || !saved.overriding) return;
+    const previous = allowlistToSave(catalog, saved.allowed);
+    const agentId = target.kind === 'agent' ? target.agentId : null;
+    let base = basisOf(view, target, false);
+    const expected: Expected = { get: () => base, set: (basis) => (base = basis) };
+    const name = this.panel.targetName(target);
+    await this.write(async () => {
+      const { result } = await this.reapplying(target, false, expected, state.revision, (revision) =>
+        this.panel.api.deleteTarget(projectId, agentId, revision),
+      );
+      this.applyWritten(result);
+      const message =
+        target.kind === 'default'
+          ? 'Défaut projet remis en lecture seule.'
+          : `Override de « ${name} » supprimé : l\u2019agent hérite du défaut projet.`;
+      const after = basisOf(result.view, target, false);
+      const undo: Undo = { target, message, previous, revision: result.revision, after, until: Date.now() + UNDO_MS };
+      state.undo = undo;
+      state.announcement = `${message} « Annuler » reste possible pendant ${UNDO_MS / 1000} secondes.`;
+      state.focusAfterRender = 'undo';
+      setTimeout(() => this.expireUndo(undo), UNDO_MS);
+    }, this.touchedProblem('Rien n\u2019a été réinitialisé : cette cible a été modifiée ailleurs. Vérifiez son état actuel.'));
+  }
+
+  private expireUndo(undo: Undo): void {
+    const { state } = this.panel;
+    if (state.undo !== undo) return;
+    state.undo = null;
+    if (document.activeElement?.id === 'undo') state.focusAfterRender = this.panel.editable() ? 'save' : 'editor-title';
+    this.panel.changed();
+  }
+
+  /** "Annuler" after a reset: the previous allowlist is written back, guarded by the reset's revision. */
+  async undo(): Promise<void> {
+    const { state } = this.panel;
+    const undo = state.undo;
+    if (undo === null || state.projectId === null || state.saving || !sameTarget(undo.target, state.target)) return;
+    state.undo = null;
+    const projectId = state.projectId;
+    const agentId = undo.target.kind === 'agent' ? undo.target.agentId : null;
+    let base = undo.after;
+    const expected: Expected = { get: () => base, set: (basis) => (base = basis) };
+    await this.write(async () => {
+      const { result } = await this.reapplying(undo.target, false, expected, undo.revision, (revision) =>
+        this.panel.api.putAllowlist(projectId, agentId, undo.previous, revision),
+      );
+      this.applyWritten(result);
+      state.focusAfterRender = undo.target.kind === 'default' ? 'reset-default' : 'reset-override';
+      this.notify(
+        undo.target.kind === 'default' ? 'Défaut projet rétabli.' : `Override de « ${this.panel.targetName(undo.target)} » rétabli.`,
+      );
+    }, this.touchedProblem('Annulation impossible : cette cible a été modifiée ailleurs depuis la réinitialisation. Rien n\u2019a été rétabli.'));
+  }
+
+  // ------------------------------------------------------------------ repair of an invalid file
+
+  chooseRepair(kind: RepairChoice['kind']): void {
+    const { state } = this.panel;
+    const catalog = state.catalog;
+    const lastValid = state.view?.lastValid ?? null;
+    if (catalog === null) return;
+    if (kind === 'read-only') {
+      state.repair = { kind, document: { version: 1, agents: [] }, dropped: [] };
+    } else {
+      if (lastValid === null) return;
+      const known = new Set(catalog.tools.map((tool) => tool.name));
+      const dropped = new Set<string>();
+      const keep = (names: readonly string[]): string[] =>
+        names.filter((name) => {
+          if (!known.has(name)) dropped.add(name);
+          return known.has(name);
+        });
+      const source = lastValid.document;
+      const document: PolicyDocument = { version: 1 };
+      if (source.projectDefault !== undefined) document.projectDefault = { allowedTools: keep(source.projectDefault.allowedTools) };
+      document.agents = (source.agents ?? []).map((agent) => ({
+        agentId: agent.agentId,
+        policy: { allowedTools: keep(agent.policy.allowedTools) },
+      }));
+      state.repair = { kind, document, dropped: [...dropped] };
+    }
+    state.focusAfterRender = 'repair-confirm';
+    this.panel.changed();
+  }
+
+  cancelRepair(): void {
+    const kind = this.panel.state.repair?.kind ?? 'read-only';
+    this.panel.state.repair = null;
+    this.panel.state.focusAfterRender = `repair-${kind}`;
+    this.panel.changed();
+  }
+
+  /** Writes the chosen document over the invalid file, guarded by the invalid file's revision. */
+  async confirmRepair(): Promise<void> {
+    const { state } = this.panel;
+    const { repair, projectId, revision } = state;
+    if (repair === null || projectId === null || revision === null || state.token === null || state.saving) return;
+    await this.write(async () => {
+      let result: VersionedView;
+      try {
+        result = await this.panel.api.putDocument(projectId, repair.document, revision);
+      } catch (error) {
+        if (asApiError(error).code !== 'revision_mismatch') throw error;
+        // Never replace a file the user has not seen: show the newer state instead.
+        this.panel.adoptView(await this.panel.api.permissions(projectId));
+        state.repair = null;
+        throw new Touched();
+      }
+      state.repair = null;
+      this.panel.adoptView(result);
+      state.focusAfterRender = 'editor-title';
+      this.notify(
+        repair.kind === 'read-only'
+          ? 'Policy réparée : tout le projet est en lecture seule.'
+          : 'Policy réparée : dernier document valide restauré.',
+        4000,
+      );
+    }, this.touchedProblem('Le fichier a changé pendant la réparation : rien n\u2019a été écrit. Vérifiez son état actuel.'));
+  }
+}
+
+/** Reads and moves the basis a write expects to find (a draft's, or a reset's). */
+interface Expected {
+  get(): TargetBasis;
+  set(basis: TargetBasis): void;
+}
