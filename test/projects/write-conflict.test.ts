@@ -1,0 +1,101 @@
+/**
+ * Issue 20 item 1: an API write never replaces content it did not read. An editor that saves
+ * atomically while a write is under way (after the write read the file, before its rename) keeps
+ * its save: the write re-reads and applies its edit again, or is refused (`revision_mismatch`
+ * with If-Match, `write_conflict` when the file keeps changing). Real files, real renames.
+ */
+import { promises as fsPromises } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { withAgentOverride } from '../../server/domain/edit.js';
+import { Project } from '../../server/projects/project.js';
+import { makeProject, policyDoc, policyPathOf, saveAtomically, saveAtomicallyOnThisThread, tempFolder } from './support.js';
+
+afterEach(() => vi.restoreAllMocks());
+
+const GRANT_EVIL = policyDoc({ Evil: ['idea_run_in_background'] });
+const REVOKED = '{"version":1,"agents":[]}';
+
+async function agentsIn(file: string): Promise<string[]> {
+  return (JSON.parse(await readFile(file, 'utf8')) as { agents?: { agentId: string }[] }).agents?.map((agent) => agent.agentId) ?? [];
+}
+
+const errorCode = (error: unknown): string => (error as { code?: string }).code ?? String(error);
+
+/** Makes the editor save `content` each time the write keeps the old file aside, i.e. just before its rename. */
+function editorSavesBeforeRename(file: string, content: string, times: number): { saved: () => number } {
+  const realLink = fsPromises.link.bind(fsPromises);
+  let saved = 0;
+  vi.spyOn(fsPromises, 'link').mockImplementation(async (existing, created) => {
+    if (existing === file && saved < times) {
+      saved++;
+      await saveAtomically(file, content);
+    }
+    return realLink(existing, created);
+  });
+  return { saved: () => saved };
+}
+
+describe('a write racing an editor', () => {
+  it('applies its edit again to a revocation saved right before its rename (the revocation stays)', async () => {
+    const root = await makeProject(await tempFolder(), 'demo', GRANT_EVIL);
+    const file = policyPathOf(root);
+    const project = await Project.open('demo', root);
+    const editor = editorSavesBeforeRename(file, REVOKED, 1);
+    const state = await project.write((policy) => withAgentOverride(policy.document, 'Other', ['idea_ticket_read']));
+    expect(editor.saved()).toBe(1);
+    expect(await agentsIn(file)).toEqual(['Other']);
+    expect(state.policy.status === 'ok' && state.policy.overrides.has('Evil')).toBe(false);
+  });
+
+  it('answers revision_mismatch with If-Match, and keeps the editor’s file', async () => {
+    const root = await makeProject(await tempFolder(), 'demo', GRANT_EVIL);
+    const file = policyPathOf(root);
+    const project = await Project.open('demo', root);
+    const read = project.state.policy.revision;
+    editorSavesBeforeRename(file, REVOKED, 1);
+    const write = project.write((policy) => withAgentOverride(policy.document, 'Other', ['idea_ticket_read']), { ifMatch: [read] });
+    await expect(write).rejects.toMatchObject({ code: 'revision_mismatch' });
+    expect(await readFile(file, 'utf8')).toBe(REVOKED);
+    expect(project.state.policy.status === 'ok' && project.state.policy.overrides.has('Evil')).toBe(false);
+  });
+
+  it('is refused with write_conflict when the file changes before every attempt', async () => {
+    const root = await makeProject(await tempFolder(), 'demo', GRANT_EVIL);
+    const file = policyPathOf(root);
+    const project = await Project.open('demo', root);
+    const editor = editorSavesBeforeRename(file, REVOKED, 100);
+    const write = project.write((policy) => withAgentOverride(policy.document, 'Other', ['idea_ticket_read']));
+    await expect(write).rejects.toMatchObject({ code: 'write_conflict' });
+    expect(editor.saved()).toBeGreaterThan(1);
+    expect(await readFile(file, 'utf8')).toBe(REVOKED);
+  });
+
+  for (const withIfMatch of [false, true]) {
+    it(`never undoes a revocation saved (i % 8) ms into PUT agents/Other<i>, 16 rounds${withIfMatch ? ', with If-Match' : ''}`, async () => {
+      const root = await makeProject(await tempFolder(), 'demo', null);
+      const file = policyPathOf(root);
+      const project = await Project.open('demo', root);
+      const outcomes: string[] = [];
+      for (let round = 0; round < 16; round++) {
+        await saveAtomically(file, GRANT_EVIL);
+        await project.reload();
+        const options = withIfMatch ? { ifMatch: [project.state.policy.revision] } : {};
+        const write = project
+          .write((policy) => withAgentOverride(policy.document, `Other${round}`, ['idea_ticket_read']), options)
+          .then(() => 'written', errorCode);
+        await new Promise((resolve) => setTimeout(resolve, round % 8));
+        await saveAtomicallyOnThisThread(file, REVOKED);
+        outcomes.push(await write);
+        expect(await agentsIn(file), `round ${round}`).not.toContain('Evil');
+        await project.reload();
+        const { policy } = project.state;
+        expect(policy.status === 'ok' && policy.overrides.has('Evil'), `round ${round}`).toBe(false);
+      }
+      expect(
+        outcomes.every((outcome) => ['written', 'revision_mismatch', 'write_conflict'].includes(outcome)),
+        outcomes.join(),
+      ).toBe(true);
+    });
+  }
+});
