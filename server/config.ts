@@ -1,9 +1,9 @@
 /**
- * Reads the service configuration from the environment (SPEC §3, §7). Pure apart from reading
- * `*_FILE` secrets and the generated admin token file.
+ * Reads the service configuration from the environment (docs/api.md §3, §7). Pure apart from
+ * reading `*_FILE` secrets, and preparing the state folder and its admin token file.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { constants, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_ID_REGEX } from '../schemas/ids.js';
@@ -14,8 +14,10 @@ export interface ServiceConfig {
   projectsRoot: string | undefined;
   projects: Record<string, string>;
   adminToken: string;
-  /** Where the admin token was generated, when it was not given. */
+  /** The file the admin token was read from or generated in, when the environment gave none. */
   generatedTokenFile: string | undefined;
+  /** True when that file already held the token (a restart), false when it was generated now. */
+  adminTokenReused: boolean;
   decideToken: string | undefined;
   stateDir: string;
   auditFile: string | undefined;
@@ -84,9 +86,12 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
   const stateDir = path.resolve(env['PDP_STATE_DIR'] || '.pdp');
   let adminToken = await secret(env, 'PDP_ADMIN_TOKEN');
   let generatedTokenFile: string | undefined;
+  let adminTokenReused = false;
   if (adminToken === undefined) {
-    generatedTokenFile = path.join(stateDir, 'admin-token');
-    adminToken = await generateAdminToken(generatedTokenFile);
+    const kept = await keptAdminToken(stateDir);
+    adminToken = kept.token;
+    generatedTokenFile = kept.file;
+    adminTokenReused = kept.reused;
   }
   if (decideToken !== undefined && decideToken === adminToken) {
     throw new ConfigError('PDP_DECIDE_TOKEN must differ from PDP_ADMIN_TOKEN: whoever can decide could otherwise write policies.');
@@ -98,19 +103,119 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     projects,
     adminToken,
     generatedTokenFile,
+    adminTokenReused,
     decideToken,
     stateDir,
     auditFile: env['PDP_AUDIT_FILE'] || undefined,
   };
 }
 
-/** A fresh token at every start, written with mode 0600 (the folder 0700) before the service answers. */
-async function generateAdminToken(file: string): Promise<string> {
+/** Where the admin token is kept when the environment gives none. */
+export const ADMIN_TOKEN_FILE = 'admin-token';
+/** What a kept admin token may look like: printable ASCII, no space, 16 to 1,024 characters. */
+const TOKEN_TEXT = /^[\x21-\x7e]{16,1024}$/;
+const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+const serviceUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
+const octal = (mode: number): string => `0${(mode & 0o777).toString(8)}`;
+
+/**
+ * Makes sure the state folder is the service's own: created 0700 when absent; refused when it is a
+ * symbolic link, not a folder, owned by another user, or writable by group or others (another local
+ * user could then swap the files the service trusts, such as the admin token).
+ */
+export async function prepareStateDir(dir: string): Promise<void> {
+  const refuse = (why: string, fix: string) => new ConfigError(`PDP_STATE_DIR ${dir} ${why}: refusing to start. ${fix}`);
+  let info: Stats;
+  try {
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    info = await fs.lstat(dir);
+  } catch (error) {
+    // A dangling link at the folder's name lands here too: mkdir fails, lstat says what it is.
+    const link = await fs.lstat(dir).catch(() => undefined);
+    if (link?.isSymbolicLink()) throw refuse('is a symbolic link', 'Point PDP_STATE_DIR at the real folder.');
+    throw refuse(`cannot be created (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 'Check its parent folder.');
+  }
+  if (info.isSymbolicLink()) throw refuse('is a symbolic link', 'Point PDP_STATE_DIR at the real folder.');
+  if (!info.isDirectory()) throw refuse('is not a folder', 'Point PDP_STATE_DIR at a folder.');
+  const uid = serviceUid();
+  if (uid !== undefined && info.uid !== uid) throw refuse(`belongs to uid ${info.uid}, not to the service (uid ${uid})`, 'chown it.');
+  if ((info.mode & 0o022) !== 0) throw refuse(`is writable by group or others (mode ${octal(info.mode)})`, `Run: chmod 700 ${dir}`);
+}
+
+/**
+ * The admin token kept in `<stateDir>/admin-token` (docs/api.md §7), so that a restart does not lock
+ * an open panel out: reused when the file is safe, generated when it is absent, and a refusal to
+ * start when it exists but is not safe.
+ */
+async function keptAdminToken(stateDir: string): Promise<{ token: string; file: string; reused: boolean }> {
+  await prepareStateDir(stateDir);
+  const file = path.join(stateDir, ADMIN_TOKEN_FILE);
+  const kept = await readKeptToken(file);
+  if (kept !== undefined) return { token: kept, file, reused: true };
   const token = randomBytes(32).toString('base64url');
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(temp, `${token}\n`, { mode: 0o600 });
-  await fs.chmod(temp, 0o600);
-  await fs.rename(temp, file);
-  return token;
+  await writeTokenFile(file, token);
+  return { token, file, reused: false };
+}
+
+/** The token in `file`, undefined when there is no file; throws a ConfigError when the file is not safe. */
+async function readKeptToken(file: string): Promise<string | undefined> {
+  const refuse = (why: string) =>
+    new ConfigError(
+      `The admin token file ${file} ${why}: refusing to start. Delete it to have a new token generated, or set PDP_ADMIN_TOKEN.`,
+    );
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(file, constants.O_RDONLY | NO_FOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw refuse('is a symbolic link');
+    throw refuse(`cannot be opened (${code ?? String(error)})`);
+  }
+  try {
+    // The checks are made on the file that was opened, so nothing can be swapped in between.
+    const info = await handle.stat();
+    if (!info.isFile()) throw refuse('is not a regular file');
+    const uid = serviceUid();
+    if (uid !== undefined && info.uid !== uid) throw refuse(`belongs to uid ${info.uid}, not to the service (uid ${uid})`);
+    if ((info.mode & 0o077) !== 0) throw refuse(`is readable or writable by group or others (mode ${octal(info.mode)}; 0600 expected)`);
+    if (info.size > 4096) throw refuse('is too large to hold a token');
+    const token = (await handle.readFile('utf8')).trim();
+    if (!TOKEN_TEXT.test(token)) throw refuse('does not hold a token (16 to 1,024 printable characters, no space)');
+    return token;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes the token durably without following links: a temp file of an unguessable name created
+ * with O_EXCL | O_NOFOLLOW and mode 0600, fsync, rename over the final name (a link planted there
+ * is replaced, never written through), fsync of the folder.
+ */
+async function writeTokenFile(file: string, token: string): Promise<void> {
+  const temp = `${file}.${process.pid}.${randomBytes(8).toString('hex')}.tmp`;
+  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW, 0o600);
+  try {
+    await handle.writeFile(`${token}\n`);
+    await handle.chmod(0o600);
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await fs.rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  try {
+    await fs.rename(temp, file);
+  } catch (error) {
+    await fs.rm(temp, { force: true });
+    throw error;
+  }
+  const folder = await fs.open(path.dirname(file), constants.O_RDONLY);
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
 }

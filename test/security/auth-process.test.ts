@@ -72,7 +72,7 @@ describe('refusal to listen on a non-loopback host without PDP_DECIDE_TOKEN', ()
 
 describe('generated admin token and tokens in logs', () => {
   it(
-    'writes PDP_STATE_DIR/admin-token with mode 0600, logs its path, never a token, and rotates on restart',
+    'writes PDP_STATE_DIR/admin-token with mode 0600, logs its path, never a token, keeps it across a restart',
     { timeout: TIMEOUT },
     async () => {
       const made = await tree();
@@ -148,20 +148,33 @@ describe('generated admin token and tokens in logs', () => {
         expect(firstOutput).not.toContain(secret.slice(0, 24));
       }
 
-      // Rotation by restart: a new token is generated, the old one no longer writes.
+      // A restart keeps the token (an open panel is not locked out); deleting the file rotates it.
       const second = await startService(env);
       services.push(second);
+      expect((await readFile(tokenFile, 'utf8')).trim()).toBe(adminToken);
+      const kept = await fetch(`${second.baseUrl}/projects/demo/mcp-tool-permissions/agents/QA`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      expect(kept.status).toBe(200);
+      await second.stop();
+      expect(second.output()).toContain(tokenFile);
+      expect(second.output()).not.toContain(adminToken);
+
+      await rm(tokenFile);
+      const third = await startService(env);
+      services.push(third);
       const rotated = (await readFile(tokenFile, 'utf8')).trim();
       expect(rotated).not.toBe(adminToken);
       expect((await stat(tokenFile)).mode & 0o777).toBe(0o600);
-      const stale = await fetch(`${second.baseUrl}/projects/demo/mcp-tool-permissions/agents/QA`, {
+      const stale = await fetch(`${third.baseUrl}/projects/demo/mcp-tool-permissions/agents/QA`, {
         method: 'DELETE',
         headers: { authorization: `Bearer ${adminToken}` },
       });
       expect(stale.status).toBe(401);
-      await second.stop();
-      expect(second.output()).not.toContain(rotated);
-      expect(second.output()).not.toContain(adminToken);
+      await third.stop();
+      expect(third.output()).not.toContain(rotated);
+      expect(third.output()).not.toContain(adminToken);
     },
   );
 });
