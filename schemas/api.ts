@@ -1,5 +1,5 @@
 /**
- * Wire shapes of the HTTP API (SPEC §5, §6): the server's route schemas and the client SDK's
+ * Wire shapes of the HTTP API (docs/api.md §5, §6): the server's route schemas and the client SDK's
  * response validation both come from here.
  */
 import { Type, type Static } from '@sinclair/typebox';

@@ -1,5 +1,5 @@
 /**
- * The canonical catalog of IdeA MCP tools (SPEC §2): the single source of truth for tool
+ * The canonical catalog of IdeA MCP tools (docs/api.md §2): the single source of truth for tool
  * names, access classes, groups and French labels. The server, the client SDK, the UI and
  * the tests all read it from here.
  */

@@ -1,4 +1,4 @@
-/** The one error shape of the HTTP API and its stable codes (SPEC §5). */
+/** The one error shape of the HTTP API and its stable codes (docs/api.md §5). */
 import { Type, type Static } from '@sinclair/typebox';
 
 export const ERROR_CODES = [

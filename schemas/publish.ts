@@ -1,6 +1,6 @@
 /**
  * Writes the JSON Schema of the policy document, generated from the TypeBox schema the code
- * validates with. `npm run schema:publish`; `test/catalog.test.ts` fails when it is stale.
+ * validates with. `npm run schema:publish`; `test/core/catalog.test.ts` fails when it is stale.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,5 @@
 /**
- * Reads `.ideai/agents.json` (SPEC §3): an array of agent objects or `{ "agents": [...] }`, each
+ * Reads `.ideai/agents.json` (docs/api.md §3): an array of agent objects or `{ "agents": [...] }`, each
  * with `id` (or `agentId`) and an optional `name`. It only feeds listings, never decisions.
  */
 import { AGENT_ID_REGEX } from '../../schemas/index.js';

@@ -1,6 +1,8 @@
 /**
  * Turns a policy document into the precomputed state decisions read: one frozen allowlist per
- * agent override, one for the project default. Pure: bytes in, state out.
+ * agent override, one for the project default. Deterministic (the same bytes always give the same
+ * state), but not pure: equal allowlists are shared through a bounded module-level memo
+ * (`makeAllowlist`), which changes memory use, never a result.
  */
 import {
   PolicyDocumentSchema,

@@ -1,5 +1,5 @@
 /**
- * The decision function (SPEC §4): pure, synchronous, O(1) in the number of agents and tools.
+ * The decision function (docs/api.md §4): pure, synchronous, O(1) in the number of agents and tools.
  * Every path that is not an explicit grant denies.
  */
 import { findTool, type CatalogTool, type Decision, type DecisionReason, type PolicySource } from '../../schemas/index.js';

@@ -1,6 +1,6 @@
 /**
  * Pure edits of a policy document, and its canonical serialization: pretty-printed, tools in
- * catalog order, agents sorted by id (SPEC §5).
+ * catalog order, agents sorted by id (docs/api.md §5).
  */
 import { isToolName, sortByCatalogOrder, type InvalidToolsDetails, type PolicyDocument } from '../../schemas/index.js';
 

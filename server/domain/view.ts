@@ -1,5 +1,5 @@
 /**
- * Builds the permissions view of a project (the UI's `get_mcp_tool_permissions`, SPEC §5). Pure.
+ * Builds the permissions view of a project (the UI's `get_mcp_tool_permissions`, docs/api.md §5). Pure.
  */
 import { sortByCatalogOrder, type AgentPermissions, type PermissionsView, type ToolName } from '../../schemas/index.js';
 import type { CompiledPolicy } from './compile.js';
