@@ -1,17 +1,19 @@
-/** The one application error type: a stable code, an HTTP status and optional details (SPEC §5). */
+/**
+ * The error the services throw when a request cannot be applied: a stable code of the API's one
+ * error shape (docs/api.md §5) and details. It knows no HTTP status: server/http/error-handler.ts
+ * maps each code to one.
+ */
 import type { ErrorCode } from '../schemas/index.js';
 
-export class AppError extends Error {
+export class ApiError extends Error {
   constructor(
-    readonly statusCode: number,
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
   ) {
     super(message);
-    this.name = 'AppError';
+    this.name = 'ApiError';
   }
 }
 
-export const unknownProject = (project: string): AppError =>
-  new AppError(404, 'unknown_project', `Unknown project ${JSON.stringify(project)}.`);
+export const unknownProject = (project: string): ApiError => new ApiError('unknown_project', `Unknown project ${JSON.stringify(project)}.`);

@@ -3,21 +3,21 @@
  * SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the watcher, exit 0).
  */
 import { ConfigError, isLoopback, loadConfig } from './config.js';
+import { buildApp } from './http/app.js';
 import { createLogger } from './ops/logger.js';
-import { watchScopeOf, watchesNothing } from './projects/watcher/watch-scope.js';
-import { WatcherThread } from './projects/watcher/watcher-thread.js';
 
 const logger = createLogger();
 
+/** PDP_MAX_CONNECTIONS: a positive integer, or undefined for the app's default. */
+function maxConnectionsOf(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new ConfigError(`PDP_MAX_CONNECTIONS: not a positive integer: ${value}`);
+  return parsed;
+}
+
 async function main(): Promise<void> {
   const config = await loadConfig();
-  // The watcher thread's first walk of the folders (~1 s at 1,000 projects) runs while the main
-  // thread loads the app's modules (~0.6 s): only light modules are imported above this line.
-  const scope = watchScopeOf(config.projectsRoot, config.projects);
-  const watcher = watchesNothing(scope) ? undefined : new WatcherThread(scope, logger);
-  // A failure is reported where the app awaits the same promise (before it says it is ready).
-  watcher?.start().catch(() => undefined);
-  const { buildApp } = await import('./http/app.js');
   const app = await buildApp({
     projectsRoot: config.projectsRoot,
     projects: config.projects,
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
     auditFile: config.auditFile,
     loopbackHostsOnly: isLoopback(config.host),
     logger,
-    watcher,
+    maxConnections: maxConnectionsOf(process.env['PDP_MAX_CONNECTIONS']),
   });
   if (config.generatedTokenFile) logger.info({ file: config.generatedTokenFile }, 'admin token generated (PDP_ADMIN_TOKEN unset)');
   let closing = false;

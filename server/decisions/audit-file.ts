@@ -7,7 +7,9 @@
  * records beyond `maxBufferedBytes` are dropped and counted rather than held in memory without bound.
  *
  * Only the fields of {@link AuditRecord} are written, picked one by one: a caller that passes a
- * bigger object (a request, headers, a token) cannot leak it into the file.
+ * bigger object (a request, headers, a token) cannot leak it into the file. Every text field is cut
+ * at {@link MAX_AUDITED_LENGTH} characters (and named in `truncated`), so forged calls with long
+ * names cannot rotate the real lines out faster than their count does.
  */
 import { createWriteStream, mkdirSync, statSync, type WriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
@@ -30,6 +32,9 @@ export interface AuditRecord {
   source: Decision['source'];
   revision: string;
 }
+
+/** Longest text kept in one field of an audit line; a longer one is cut, ends with `…` and is named in the line's `truncated`. */
+export const MAX_AUDITED_LENGTH = 256;
 
 /** Options of {@link createAuditFile}. */
 export interface AuditFileOptions {
@@ -88,20 +93,27 @@ export function auditRecordOf(decision: Decision, requester: string, at: Date = 
   };
 }
 
-/** Serializes exactly the fields of {@link AuditRecord}, in a stable order. */
+/** Serializes exactly the fields of {@link AuditRecord}, in a stable order, each free text bounded. */
 function toLine(record: AuditRecord): string {
+  const truncated: string[] = [];
+  const bounded = (field: string, text: string): string => {
+    if (text.length <= MAX_AUDITED_LENGTH) return text;
+    truncated.push(field);
+    return `${text.slice(0, MAX_AUDITED_LENGTH - 1)}…`;
+  };
   return `${JSON.stringify({
     at: record.at,
-    decisionId: record.decisionId,
-    project: record.project,
-    requester: record.requester,
+    decisionId: bounded('decisionId', record.decisionId),
+    project: bounded('project', record.project),
+    requester: bounded('requester', record.requester),
     requesterKind: record.requesterKind,
-    tool: record.tool,
+    tool: bounded('tool', record.tool),
     access: record.access,
     allow: record.allow,
     reason: record.reason,
     source: record.source,
-    revision: record.revision,
+    revision: bounded('revision', record.revision),
+    truncated: truncated.length > 0 ? truncated : undefined,
   })}\n`;
 }
 

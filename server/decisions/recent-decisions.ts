@@ -1,9 +1,9 @@
 /**
- * The bounded in-memory ring of recent decisions per project (SPEC §5). Entries are kept in typed
- * arrays only (time, sequence number, outcome codes, and indices into a small per-ring table of the
- * requester and tool names seen), not as decision objects or string references: 1,000 projects ×
- * 1,000 decisions stay a few tens of megabytes, and the garbage collector has nothing to trace in
- * them (no old-to-young pointer is written per decision).
+ * The bounded in-memory ring of recent decisions per project (docs/api.md §5). Entries are kept in
+ * one buffer of fixed-size records (time, sequence number, outcome codes, and indices into a small
+ * per-ring table of the requester and tool names seen), not as decision objects or string
+ * references: 1,000 projects × 1,000 decisions stay a few tens of megabytes, and the garbage
+ * collector has nothing to trace in them (bench/README.md, "the ring").
  */
 import { DECISION_REASONS, POLICY_SOURCES, type DecisionReason, type PolicySource, type RecentDecision } from '../../schemas/index.js';
 
@@ -12,8 +12,14 @@ export const RECENT_DECISIONS_PER_PROJECT = 1000;
 const REASON_CODE = new Map<DecisionReason, number>(DECISION_REASONS.map((reason, index) => [reason, index]));
 const SOURCE_CODE = new Map<PolicySource, number>(POLICY_SOURCES.map((source, index) => [source, index]));
 
+/** A decision id: the process's prefix and the decision's sequence number in base 36 (unique, cheap to make). */
+export function decisionIdOf(prefix: string, sequence: number): string {
+  return `${prefix}-${sequence.toString(36)}`;
+}
+
 /** What the ring keeps of one decision. */
 export interface RecordedDecision {
+  /** The number its id was made from with {@link decisionIdOf} and the ring's id prefix. */
   readonly sequence: number;
   readonly requester: string;
   readonly tool: string;
@@ -48,13 +54,7 @@ class NameTable {
 
 /**
  * One decision is one 32-byte record in one buffer: time (f64), sequence (f64), requester and tool
- * name indices (u32 each), outcome and source codes (u8 each). A record is half a cache line, so a
- * decision writes one line of one page. Six separate typed arrays (the layout before) wrote six
- * lines in six places; under load over 1,000 projects, where each request lands on another
- * project's cold ring, that showed. CPU per request, 1,000 / 1 project, medians of alternated pairs
- * of fresh processes under wrk (scale mix): six arrays 0.889× (6 pairs), one record 0.951× (6
- * pairs), the ring switched off 0.978× (7 pairs). A microbenchmark of the ring alone, with warm
- * caches, had shown no difference between the layouts.
+ * name indices (u32 each), outcome and source codes (u8 each); half a cache line, written at once.
  */
 const RECORD_BYTES = 32;
 const F64_PER_RECORD = RECORD_BYTES / 8;
@@ -110,7 +110,7 @@ class Ring {
   }
 
   /** Newest first. */
-  query(allow: boolean | undefined, limit: number, idOf: (sequence: number) => string): RecentDecision[] {
+  query(allow: boolean | undefined, limit: number, idPrefix: string): RecentDecision[] {
     const out: RecentDecision[] = [];
     for (let i = 1; i <= this.size && out.length < limit; i++) {
       const slot = (this.next - i + this.capacity) % this.capacity;
@@ -121,7 +121,7 @@ class Ring {
       const allowed = (outcome & 1) === 1;
       if (allow !== undefined && allowed !== allow) continue;
       out.push({
-        decisionId: idOf(this.f64[f + SEQUENCE] ?? 0),
+        decisionId: decisionIdOf(idPrefix, this.f64[f + SEQUENCE] ?? 0),
         at: new Date(this.f64[f + AT] ?? 0).toISOString(),
         requester: this.names.at(this.u32[u + REQUESTER] ?? 0),
         tool: this.names.at(this.u32[u + TOOL] ?? 0),
@@ -137,9 +137,9 @@ class Ring {
 export class RecentDecisions {
   private readonly rings = new Map<string, Ring>();
 
-  /** `idOf` turns a recorded sequence number back into the decision id the caller answered. */
+  /** `idPrefix`: the prefix of the decision ids the caller makes with {@link decisionIdOf}. */
   constructor(
-    private readonly idOf: (sequence: number) => string,
+    private readonly idPrefix: string,
     private readonly capacity = RECENT_DECISIONS_PER_PROJECT,
   ) {}
 
@@ -154,7 +154,7 @@ export class RecentDecisions {
   }
 
   query(project: string, allow: boolean | undefined, limit: number): RecentDecision[] {
-    return this.rings.get(project)?.query(allow, limit, this.idOf) ?? [];
+    return this.rings.get(project)?.query(allow, limit, this.idPrefix) ?? [];
   }
 
   dropProject(project: string): void {

@@ -1,6 +1,6 @@
 /**
- * `buildApp()` builds the PDP as a Fastify instance without listening (as in fastify/demo);
- * `server/main.ts` reads the environment and listens. `await app.ready()` resolves once every
+ * `buildApp()` builds the service as a Fastify instance without listening (as in fastify/demo);
+ * server/main.ts reads the environment and listens. `await app.ready()` resolves once every
  * project is loaded and watched; `await app.close()` stops the watcher.
  */
 import swagger from '@fastify/swagger';
@@ -8,20 +8,22 @@ import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { createAuditFile } from '../decisions/audit-file.js';
+import { DecisionService } from '../decisions/decision-service.js';
 import { createLogger } from '../ops/logger.js';
+import { createMetrics } from '../ops/metrics.js';
+import { EphemeralPolicies } from '../permissions/ephemeral.js';
+import { PermissionsService } from '../permissions/permissions-service.js';
+import { ProjectRegistry } from '../projects/registry.js';
 import { installAuth } from './auth.js';
-import { createAuditFile, type AuditFile } from '../decisions/audit-file.js';
-import { installErrorHandling } from './error-handler.js';
-import { lazySerializerFactory } from '../lazy-serializers.js';
-import { UNMATCHED_ROUTE, addMetricsRoute, createMetrics, installHttpMetrics, notFoundRecorder, type PdpMetrics } from '../ops/metrics.js';
-import { PolicyService } from '../policy-service.js';
+import { errorBody, installErrorHandling } from './error-handler.js';
+import { installHttpMetrics } from './http-metrics.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { decisionRoutes } from './routes/decisions.js';
 import { ephemeralRoutes } from './routes/ephemeral.js';
 import { healthRoutes } from './routes/health.js';
 import { permissionsRoutes } from './routes/permissions.js';
-import { ProjectRegistry } from '../projects/registry.js';
-import type { WatcherThread } from '../projects/watcher/watcher-thread.js';
+import { whoamiRoute } from './routes/whoami.js';
 import { uiPlugin } from './ui-plugin.js';
 
 export interface BuildAppOptions {
@@ -37,22 +39,24 @@ export interface BuildAppOptions {
   logger?: boolean | LoggerOptions | Logger | undefined;
   /** Safety-net rescan period of the files in ms (default 2000, 0 disables). */
   rescanMs?: number | undefined;
-  /** PDP_AUDIT_FILE: append every decision as NDJSON to this file (rotated). */
+  /** PDP_AUDIT_FILE: append every decision about a known project as NDJSON to this file (rotated). */
   auditFile?: string | undefined;
-  /** Largest accepted request body in bytes (default 1 MiB). */
+  /** Largest accepted request body in bytes (default 1 MiB; the decision routes take 64 KiB). */
   bodyLimit?: number | undefined;
   /**
    * Answer only requests whose `Host` names the loopback interface (`main.ts` sets it when bound to
    * loopback): a web page that rebinds its DNS name to 127.0.0.1 then cannot read or decide.
    */
   loopbackHostsOnly?: boolean | undefined;
-  /**
-   * The watcher thread, already started by the caller for `watchScopeOf(projectsRoot, projects)`
-   * (`main.ts` starts it before loading this module, so that its first walk of the folders runs
-   * while the modules load). The app takes it over and closes it. Without it, `ready()` starts one.
-   */
-  watcher?: WatcherThread | undefined;
+  /** PDP_MAX_CONNECTIONS: connections open at once; a new one beyond is closed at once (default 1024). */
+  maxConnections?: number | undefined;
+  /** An idle keep-alive connection is closed after this many ms (default 10 s). */
+  keepAliveTimeoutMs?: number | undefined;
+  /** A connection that has not sent a request's headers within this many ms is closed (default 10 s). */
+  headersTimeoutMs?: number | undefined;
 }
+
+export const DEFAULT_MAX_CONNECTIONS = 1024;
 
 function makeLogger(option: BuildAppOptions['logger']): Logger {
   if (option === undefined || option === false) return pino({ level: 'silent' });
@@ -62,88 +66,77 @@ function makeLogger(option: BuildAppOptions['logger']): Logger {
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
-  try {
-    return await assemble(options);
-  } catch (error) {
-    // No app reached the caller, so no onClose hook will stop the watcher thread it handed over.
-    await options.watcher?.close();
-    throw error;
-  }
-}
-
-async function assemble(options: BuildAppOptions): Promise<FastifyInstance> {
   const logger = makeLogger(options.logger);
+  const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const app = Fastify({
-    // No logger for Fastify itself: with one, Fastify attaches and removes response listeners on
-    // every request (measured on /decide). The service logs its own lines through `logger`
-    // (decisions, writes, reloads, unexpected errors); Fastify would only add request logs, which
-    // are off anyway.
+    // The service logs its own lines (decisions, writes, reloads, unexpected errors) through `logger`;
+    // Fastify's request logs would carry the request's headers, tokens included.
     logger: false,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Query strings like ?allow=false&limit=50; nothing else is parsed from the URL.
     routerOptions: { maxParamLength: 1024 },
-    // A request (body included) must arrive within 30 s: a held-open connection cannot pin the service.
+    // Held-open or idle connections cannot pin the service's sockets (issue 20 item 7).
     requestTimeout: 30_000,
-    // Response serializers compiled on first use, not at start (see lazy-serializers.ts).
-    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
+    http: { headersTimeout, connectionsCheckingInterval: Math.min(headersTimeout, 30_000) },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // A bad percent-encoding (`%C0%AE`) or an over-long parameter is refused by the router before
-    // any hook or error handler runs: keep the one error shape of SPEC §5 there too.
+    // any hook or error handler runs: keep the one error shape there too.
     frameworkErrors: (error, _request, reply) => {
-      const raw = reply as unknown as FastifyReply;
-      void raw.code(error.statusCode ?? 400).send({ error: { code: 'invalid_request', message: `Invalid request: ${error.message}` } });
+      // Typed for the routes' schemas, which this error precedes.
+      const plain = reply as unknown as FastifyReply;
+      void plain.code(error.statusCode ?? 400).send(errorBody('invalid_request', `Invalid request: ${error.message}`));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
-  // `request.log` (Fastify's own warnings: a reply sent twice, a hook failing after the answer) is
-  // the service's logger, without a pino child per request and without request logs; except on the
-  // decision routes (below), which keep Fastify's default: a custom factory costs every request a
-  // bindings object and a check of seven logger methods (~2% of /decide's instructions, measured
-  // with callgrind), and their handlers send exactly once and log their own lines.
-  const fastifyDefaultChildLogger = app.childLoggerFactory;
+  // Fastify's own warnings (a reply sent twice, a hook failing after the answer) go to the service's logger.
   app.setChildLoggerFactory(() => logger as unknown as FastifyBaseLogger);
 
-  const metrics: PdpMetrics = createMetrics();
-  const audit: AuditFile | undefined =
+  const audit =
     options.auditFile === undefined || options.auditFile === ''
       ? undefined
       : createAuditFile(options.auditFile, { onError: (error) => logger.warn({ err: error }, 'audit file error') });
+  const ephemeral = new EphemeralPolicies();
+  // The closures below read `registry` only when called: at a scrape or a decision, once it exists.
+  const metrics = createMetrics({
+    projectCounts: () => {
+      const projects = registry.list();
+      return { total: projects.length, invalid: projects.filter((project) => project.state.policy.status === 'invalid').length };
+    },
+  });
+  const decisions = new DecisionService({
+    policyOf: (project) => registry.get(project)?.state.policy,
+    ephemeral: (project, requester) => ephemeral.grant(project, requester),
+    logger,
+    metrics,
+    audit,
+  });
   const registry = new ProjectRegistry({
     projectsRoot: options.projectsRoot,
     projects: options.projects,
     logger,
     rescanMs: options.rescanMs,
-    watcher: options.watcher,
     onReload: (project, outcome) => {
       if (outcome === 'removed') {
-        service.forgetProject(project);
+        decisions.forgetProject(project);
         metrics.forgetProject(project);
       } else if (outcome === 'ok' || outcome === 'invalid') {
         metrics.recordReload(project, outcome);
       }
     },
   });
-  // onReload only fires after start(), once `service` exists.
-  const service = new PolicyService({ registry, logger, metrics, audit });
-  metrics.setProjectCountsProvider(() => {
-    const projects = registry.list();
-    return { total: projects.length, invalid: projects.filter((project) => project.state.policy.status === 'invalid').length };
-  });
+  const permissions = new PermissionsService({ registry, ephemeral, logger, metrics });
 
-  installErrorHandling(app, {
-    logger,
-    onNotFound: notFoundRecorder(metrics),
-    onHandlerCountedError: (request, statusCode) =>
-      metrics.recordHttpRequest(
-        request.method,
-        request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE),
-        statusCode,
-      ),
+  installErrorHandling(app, logger);
+  // Before any route: the token checks and the HTTP metrics attach to every route registered after them.
+  const auth = installAuth(app, {
+    adminToken: options.adminToken,
+    decideToken: options.decideToken,
+    loopbackHostsOnly: options.loopbackHostsOnly,
   });
-  installAuth(app, { adminToken: options.adminToken, decideToken: options.decideToken, loopbackHostsOnly: options.loopbackHostsOnly });
-  // Before any route (swagger's included) so every route gets its HTTP metrics hook.
   installHttpMetrics(app, metrics);
 
   await app.register(swagger, {
@@ -156,24 +149,20 @@ async function assemble(options: BuildAppOptions): Promise<FastifyInstance> {
       },
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'Admin token (writes) or decide token (reads), see SPEC §7.' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'Admin token (writes) or decide token (reads), see docs/api.md §7.' },
         },
       },
       security: [{ bearer: [] }],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  addMetricsRoute(app, metrics);
 
-  const deps = { service, metrics };
-  await app.register(async (decisions) => {
-    decisions.setChildLoggerFactory(fastifyDefaultChildLogger);
-    await decisions.register(decisionRoutes, deps);
-  });
-  await app.register(catalogRoutes, deps);
-  await app.register(permissionsRoutes, deps);
-  await app.register(ephemeralRoutes, deps);
-  await app.register(healthRoutes, { isReady: () => registry.isReady, projectCount: () => registry.size });
+  await app.register(decisionRoutes, { decisions });
+  await app.register(catalogRoutes, { permissions });
+  await app.register(permissionsRoutes, { permissions, decisions });
+  await app.register(ephemeralRoutes, { permissions });
+  await app.register(whoamiRoute, { auth });
+  await app.register(healthRoutes, { isReady: () => registry.isReady, projectCount: () => registry.size, metrics });
   await app.register(uiPlugin);
 
   app.addHook('onReady', async () => {
@@ -181,7 +170,7 @@ async function assemble(options: BuildAppOptions): Promise<FastifyInstance> {
   });
   app.addHook('onClose', async () => {
     await registry.close();
-    service.close();
+    ephemeral.close();
     await audit?.close();
   });
   return app;

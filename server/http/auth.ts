@@ -8,7 +8,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { ApiError } from '../errors.js';
 
 export type RouteAccess = 'admin' | 'read' | 'public';
 
@@ -69,28 +69,38 @@ export function accessOfRoute(route: {
   return methods.every((method) => method === 'GET' || method === 'HEAD') ? 'read' : 'admin';
 }
 
-const forbiddenHost = (): AppError =>
-  new AppError(
-    403,
+const forbiddenHost = (): ApiError =>
+  new ApiError(
     'forbidden_host',
     'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).',
   );
 
 /** Why a request to a route of this access may not proceed for want of a token, or null when it may. */
-function refusalOf(request: FastifyRequest, access: RouteAccess, digests: Digests): AppError | null {
+function refusalOf(request: FastifyRequest, access: RouteAccess, digests: Digests): ApiError | null {
   if (access === 'public') return null;
   if (access === 'read') {
     if (digests.decide === undefined) return null;
     const token = bearerToken(request);
     if (tokenMatches(token, digests.decide) || tokenMatches(token, digests.admin)) return null;
-    return new AppError(401, 'unauthorized', 'This route needs the decide token or the admin token (Authorization: Bearer <token>).');
+    return new ApiError('unauthorized', 'This route needs the decide token or the admin token (Authorization: Bearer <token>).');
   }
   return tokenMatches(bearerToken(request), digests.admin)
     ? null
-    : new AppError(401, 'unauthorized', 'This route needs the admin token (Authorization: Bearer <token>).');
+    : new ApiError('unauthorized', 'This route needs the admin token (Authorization: Bearer <token>).');
 }
 
 type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
+
+/** Who a request's credentials make the caller (`GET /whoami`). */
+export type Role = 'admin' | 'decide' | 'anonymous';
+
+export interface Auth {
+  /**
+   * The role of the request's caller, or undefined when it may not ask: an `Authorization` header
+   * that carries neither token, or none at all while a decide token is configured.
+   */
+  roleOf(request: FastifyRequest): Role | undefined;
+}
 
 /**
  * The Host check (when asked) is one app-wide `onRequest` hook, 404s included. The token check is
@@ -98,7 +108,7 @@ type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: (error
  * the route's access: a route with no token to check (an open read route when no decide token is
  * set) runs no token hook at all.
  */
-export function installAuth(app: FastifyInstance, options: AuthOptions): void {
+export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
   if (options.adminToken === '') throw new Error('an admin token is required');
   const digests: Digests = {
     admin: digest(options.adminToken),
@@ -125,4 +135,13 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
     const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     route.onRequest = [check, ...existing];
   });
+  return {
+    roleOf(request) {
+      if (request.headers.authorization === undefined) return digests.decide === undefined ? 'anonymous' : undefined;
+      const token = bearerToken(request);
+      if (tokenMatches(token, digests.admin)) return 'admin';
+      if (tokenMatches(token, digests.decide)) return 'decide';
+      return undefined;
+    },
+  };
 }

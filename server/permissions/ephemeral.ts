@@ -6,7 +6,7 @@ import type { EphemeralPolicy } from '../../schemas/index.js';
 import { makeAllowlist } from '../domain/compile.js';
 import type { EphemeralGrant } from '../domain/decide.js';
 import { normalizeIssueRef } from '../domain/requester.js';
-import { AppError } from '../errors.js';
+import { ApiError } from '../errors.js';
 
 /** At most this many live ephemeral policies per project. */
 export const MAX_EPHEMERAL_PER_PROJECT = 1000;
@@ -45,7 +45,7 @@ export class EphemeralPolicies {
     if (!entries.has(requester)) {
       this.sweepProject(entries);
       if (entries.size >= MAX_EPHEMERAL_PER_PROJECT) {
-        throw new AppError(409, 'limit_exceeded', `Project ${project} already has ${MAX_EPHEMERAL_PER_PROJECT} ephemeral policies.`);
+        throw new ApiError('limit_exceeded', `Project ${project} already has ${MAX_EPHEMERAL_PER_PROJECT} ephemeral policies.`);
       }
     }
     const entry: Entry = {

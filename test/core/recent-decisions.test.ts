@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RecentDecisions } from '../../server/decisions/recent-decisions.js';
+import { DECISION_REASONS, POLICY_SOURCES, type RecentDecision } from '../../schemas/index.js';
+import { RecentDecisions, decisionIdOf, type RecordedDecision } from '../../server/decisions/recent-decisions.js';
 
 describe('recent decisions ring', () => {
   it('keeps the last entries, newest first, with the right names after many distinct requesters', () => {
-    const ring = new RecentDecisions((sequence) => `id-${sequence}`, 100);
+    const ring = new RecentDecisions('p', 100);
     for (let sequence = 1; sequence <= 5000; sequence++) {
       ring.record('demo', {
         sequence,
@@ -17,17 +19,95 @@ describe('recent decisions ring', () => {
     const all = ring.query('demo', undefined, 1000);
     expect(all).toHaveLength(100);
     expect(all[0]).toMatchObject({
-      decisionId: 'id-5000',
+      decisionId: decisionIdOf('p', 5000),
       requester: 'agent-5000',
       tool: 'idea_memory_write',
       allow: false,
       reason: 'not_in_allowlist',
       source: 'project-default',
     });
-    expect(all[99]).toMatchObject({ decisionId: 'id-4901', requester: 'agent-4901', tool: 'unknown_4901' });
+    expect(all[99]).toMatchObject({ decisionId: decisionIdOf('p', 4901), requester: 'agent-4901', tool: 'unknown_4901' });
     const allowed = ring.query('demo', true, 5);
-    expect(allowed.map((entry) => entry.decisionId)).toEqual(['id-4998', 'id-4995', 'id-4992', 'id-4989', 'id-4986']);
+    expect(allowed.map((entry) => entry.decisionId)).toEqual([4998, 4995, 4992, 4989, 4986].map((sequence) => decisionIdOf('p', sequence)));
     expect(allowed.every((entry) => entry.reason === 'allowed' && entry.allow)).toBe(true);
     expect(ring.query('other', undefined, 10)).toEqual([]);
+  });
+
+  it('answers every query as a plain array of every decision would, whatever was recorded and dropped', () => {
+    type Names = { requester: string | null; tool: string | null };
+    type Step =
+      | { kind: 'record'; project: string; decision: Omit<RecordedDecision, 'sequence' | 'requester' | 'tool'> & Names; at: number }
+      | { kind: 'drop'; project: string }
+      | { kind: 'query'; project: string; allow: boolean | undefined; limit: number };
+    const project = fc.constantFrom('a', 'b');
+    // A known name (interned once) or, as `null`, a name never seen before (the table grows past its bound and is compacted).
+    const name = fc.oneof(
+      { weight: 1, arbitrary: fc.constantFrom('QA', 'Main', 'idea_memory_write', '') },
+      { weight: 2, arbitrary: fc.constant(null) },
+    );
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      {
+        weight: 8,
+        arbitrary: fc.record({
+          kind: fc.constant('record' as const),
+          project,
+          decision: fc.record({
+            requester: name,
+            tool: name,
+            allow: fc.boolean(),
+            reason: fc.constantFrom(...DECISION_REASONS),
+            source: fc.constantFrom(...POLICY_SOURCES),
+          }),
+          at: fc.integer({ min: 0, max: 4_102_444_800_000 }),
+        }),
+      },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('drop' as const), project }) },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          kind: fc.constant('query' as const),
+          project,
+          allow: fc.option(fc.boolean(), { nil: undefined }),
+          limit: fc.integer({ min: 0, max: 12 }),
+        }),
+      },
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(step, { minLength: 200, maxLength: 400 }), (capacity, steps) => {
+        const ring = new RecentDecisions('x', capacity);
+        const model = new Map<string, RecentDecision[]>();
+        let sequence = 0;
+        const expected = (name: string, allow: boolean | undefined, limit: number): RecentDecision[] =>
+          (model.get(name) ?? [])
+            .slice(-capacity)
+            .reverse()
+            .filter((entry) => allow === undefined || entry.allow === allow)
+            .slice(0, limit);
+        for (const current of steps) {
+          if (current.kind === 'record') {
+            sequence++;
+            const decision = {
+              ...current.decision,
+              requester: current.decision.requester ?? `agent-${sequence}`,
+              tool: current.decision.tool ?? `tool-${sequence}`,
+            };
+            ring.record(current.project, { ...decision, sequence }, current.at);
+            const entries = model.get(current.project) ?? [];
+            entries.push({ decisionId: decisionIdOf('x', sequence), at: new Date(current.at).toISOString(), ...decision });
+            model.set(current.project, entries);
+          } else if (current.kind === 'drop') {
+            ring.dropProject(current.project);
+            model.delete(current.project);
+          } else {
+            expect(ring.query(current.project, current.allow, current.limit)).toEqual(
+              expected(current.project, current.allow, current.limit),
+            );
+          }
+          // Every entry of both projects after every step, so a name table compaction that loses one is seen at once.
+          for (const each of ['a', 'b']) expect(ring.query(each, undefined, capacity)).toEqual(expected(each, undefined, capacity));
+        }
+      }),
+      { numRuns: 100 },
+    );
   });
 });

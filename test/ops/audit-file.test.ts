@@ -91,6 +91,27 @@ describe('createAuditFile', () => {
     expect(Object.keys(JSON.parse(text) as object).sort()).toEqual(FIELDS);
   });
 
+  it('cuts every free-text field longer than 256 characters and names the fields it cut', async () => {
+    const folder = await tempFolder();
+    const path = join(folder, 'audit.ndjson');
+    const audit = createAuditFile(path);
+    opened.push(audit);
+    const long = (prefix: string): string => `${prefix}${'x'.repeat(1000)}`;
+    audit.write({ ...record(1), decisionId: long('d'), project: long('p'), requester: long('r'), tool: long('t'), revision: long('v') });
+    audit.write(record(2));
+    await audit.close();
+    const [cut, whole] = await readLines(path);
+    expect(cut).toMatchObject({
+      decisionId: `${long('d').slice(0, 255)}…`,
+      project: `${long('p').slice(0, 255)}…`,
+      requester: `${long('r').slice(0, 255)}…`,
+      tool: `${long('t').slice(0, 255)}…`,
+      revision: `${long('v').slice(0, 255)}…`,
+      truncated: ['decisionId', 'project', 'requester', 'tool', 'revision'],
+    });
+    expect(whole).toEqual(record(2));
+  });
+
   it('builds the record of a decision from the wire decision', () => {
     const decision: Decision = {
       allow: true,
@@ -250,6 +271,43 @@ describe('audit file wired into the app (PDP_AUDIT_FILE)', () => {
       });
       expect(lines[1]).toMatchObject({ requester: 'mcp', requesterKind: 'anonymous', allow: true, reason: 'allowed' });
       expect(await readFile(path, 'utf8')).not.toContain('never-logged');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('writes no line for an unknown project, and cuts every long field at 256 characters, naming it in truncated', async () => {
+    const folder = await tempFolder();
+    await mkdir(join(folder, 'projects', 'demo'), { recursive: true });
+    const path = join(folder, 'decisions.ndjson');
+    const app = await buildApp({ projectsRoot: join(folder, 'projects'), adminToken: 'admin', auditFile: path });
+    try {
+      await app.ready();
+      const decide = async (query: object): Promise<Decision> => {
+        const response = await app.inject({ method: 'POST', url: '/decide', payload: query });
+        expect(response.statusCode).toBe(200);
+        return response.json<Decision>();
+      };
+      const forged = await decide({ project: `x${'p'.repeat(255)}`, requester: 'QA', tool: 'idea_memory_write' });
+      expect(forged.reason).toBe('unknown_project');
+      const longRequester = `QA${'q'.repeat(400)}`;
+      const longTool = `idea_${'t'.repeat(251)}`; // the schema's longest tool name: kept whole
+      const long = await decide({ project: 'demo', requester: longRequester, tool: longTool });
+      const short = await decide({ project: 'demo', requester: 'QA', tool: 'idea_ticket_read' });
+      await app.close();
+
+      const lines = await readLines(path);
+      expect(lines.map((line) => line.decisionId)).toEqual([long.decisionId, short.decisionId]);
+      expect(lines[0]).toMatchObject({
+        project: 'demo',
+        requester: `${longRequester.slice(0, 255)}…`,
+        tool: longTool,
+        truncated: ['requester'],
+      });
+      expect(lines[1]).toMatchObject({ requester: 'QA', tool: 'idea_ticket_read', allow: true });
+      expect(lines[1]).not.toHaveProperty('truncated');
+      for (const line of lines)
+        for (const value of Object.values(line)) if (typeof value === 'string') expect(value.length).toBeLessThanOrEqual(256);
     } finally {
       await app.close();
     }

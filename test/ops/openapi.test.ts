@@ -46,6 +46,7 @@ describe('OpenAPI document', () => {
         'DELETE /projects/{project}/ephemeral-policies/{requester}',
         'GET /healthz',
         'GET /readyz',
+        'GET /whoami',
         'GET /metrics',
       ].sort(),
     );

@@ -7,7 +7,8 @@ import {
   TOOL_GROUPS,
   type CatalogResponse,
 } from '../../../schemas/index.js';
-import { errors, type RouteDeps, type TypedApp } from './common.js';
+import type { PermissionsService } from '../../permissions/permissions-service.js';
+import { errors, type TypedApp } from './common.js';
 
 const CATALOG: CatalogResponse = {
   tools: TOOL_CATALOG.map(({ name, access, group, label, issueScoped }) => ({ name, access, group, label, issueScoped })),
@@ -15,7 +16,7 @@ const CATALOG: CatalogResponse = {
   readOnlyDefault: [...READ_ONLY_DEFAULT],
 };
 
-export async function catalogRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {
+export async function catalogRoutes(app: TypedApp, { permissions }: { permissions: PermissionsService }): Promise<void> {
   app.get(
     '/catalog',
     {
@@ -36,6 +37,6 @@ export async function catalogRoutes(app: TypedApp, { service }: RouteDeps): Prom
         response: { 200: ProjectsResponseSchema, ...errors(401) },
       },
     },
-    async () => service.listProjects(),
+    async () => permissions.listProjects(),
   );
 }

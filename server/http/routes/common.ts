@@ -10,8 +10,6 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import { ErrorBodySchema } from '../../../schemas/index.js';
-import type { PdpMetrics } from '../../ops/metrics.js';
-import type { PolicyService } from '../../policy-service.js';
 
 export type TypedApp = FastifyInstance<
   RawServerDefault,
@@ -20,12 +18,6 @@ export type TypedApp = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
-
-export interface RouteDeps {
-  readonly service: PolicyService;
-  /** For the routes that count their own HTTP requests (`config.httpMetrics: 'handler'`). */
-  readonly metrics?: PdpMetrics | undefined;
-}
 
 /**
  * `onRequest` hook of the DELETE routes. They take no body, and some HTTP helpers still send
@@ -61,15 +53,4 @@ export function ifMatchOf(request: FastifyRequest): string[] | undefined {
 
 export function setEtag(reply: FastifyReply, revision: string): void {
   reply.header('etag', `"${revision}"`);
-}
-
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-
-/**
- * Sends JSON text that was already serialized by the route's own response schema (Fastify sends a
- * string with a JSON content type as is). The typed reply only accepts the schema's object shape,
- * hence the plain reply here.
- */
-export function sendSerializedJson(reply: FastifyReply, json: string): void {
-  void reply.header('content-type', JSON_CONTENT_TYPE).send(json);
 }

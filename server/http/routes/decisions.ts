@@ -1,17 +1,17 @@
-/** POST /decide and POST /decide/batch (SPEC §5). */
+/** POST /decide and POST /decide/batch (docs/api.md §5). */
 import { DecideBatchBodySchema, DecideBatchResponseSchema, DecideQuerySchema, DecisionSchema } from '../../../schemas/index.js';
-import { errors, sendSerializedJson, type RouteDeps, type TypedApp } from './common.js';
+import type { DecisionService } from '../../decisions/decision-service.js';
+import { errors, type TypedApp } from './common.js';
 
-export async function decisionRoutes(app: TypedApp, { service, metrics }: RouteDeps): Promise<void> {
-  // These routes count their own HTTP requests (no `onResponse` hook: see installHttpMetrics);
-  // error answers are counted by the error handler.
-  const noop = (): void => undefined;
-  const countDecide = metrics?.httpRequestCounter('POST', '/decide', 200) ?? noop;
-  const countBatch = metrics?.httpRequestCounter('POST', '/decide/batch', 200) ?? noop;
+/** A query is a few hundred bytes and a batch at most 100 of them: a bigger body is refused before it is parsed (issue 20 item 10). */
+export const DECIDE_BODY_LIMIT = 64 * 1024;
+
+export async function decisionRoutes(app: TypedApp, { decisions }: { decisions: DecisionService }): Promise<void> {
   app.post(
     '/decide',
     {
-      config: { access: 'read', httpMetrics: 'handler' },
+      config: { access: 'read' },
+      bodyLimit: DECIDE_BODY_LIMIT,
       schema: {
         tags: ['decisions'],
         summary: 'Decide one tool call',
@@ -21,18 +21,14 @@ export async function decisionRoutes(app: TypedApp, { service, metrics }: RouteD
         response: { 200: DecisionSchema, ...errors(400, 401, 413, 415) },
       },
     },
-    // Synchronous, and the text comes ready from the service (serialized by the same DecisionSchema):
-    // no promise and no per-call serialization on the hottest route.
-    (request, reply) => {
-      sendSerializedJson(reply, service.decideJson(request.body));
-      countDecide();
-    },
+    (request) => decisions.decide(request.body),
   );
 
   app.post(
     '/decide/batch',
     {
-      config: { access: 'read', httpMetrics: 'handler' },
+      config: { access: 'read' },
+      bodyLimit: DECIDE_BODY_LIMIT,
       schema: {
         tags: ['decisions'],
         summary: 'Decide up to 100 tool calls in one round trip',
@@ -41,10 +37,6 @@ export async function decisionRoutes(app: TypedApp, { service, metrics }: RouteD
         response: { 200: DecideBatchResponseSchema, ...errors(400, 401, 413, 415) },
       },
     },
-    async (request) => {
-      const decisions = request.body.queries.map((query) => service.decide(query));
-      countBatch();
-      return { decisions };
-    },
+    (request) => ({ decisions: request.body.queries.map((query) => decisions.decide(query)) }),
   );
 }

@@ -7,9 +7,10 @@ import {
   ProjectParamsSchema,
   RequesterParamsSchema,
 } from '../../../schemas/index.js';
-import { emptyBodyIsNoBody, errors, type RouteDeps, type TypedApp } from './common.js';
+import type { PermissionsService } from '../../permissions/permissions-service.js';
+import { emptyBodyIsNoBody, errors, type TypedApp } from './common.js';
 
-export async function ephemeralRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {
+export async function ephemeralRoutes(app: TypedApp, { permissions }: { permissions: PermissionsService }): Promise<void> {
   app.get(
     '/projects/:project/ephemeral-policies',
     {
@@ -20,7 +21,7 @@ export async function ephemeralRoutes(app: TypedApp, { service }: RouteDeps): Pr
         response: { 200: EphemeralPoliciesResponseSchema, ...errors(401, 404) },
       },
     },
-    async (request) => ({ policies: service.listEphemeral(request.params.project) }),
+    async (request) => ({ policies: permissions.listEphemeral(request.params.project) }),
   );
 
   app.put(
@@ -37,7 +38,7 @@ export async function ephemeralRoutes(app: TypedApp, { service }: RouteDeps): Pr
     },
     async (request) => {
       const { allowedTools, boundIssue, ttlSeconds } = request.body;
-      return service.putEphemeral(request.params.project, request.params.requester, allowedTools, boundIssue, ttlSeconds);
+      return permissions.putEphemeral(request.params.project, request.params.requester, allowedTools, boundIssue, ttlSeconds);
     },
   );
 
@@ -54,7 +55,7 @@ export async function ephemeralRoutes(app: TypedApp, { service }: RouteDeps): Pr
       },
     },
     async (request) => {
-      service.deleteEphemeral(request.params.project, request.params.requester);
+      permissions.deleteEphemeral(request.params.project, request.params.requester);
       return { deleted: true };
     },
   );

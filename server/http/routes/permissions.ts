@@ -1,4 +1,6 @@
-/** The permissions resource of a project: GET, the writes, the effective policy, recent decisions (SPEC §5). */
+/** The permissions resource of a project: GET, the writes, the effective policy, recent decisions (docs/api.md §5). */
+import { Type, type Static, type TObject } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import {
   AgentParamsSchema,
   AllowlistBodySchema,
@@ -11,22 +13,87 @@ import {
   RequesterParamsSchema,
   type PermissionsView,
 } from '../../../schemas/index.js';
-import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
-import { emptyBodyIsNoBody, errors, ifMatchOf, setEtag, type RouteDeps, type TypedApp } from './common.js';
+import type { DecisionService } from '../../decisions/decision-service.js';
+import type { PermissionsService } from '../../permissions/permissions-service.js';
+import type { WriteOptions } from '../../projects/project.js';
+import { emptyBodyIsNoBody, errors, ifMatchOf, setEtag, type TypedApp } from './common.js';
 
 const BASE = '/projects/:project/mcp-tool-permissions';
-const WRITE_ERRORS = errors(400, 401, 404, 409, 412, 413, 500);
 const ifMatchHeader = Type.Object({
   'if-match': Type.Optional(Type.String({ description: 'Expected revision, e.g. "3f2a9c1b0d4e5f60"; a stale one gets 412.' })),
 });
+
+/** One write of the permissions resource: every one answers the new view with its ETag. */
+interface WriteRoute<Params extends TObject, Body extends TObject | undefined> {
+  readonly method: 'PUT' | 'DELETE';
+  readonly url: string;
+  readonly summary: string;
+  readonly params: Params;
+  readonly body: Body;
+  readonly write: (
+    permissions: PermissionsService,
+    params: Static<Params>,
+    body: Body extends TObject ? Static<Body> : undefined,
+    options: WriteOptions,
+  ) => Promise<PermissionsView>;
+}
+
+/** Keeps each route's own types where it is written; the loop below sees them erased. */
+const writeRoute = <Params extends TObject, Body extends TObject | undefined>(route: WriteRoute<Params, Body>) =>
+  route as unknown as WriteRoute<TObject, TObject | undefined>;
+
+const WRITES = [
+  writeRoute({
+    method: 'PUT',
+    url: BASE,
+    summary: 'Replace the whole policy document (also repairs an invalid file)',
+    params: ProjectParamsSchema,
+    body: PolicyDocumentSchema,
+    write: (permissions, { project }, document, options) => permissions.putDocument(project, document, options),
+  }),
+  writeRoute({
+    method: 'PUT',
+    url: `${BASE}/default`,
+    summary: 'Set the project default allowlist (update_project_mcp_tool_permissions)',
+    params: ProjectParamsSchema,
+    body: AllowlistBodySchema,
+    write: (permissions, { project }, { allowedTools }, options) => permissions.putDefault(project, allowedTools, options),
+  }),
+  writeRoute({
+    method: 'DELETE',
+    url: `${BASE}/default`,
+    summary: 'Remove the project default (back to the canonical read-only set)',
+    params: ProjectParamsSchema,
+    body: undefined,
+    write: (permissions, { project }, _body, options) => permissions.deleteDefault(project, options),
+  }),
+  writeRoute({
+    method: 'PUT',
+    url: `${BASE}/agents/:agentId`,
+    summary: "Set an agent's override allowlist (update_agent_mcp_tool_permissions)",
+    params: AgentParamsSchema,
+    body: AllowlistBodySchema,
+    write: (permissions, { project, agentId }, { allowedTools }, options) => permissions.putAgent(project, agentId, allowedTools, options),
+  }),
+  writeRoute({
+    method: 'DELETE',
+    url: `${BASE}/agents/:agentId`,
+    summary: "Remove an agent's override: it inherits the project default again (idempotent)",
+    params: AgentParamsSchema,
+    body: undefined,
+    write: (permissions, { project, agentId }, _body, options) => permissions.deleteAgent(project, agentId, options),
+  }),
+];
 
 function sendView(reply: FastifyReply, view: PermissionsView): PermissionsView {
   setEtag(reply, view.revision);
   return view;
 }
 
-export async function permissionsRoutes(app: TypedApp, { service }: RouteDeps): Promise<void> {
+export async function permissionsRoutes(
+  app: TypedApp,
+  { permissions, decisions }: { permissions: PermissionsService; decisions: DecisionService },
+): Promise<void> {
   app.get(
     BASE,
     {
@@ -37,95 +104,33 @@ export async function permissionsRoutes(app: TypedApp, { service }: RouteDeps): 
         response: { 200: PermissionsViewSchema, ...errors(401, 404) },
       },
     },
-    async (request, reply) => sendView(reply, service.view(request.params.project)),
+    async (request, reply) => sendView(reply, permissions.view(request.params.project)),
   );
 
-  app.put(
-    BASE,
-    {
+  for (const route of WRITES) {
+    app.route({
+      method: route.method,
+      url: route.url,
       config: { access: 'admin' },
+      // A DELETE takes no body, but some HTTP helpers send a JSON content type with an empty one.
+      ...(route.body === undefined ? { onRequest: emptyBodyIsNoBody } : {}),
       schema: {
         tags: ['permissions'],
-        summary: 'Replace the whole policy document (also repairs an invalid file)',
-        params: ProjectParamsSchema,
+        summary: route.summary,
+        params: route.params,
         headers: ifMatchHeader,
-        body: PolicyDocumentSchema,
-        response: { 200: PermissionsViewSchema, ...WRITE_ERRORS },
+        ...(route.body === undefined ? {} : { body: route.body }),
+        response: { 200: PermissionsViewSchema, ...errors(400, 401, 404, 409, 412, 413, 500) },
       },
-    },
-    async (request, reply) =>
-      sendView(reply, await service.putDocument(request.params.project, request.body, { ifMatch: ifMatchOf(request) })),
-  );
-
-  app.put(
-    `${BASE}/default`,
-    {
-      config: { access: 'admin' },
-      schema: {
-        tags: ['permissions'],
-        summary: 'Set the project default allowlist (update_project_mcp_tool_permissions)',
-        params: ProjectParamsSchema,
-        headers: ifMatchHeader,
-        body: AllowlistBodySchema,
-        response: { 200: PermissionsViewSchema, ...WRITE_ERRORS },
-      },
-    },
-    async (request, reply) =>
-      sendView(reply, await service.putDefault(request.params.project, request.body.allowedTools, { ifMatch: ifMatchOf(request) })),
-  );
-
-  app.delete(
-    `${BASE}/default`,
-    {
-      config: { access: 'admin' },
-      onRequest: emptyBodyIsNoBody,
-      schema: {
-        tags: ['permissions'],
-        summary: 'Remove the project default (back to the canonical read-only set)',
-        params: ProjectParamsSchema,
-        headers: ifMatchHeader,
-        response: { 200: PermissionsViewSchema, ...WRITE_ERRORS },
-      },
-    },
-    async (request, reply) => sendView(reply, await service.deleteDefault(request.params.project, { ifMatch: ifMatchOf(request) })),
-  );
-
-  app.put(
-    `${BASE}/agents/:agentId`,
-    {
-      config: { access: 'admin' },
-      schema: {
-        tags: ['permissions'],
-        summary: "Set an agent's override allowlist (update_agent_mcp_tool_permissions)",
-        params: AgentParamsSchema,
-        headers: ifMatchHeader,
-        body: AllowlistBodySchema,
-        response: { 200: PermissionsViewSchema, ...WRITE_ERRORS },
-      },
-    },
-    async (request, reply) =>
-      sendView(
-        reply,
-        await service.putAgent(request.params.project, request.params.agentId, request.body.allowedTools, { ifMatch: ifMatchOf(request) }),
-      ),
-  );
-
-  app.delete(
-    `${BASE}/agents/:agentId`,
-    {
-      config: { access: 'admin' },
-      onRequest: emptyBodyIsNoBody,
-      schema: {
-        tags: ['permissions'],
-        summary: "Remove an agent's override: it inherits the project default again (idempotent)",
-        params: AgentParamsSchema,
-        headers: ifMatchHeader,
-        response: { 200: PermissionsViewSchema, ...WRITE_ERRORS },
-      },
-    },
-    async (request, reply) =>
-      sendView(reply, await service.deleteAgent(request.params.project, request.params.agentId, { ifMatch: ifMatchOf(request) })),
-  );
+      handler: async (request, reply) =>
+        sendView(
+          reply,
+          await route.write(permissions, request.params as Static<TObject>, request.body as Static<TObject>, {
+            ifMatch: ifMatchOf(request),
+          }),
+        ),
+    });
+  }
 
   app.get(
     '/projects/:project/requesters/:requester/effective',
@@ -137,7 +142,7 @@ export async function permissionsRoutes(app: TypedApp, { service }: RouteDeps): 
         response: { 200: EffectivePolicySchema, ...errors(401, 404) },
       },
     },
-    async (request) => service.effective(request.params.project, request.params.requester),
+    async (request) => permissions.effective(request.params.project, request.params.requester),
   );
 
   app.get(
@@ -152,7 +157,7 @@ export async function permissionsRoutes(app: TypedApp, { service }: RouteDeps): 
       },
     },
     async (request) => ({
-      decisions: service.recentDecisions(request.params.project, request.query.allow, request.query.limit ?? 50),
+      decisions: decisions.recentDecisions(request.params.project, request.query.allow, request.query.limit ?? 50),
     }),
   );
 }

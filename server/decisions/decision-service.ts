@@ -1,0 +1,105 @@
+/**
+ * Decides tool calls over the projects' in-memory policies (docs/api.md §4) and keeps what every
+ * decision leaves behind: its id, the recent-decisions ring, the denial log line, the audit line
+ * and the metrics. Synchronous: a decision never waits for a write, a reload or the disk.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { DecideQuery, Decision, RecentDecision } from '../../schemas/index.js';
+import type { CompiledPolicy } from '../domain/compile.js';
+import { decide, type EphemeralLookup } from '../domain/decide.js';
+import { unknownProject } from '../errors.js';
+import type { PdpMetrics } from '../ops/metrics.js';
+import { auditRecordOf, type AuditFile } from './audit-file.js';
+import { RecentDecisions, decisionIdOf } from './recent-decisions.js';
+
+export interface DecisionServiceOptions {
+  /** The compiled policy of a project, or undefined when the service does not serve it. */
+  readonly policyOf: (project: string) => CompiledPolicy | undefined;
+  /** The live ephemeral grant of a ticket assistant, if any. */
+  readonly ephemeral: EphemeralLookup;
+  readonly logger: Logger;
+  readonly metrics?: PdpMetrics | undefined;
+  readonly audit?: AuditFile | undefined;
+}
+
+export class DecisionService {
+  private readonly idPrefix = randomBytes(6).toString('hex');
+  private sequence = 0;
+  private readonly recent = new RecentDecisions(this.idPrefix);
+
+  constructor(private readonly options: DecisionServiceOptions) {}
+
+  /** Decides one call; never throws. */
+  decide(query: DecideQuery): Decision {
+    const started = performance.now();
+    const body = decide(query, this.options.policyOf(query.project), this.options.ephemeral);
+    const sequence = ++this.sequence;
+    const decision: Decision = { ...body, decisionId: decisionIdOf(this.idPrefix, sequence) };
+    this.keep(query, decision, sequence);
+    this.options.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
+    return decision;
+  }
+
+  /** The recent decisions of a project, newest first. */
+  recentDecisions(project: string, allow: boolean | undefined, limit: number): RecentDecision[] {
+    if (this.options.policyOf(project) === undefined) throw unknownProject(project);
+    return this.recent.query(project, allow, limit);
+  }
+
+  /** Forgets the recent decisions of a project that disappeared. */
+  forgetProject(project: string): void {
+    this.recent.dropProject(project);
+  }
+
+  private keep(query: DecideQuery, decision: Decision, sequence: number): void {
+    const at = Date.now();
+    const { logger, audit } = this.options;
+    // Anyone may name any project: an unknown one's decisions are logged, never kept nor audited.
+    const known = decision.reason !== 'unknown_project';
+    if (known) {
+      this.recent.record(
+        query.project,
+        {
+          sequence,
+          requester: decision.requester.id,
+          tool: decision.tool.name,
+          allow: decision.allow,
+          reason: decision.reason,
+          source: decision.source,
+        },
+        at,
+      );
+    }
+    if (!decision.allow && logger.isLevelEnabled('info')) {
+      // The fields of a recent-decisions entry (docs/api.md §5), plus the project and the revision.
+      logger.info(
+        {
+          decisionId: decision.decisionId,
+          at: new Date(at).toISOString(),
+          project: decision.project,
+          requester: decision.requester.id,
+          tool: decision.tool.name,
+          allow: false,
+          reason: decision.reason,
+          source: decision.source,
+          revision: decision.revision,
+        },
+        'decision denied',
+      );
+    } else if (decision.allow && logger.isLevelEnabled('debug')) {
+      logger.debug(
+        {
+          decisionId: decision.decisionId,
+          project: decision.project,
+          requester: decision.requester.id,
+          tool: decision.tool.name,
+          source: decision.source,
+          revision: decision.revision,
+        },
+        'decision allowed',
+      );
+    }
+    if (known) audit?.write(auditRecordOf(decision, query.requester, new Date(at)));
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * Reads and writes of the projects' permissions (docs/api.md §5) and the ephemeral ticket-assistant
+ * policies (§6). Validation errors are `ApiError`s; a write the project refuses or cannot make is
+ * the project's `ProjectWriteError`; server/http/ maps both to statuses.
+ */
+import type { Logger } from 'pino';
+import {
+  AGENT_ID_REGEX,
+  DEFAULT_EPHEMERAL_TTL_SECONDS,
+  TOOL_CATALOG,
+  type EffectivePolicy,
+  type EphemeralPolicy,
+  type InvalidToolsDetails,
+  type PermissionsView,
+  type PolicyDocument,
+  type ProjectsResponse,
+} from '../../schemas/index.js';
+import { documentProblem } from '../domain/compile.js';
+import { resolveEffective } from '../domain/decide.js';
+import { allowlistProblems, mergeProblems, withAgentOverride, withProjectDefault } from '../domain/edit.js';
+import { parseRequester } from '../domain/requester.js';
+import { buildPermissionsView, complement } from '../domain/view.js';
+import { ApiError, unknownProject } from '../errors.js';
+import type { PdpMetrics } from '../ops/metrics.js';
+import { ProjectWriteError } from '../projects/errors.js';
+import type { Project, WriteOptions } from '../projects/project.js';
+import type { ProjectRegistry } from '../projects/registry.js';
+import type { EphemeralPolicies } from './ephemeral.js';
+
+const ALL_TOOLS = TOOL_CATALOG.map((tool) => tool.name);
+
+/** How a write changes a project's valid policy document. */
+type Edit = Parameters<Project['write']>[0];
+
+export interface PermissionsServiceOptions {
+  readonly registry: ProjectRegistry;
+  readonly ephemeral: EphemeralPolicies;
+  readonly logger: Logger;
+  readonly metrics?: PdpMetrics | undefined;
+}
+
+export class PermissionsService {
+  constructor(private readonly options: PermissionsServiceOptions) {}
+
+  listProjects(): ProjectsResponse {
+    return {
+      projects: this.options.registry.list().map((project) => {
+        const { policy, agents } = project.state;
+        return {
+          id: project.id,
+          status: policy.status,
+          revision: policy.revision,
+          agents: buildPermissionsView(project.id, policy, agents).agents.length,
+          overrides: policy.status === 'ok' ? policy.overrides.size : 0,
+        };
+      }),
+    };
+  }
+
+  view(projectId: string): PermissionsView {
+    const { state } = this.project(projectId);
+    return buildPermissionsView(projectId, state.policy, state.agents);
+  }
+
+  effective(projectId: string, requester: string): EffectivePolicy {
+    const { policy } = this.project(projectId).state;
+    const resolution = resolveEffective(projectId, requester, policy, (project, id) => this.options.ephemeral.grant(project, id));
+    const allowed = resolution.allowlist?.tools ?? [];
+    return {
+      project: projectId,
+      requester: { id: resolution.requester.id, kind: resolution.requester.kind },
+      source: resolution.allowlist?.source ?? 'none',
+      allowedTools: [...allowed],
+      deniedTools: complement(new Set(allowed), ALL_TOOLS),
+      revision: policy.revision,
+      boundIssue: resolution.boundIssue === null ? null : `#${resolution.boundIssue}`,
+    };
+  }
+
+  putDefault(projectId: string, tools: readonly string[], options: WriteOptions): Promise<PermissionsView> {
+    checkTools(tools);
+    return this.write(projectId, (policy) => withProjectDefault(policy.document, tools), options);
+  }
+
+  deleteDefault(projectId: string, options: WriteOptions): Promise<PermissionsView> {
+    return this.write(projectId, (policy) => withProjectDefault(policy.document, null), options);
+  }
+
+  putAgent(projectId: string, agentId: string, tools: readonly string[], options: WriteOptions): Promise<PermissionsView> {
+    checkAgentId(agentId);
+    checkTools(tools);
+    return this.write(projectId, (policy) => withAgentOverride(policy.document, agentId, tools), options);
+  }
+
+  deleteAgent(projectId: string, agentId: string, options: WriteOptions): Promise<PermissionsView> {
+    checkAgentId(agentId);
+    return this.write(projectId, (policy) => withAgentOverride(policy.document, agentId, null), options);
+  }
+
+  /** Replaces the whole document: the repair path of an invalid file. */
+  putDocument(projectId: string, document: PolicyDocument, options: WriteOptions): Promise<PermissionsView> {
+    const problem = documentProblem(document);
+    if (problem) throw new ApiError('invalid_request', `Invalid policy document: ${problem.message}.`, { ...problem });
+    for (const agent of document.agents ?? []) checkAgentId(agent.agentId);
+    const tools = mergeProblems([
+      document.projectDefault ? allowlistProblems(document.projectDefault.allowedTools) : null,
+      ...(document.agents ?? []).map((agent) => allowlistProblems(agent.policy.allowedTools)),
+    ]);
+    if (tools) throw invalidTools(tools);
+    return this.write(projectId, () => document, { ...options, allowInvalid: true });
+  }
+
+  putEphemeral(
+    projectId: string,
+    requester: string,
+    tools: readonly string[],
+    boundIssue: string | undefined,
+    ttlSeconds: number | undefined,
+  ): EphemeralPolicy {
+    this.project(projectId);
+    checkEphemeralRequester(projectId, requester);
+    checkTools(tools);
+    return this.options.ephemeral.put(projectId, requester, tools, boundIssue, ttlSeconds ?? DEFAULT_EPHEMERAL_TTL_SECONDS);
+  }
+
+  deleteEphemeral(projectId: string, requester: string): void {
+    this.project(projectId);
+    checkEphemeralRequester(projectId, requester);
+    this.options.ephemeral.delete(projectId, requester);
+  }
+
+  listEphemeral(projectId: string): EphemeralPolicy[] {
+    this.project(projectId);
+    return this.options.ephemeral.list(projectId);
+  }
+
+  private async write(projectId: string, edit: Edit, options: WriteOptions): Promise<PermissionsView> {
+    const project = this.project(projectId);
+    const { logger, metrics } = this.options;
+    try {
+      const state = await project.write(edit, options);
+      metrics?.recordPolicyWrite('ok');
+      logger.info({ project: projectId, revision: state.policy.revision }, 'policy written');
+      return buildPermissionsView(project.id, state.policy, state.agents);
+    } catch (error) {
+      metrics?.recordPolicyWrite(error instanceof ApiError || error instanceof ProjectWriteError ? error.code : 'internal_error');
+      throw error;
+    }
+  }
+
+  private project(projectId: string): Project {
+    const project = this.options.registry.get(projectId);
+    if (!project) throw unknownProject(projectId);
+    return project;
+  }
+}
+
+function checkTools(tools: readonly string[]): void {
+  const problems = allowlistProblems(tools);
+  if (problems) throw invalidTools(problems);
+}
+
+function checkAgentId(agentId: string): void {
+  if (!AGENT_ID_REGEX.test(agentId)) {
+    throw new ApiError(
+      'invalid_agent_id',
+      `Invalid agent id ${JSON.stringify(agentId)}: 1 to 128 characters, no ':', '/', '\\' or control characters, not starting with a space.`,
+    );
+  }
+}
+
+function checkEphemeralRequester(projectId: string, requester: string): void {
+  const parsed = parseRequester(requester);
+  if (parsed.kind !== 'ticket-assistant' || parsed.project !== projectId || !parsed.issue) {
+    throw new ApiError(
+      'invalid_requester',
+      `Ephemeral policies are for ticket-assistant:${projectId}:<issue> requesters only, not ${JSON.stringify(requester)}.`,
+    );
+  }
+}
+
+function invalidTools(details: InvalidToolsDetails): ApiError {
+  const parts = [
+    details.unknown.length ? `unknown: ${details.unknown.join(', ')}` : '',
+    details.duplicates.length ? `duplicates: ${details.duplicates.join(', ')}` : '',
+    details.empty ? `${details.empty} empty name(s)` : '',
+  ].filter(Boolean);
+  return new ApiError('invalid_tools', `Invalid allowlist (${parts.join('; ')}); nothing was written.`, { ...details });
+}

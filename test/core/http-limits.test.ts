@@ -1,0 +1,164 @@
+/**
+ * What a flood of connections or bytes cannot do over a real socket: take more than
+ * `maxConnections` sockets, hold one open without sending a request, or make `/decide` parse a
+ * huge body (issue 20 items 7 and 10).
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp, type BuildAppOptions } from '../../server/http/app.js';
+import { DECIDE_BODY_LIMIT } from '../../server/http/routes/decisions.js';
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+async function listening(options: Partial<BuildAppOptions> = {}): Promise<{ app: FastifyInstance; port: number }> {
+  const root = await mkdtemp(join(tmpdir(), 'pdp-limits-'));
+  await mkdir(join(root, 'demo'));
+  cleanup.push(() => rm(root, { recursive: true, force: true }));
+  const app = await buildApp({ projectsRoot: root, adminToken: 'admin', rescanMs: 0, ...options });
+  cleanup.push(() => app.close());
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('not listening on a port');
+  return { app, port: address.port };
+}
+
+/** A raw socket: what it received, and whether the server closed it. */
+interface RawSocket {
+  readonly socket: net.Socket;
+  received(): string;
+  readonly closed: Promise<void>;
+}
+
+async function connect(port: number): Promise<RawSocket> {
+  const socket = net.connect(port, '127.0.0.1');
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    text += chunk;
+  });
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  cleanup.push(async () => {
+    socket.destroy();
+    await closed;
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  return { socket, received: () => text, closed };
+}
+
+/** Sends a keep-alive GET /healthz on the socket and waits for the whole answer. */
+async function healthz(raw: RawSocket): Promise<void> {
+  const before = raw.received().length;
+  raw.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  const deadline = Date.now() + 10_000;
+  while (!raw.received().slice(before).includes('{"status":"ok"}')) {
+    if (Date.now() > deadline) throw new Error(`no answer on the socket: ${raw.received().slice(before)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const within = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
+  Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))]);
+
+describe('connections', () => {
+  it('closes a connection beyond maxConnections at once while the open ones keep being answered', async () => {
+    const { port } = await listening({ maxConnections: 4 });
+    const open = [];
+    for (let i = 0; i < 4; i++) {
+      const raw = await connect(port);
+      await healthz(raw);
+      open.push(raw);
+    }
+    const extra = await connect(port);
+    extra.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await within(extra.closed, 5_000, 'the fifth connection closed');
+    expect(extra.received()).toBe('');
+    for (const raw of open) await healthz(raw);
+
+    open[0]?.socket.destroy();
+    await open[0]?.closed;
+    // Once a place is free, a new connection is served again (the server counts it closed asynchronously).
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const again = await connect(port);
+      try {
+        await within(healthz(again), 2_000, 'an answer on a freed place');
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+      }
+    }
+  });
+
+  it('closes a connection that does not finish its headers within headersTimeoutMs, and an idle one after keepAliveTimeoutMs', async () => {
+    const { port } = await listening({ headersTimeoutMs: 300, keepAliveTimeoutMs: 300 });
+    const slow = await connect(port);
+    slow.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const idle = await connect(port);
+    await healthz(idle);
+    const started = Date.now();
+    await within(Promise.all([slow.closed, idle.closed]), 5_000, 'both connections closed');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(slow.received()).not.toContain('{"status":"ok"}');
+  });
+
+  it('defaults to 1024 connections', async () => {
+    const { app } = await listening();
+    expect(app.server.maxConnections).toBe(1024);
+  });
+});
+
+describe('decision bodies', () => {
+  /** `{"project":...,"arguments":{"a":[[[...]]]}}` of about `bytes` bytes, nested as deep as it goes. */
+  const nestedQuery = (bytes: number): string => {
+    const depth = Math.floor((bytes - 100) / 2);
+    return `{"project":"demo","requester":"QA","tool":"idea_ticket_read","arguments":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+  };
+
+  it('refuses a 977 KiB nested body on /decide and /decide/batch with 413 before parsing it, and keeps deciding', async () => {
+    const { port } = await listening();
+    const base = `http://127.0.0.1:${port}`;
+    const body = nestedQuery(977 * 1024);
+    for (const [url, payload] of [
+      ['/decide', body],
+      ['/decide/batch', `{"queries":[${body}]}`],
+    ] as const) {
+      const started = performance.now();
+      const refused = await request(`${base}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload });
+      const elapsed = performance.now() - started;
+      expect(refused.statusCode, url).toBe(413);
+      expect(await refused.body.json()).toMatchObject({ error: { code: 'payload_too_large' } });
+      expect(elapsed, `${url} answered in ${elapsed.toFixed(0)} ms`).toBeLessThan(1_000);
+    }
+    const justOver = await request(`${base}/decide`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        project: 'demo',
+        requester: 'QA',
+        tool: 'idea_ticket_read',
+        arguments: { pad: 'a'.repeat(DECIDE_BODY_LIMIT) },
+      }),
+    });
+    expect(justOver.statusCode).toBe(413);
+    await justOver.body.dump();
+    const decided = await request(`${base}/decide`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ project: 'demo', requester: 'QA', tool: 'idea_ticket_read', arguments: { issueRef: '#1' } }),
+    });
+    expect(decided.statusCode).toBe(200);
+    expect(await decided.body.json()).toMatchObject({ allow: true, reason: 'allowed' });
+  });
+});
