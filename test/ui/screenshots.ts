@@ -1,15 +1,15 @@
 /**
- * Takes the screenshots of the permissions panel committed under `docs/screenshots/`, against the
- * real service over a temp copy of the demo projects:
+ * Takes the screenshots of the permissions panel committed under `docs/screenshots/` (shown in
+ * docs/ui.md), against the real service over a temp copy of the demo projects:
  *   npx tsx test/ui/screenshots.ts
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../ui/build.js';
 import { launchChromium } from './browser.js';
-import { ADMIN_TOKEN, startService, type RunningService } from './service.js';
+import { ADMIN_TOKEN, DEMO_PROJECTS, startService, type RunningService } from './service.js';
 
 const outDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
 
@@ -17,9 +17,17 @@ interface Shot {
   file: string;
   width: number;
   height: number;
+  /** Changes behind the page's back before it opens (files on disk, API calls). */
+  before?: (service: RunningService) => Promise<void>;
   /** What to do on the page before the capture (the page is open, with the admin token). */
-  prepare: (page: import('playwright-core').Page) => Promise<void>;
+  prepare: (page: Page, service: RunningService) => Promise<void>;
 }
+
+const policyFile = (service: RunningService): string => path.join(service.projectsRoot, 'demo', '.ideai', 'mcp-tool-permissions.json');
+const agentsFile = (service: RunningService): string => path.join(service.projectsRoot, 'demo', '.ideai', 'agents.json');
+const agent = (page: Page, name: string) =>
+  page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) });
+const box = (page: Page, name: string) => page.locator(`#tool-${name}`);
 
 const SHOTS: Shot[] = [
   {
@@ -27,8 +35,8 @@ const SHOTS: Shot[] = [
     width: 1280,
     height: 800,
     prepare: async (page) => {
-      await page.getByRole('button', { name: /^DevFrontend/ }).click();
-      await page.getByRole('checkbox', { name: 'Déléguer une demande à un agent, idea_ask_agent' }).check();
+      await agent(page, 'DevFrontend').click();
+      await box(page, 'idea_ask_agent').check();
     },
   },
   {
@@ -36,8 +44,87 @@ const SHOTS: Shot[] = [
     width: 1280,
     height: 800,
     prepare: async (page) => {
-      await page.getByRole('checkbox', { name: 'Écrire la mémoire projet, idea_memory_write' }).click();
+      await box(page, 'idea_memory_write').click();
       await page.locator('.inline-confirm').scrollIntoViewIfNeeded();
+    },
+  },
+  {
+    file: 'permissions-saved.png',
+    width: 1280,
+    height: 800,
+    prepare: async (page) => {
+      await agent(page, 'DevFrontend').click();
+      await box(page, 'idea_create_skill').check();
+      await page.locator('#save').click();
+      await page.locator('#saved-status:not(:empty)').waitFor();
+    },
+  },
+  {
+    file: 'permissions-conflict.png',
+    width: 1280,
+    height: 800,
+    prepare: async (page, service) => {
+      await agent(page, 'DevFrontend').click();
+      await box(page, 'idea_memory_write').check();
+      const read = (await service.permissions('demo')).view.projectDefault.allowedTools;
+      await service.admin('PUT', '/projects/demo/mcp-tool-permissions/agents/DevFrontend', { allowedTools: read });
+      await page.locator('#save').click();
+      await page.locator('#conflict').scrollIntoViewIfNeeded();
+    },
+  },
+  {
+    file: 'permissions-undo.png',
+    width: 1280,
+    height: 800,
+    prepare: async (page) => {
+      await agent(page, 'DevFrontend').click();
+      await page.locator('#reset-override').click();
+      await page.locator('.undo-notice').waitFor();
+    },
+  },
+  {
+    file: 'permissions-invalid-repair.png',
+    width: 1280,
+    height: 800,
+    before: (service) => writeFile(policyFile(service), '{\n  "version": 1,\n  "agents": [\n'),
+    prepare: async (page) => {
+      await page.locator('#repair-read-only').click();
+      await page.locator('#repair-confirm').waitFor();
+    },
+  },
+  {
+    file: 'permissions-agent-ids.png',
+    width: 1280,
+    height: 800,
+    before: (service) =>
+      writeFile(
+        agentsFile(service),
+        JSON.stringify({
+          agents: [
+            { id: 'QA', name: 'QA' },
+            { id: 'Release', name: 'QA' },
+            { id: 'QA\u200b', name: 'QA\u200b' },
+            { id: 'ＱＡ', name: 'ＱＡ' },
+          ],
+        }),
+      ),
+    prepare: async (page) => {
+      await page
+        .getByRole('navigation', { name: 'Cibles' })
+        .getByRole('button', { name: /\(id Release\)/ })
+        .click();
+    },
+  },
+  {
+    file: 'permissions-token.png',
+    width: 1280,
+    height: 800,
+    prepare: async (page) => {
+      await page.locator('#token-forget').click();
+      await page.locator('#token-open').click();
+      await page.locator('#token-input').fill('wrong-token');
+      await page.locator('#token-input').press('Enter');
+      await page.locator('#token-error').waitFor();
     },
   },
   {
@@ -45,7 +132,7 @@ const SHOTS: Shot[] = [
     width: 420,
     height: 900,
     prepare: async (page) => {
-      await page.getByRole('button', { name: /^QA/ }).click();
+      await agent(page, 'QA').click();
     },
   },
   {
@@ -53,22 +140,32 @@ const SHOTS: Shot[] = [
     width: 420,
     height: 900,
     prepare: async (page) => {
-      await page.getByRole('button', { name: /^DevFrontend/ }).click();
+      await agent(page, 'DevFrontend').click();
       await page.getByRole('button', { name: /^Tickets, / }).scrollIntoViewIfNeeded();
       await page.evaluate(() => window.scrollBy(0, -60));
     },
   },
 ];
 
-async function capture(browser: Browser, service: RunningService, shot: Shot): Promise<void> {
+async function capture(
+  browser: Browser,
+  service: RunningService,
+  shot: Shot,
+  originals: { policy: string; agents: string },
+): Promise<void> {
+  // Every shot starts from the demo files, as the tests do.
+  await writeFile(policyFile(service), originals.policy);
+  await writeFile(agentsFile(service), originals.agents);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await shot.before?.(service);
+  await new Promise((resolve) => setTimeout(resolve, 300));
   const context = await browser.newContext({ viewport: { width: shot.width, height: shot.height }, locale: 'fr-FR', deviceScaleFactor: 1 });
   context.setDefaultTimeout(10_000);
   const page = await context.newPage();
-  await page.goto(`${service.baseUrl}/ui/`);
-  await page.getByLabel('Jeton', { exact: true }).fill(ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Utiliser ce jeton' }).click();
-  await page.getByRole('button', { name: /^Défaut projet/ }).waitFor();
-  await shot.prepare(page);
+  await page.goto(`${service.baseUrl}/ui/#token=${encodeURIComponent(ADMIN_TOKEN)}`);
+  await page.locator('#editor-title').waitFor();
+  await page.locator('#token-pill', { hasText: 'vérifié' }).waitFor();
+  await shot.prepare(page, service);
   await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
   await page.screenshot({ path: path.join(outDir, shot.file) });
   await context.close();
@@ -79,7 +176,11 @@ const browser = await launchChromium();
 try {
   await buildUi();
   await mkdir(outDir, { recursive: true });
-  for (const shot of SHOTS) await capture(browser, service, shot);
+  const originals = {
+    policy: await readFile(path.join(DEMO_PROJECTS, 'demo', '.ideai', 'mcp-tool-permissions.json'), 'utf8'),
+    agents: await readFile(path.join(DEMO_PROJECTS, 'demo', '.ideai', 'agents.json'), 'utf8'),
+  };
+  for (const shot of SHOTS) await capture(browser, service, shot, originals);
   process.stdout.write(`${SHOTS.length} screenshots written to ${path.relative(process.cwd(), outDir)}\n`);
 } finally {
   await browser.close();
