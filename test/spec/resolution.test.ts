@@ -237,6 +237,13 @@ describe('§4 fail closed on an invalid policy document', () => {
     'agents-object': JSON.stringify({ version: 1, agents: { QA: { allowedTools: [] } } }),
     'agent-no-policy': JSON.stringify({ version: 1, agents: [{ agentId: 'QA' }] }),
     'tool-not-string': JSON.stringify({ version: 1, projectDefault: { allowedTools: [42] } }),
+    // JSON.parse would keep the second "policy" (a grant) while a reader sees the first.
+    'duplicate-key': `{"version":1,"agents":[{"agentId":"Main","policy":{"allowedTools":[]},"policy":{"allowedTools":["idea_memory_write"]}}]}`,
+    'duplicate-escaped-key': `{"version":1,"projectDefault":{"allowedTools":[]},"projectDef\\u0061ult":{"allowedTools":["idea_memory_write"]}}`,
+    'too-deep': `{"version":1,"projectDefault":{"allowedTools":[]},"$schema":${'['.repeat(20)}${']'.repeat(20)}}`,
+    'agent-mcp': JSON.stringify({ version: 1, agents: [{ agentId: 'mcp', policy: { allowedTools: [] } }] }),
+    'agent-invisible': JSON.stringify({ version: 1, agents: [{ agentId: 'Main\u200b', policy: { allowedTools: [] } }] }),
+    'agent-fullwidth': JSON.stringify({ version: 1, agents: [{ agentId: 'Ｍａｉｎ', policy: { allowedTools: [] } }] }),
   };
 
   it('denies every call (read tools and anonymous included) with policy_invalid', async () => {
@@ -271,6 +278,18 @@ describe('§4 fail closed on an invalid policy document', () => {
     for (const project of [...Object.keys(invalid), 'dir-at-path']) {
       expect(projectsList.projects.find((p) => p.id === project)?.status, project).toBe('invalid');
     }
+  });
+
+  it('reports a duplicate key with its name, line and column', async () => {
+    const text =
+      '{\n  "version": 1,\n  "agents": [\n    { "agentId": "Main", "policy": { "allowedTools": [] }, "policy": { "allowedTools": [] } }\n  ]\n}\n';
+    const { app } = await startServer({ demo: { policy: text } });
+    const body = (await call(app, 'GET', permissionsUrl('demo'))).json<{
+      status: string;
+      error: { message: string; line?: number; column?: number };
+    }>();
+    expect(body).toMatchObject({ status: 'invalid', error: { line: 4, column: 60 } });
+    expect(body.error.message).toMatch(/^duplicate key "policy" at line 4, column 60/);
   });
 
   it('reports line and column of a JSON syntax error', async () => {
