@@ -31,6 +31,9 @@ async function checkAgreement(servers: ReadonlyMap<string, ForkedServer>, modes:
   }
 }
 
+/** docs/api.md §9: `POST /decide` throughput at least 0.85× the bare Fastify route. */
+const BARE_TARGET = 0.85;
+
 interface Contender {
   name: string;
   mode: ServerMode;
@@ -111,8 +114,8 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
           figure: 'service / bare',
           value: `${fmt(ratioBare)}×`,
           baseline: 'bare route',
-          target: '≥ 0.9×',
-          pass: pass(ratioBare >= 0.9),
+          target: `≥ ${BARE_TARGET}×`,
+          pass: pass(ratioBare >= BARE_TARGET),
         },
         {
           section,
@@ -144,8 +147,8 @@ export async function throughputSection(ctx: BenchContext): Promise<SectionResul
           figure: 'service / bare, by CPU cost per request',
           value: `${fmt(cpuRatioBare)}×`,
           baseline: 'bare route',
-          target: '≥ 0.9×',
-          pass: pass(cpuRatioBare >= 0.9),
+          target: `≥ ${BARE_TARGET}×`,
+          pass: pass(cpuRatioBare >= BARE_TARGET),
         },
         {
           section,

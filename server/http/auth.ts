@@ -1,5 +1,5 @@
 /**
- * Bearer-token checks (SPEC §7). Each route declares `config.access`:
+ * Bearer-token checks (docs/api.md §7). Each route declares `config.access`:
  * - `admin`: mutating routes, need the admin token;
  * - `read`: `/decide` and the GET routes, need the decide token or the admin token when a decide
  *   token is configured, else open;

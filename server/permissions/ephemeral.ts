@@ -1,6 +1,7 @@
 /**
- * Ephemeral ticket-assistant policies (SPEC §6): in memory only, per project, with a TTL. Expired
- * entries are never used (checked on read) and are swept periodically, so memory stays bounded.
+ * Ephemeral ticket-assistant policies (docs/api.md §6): in memory only, per project, with a TTL.
+ * Expired entries are never used (checked on read) and are swept periodically, so memory stays
+ * bounded; a project that disappears for a while keeps its policies until they expire.
  */
 import type { EphemeralPolicy } from '../../schemas/index.js';
 import { makeAllowlist } from '../domain/compile.js';
@@ -70,11 +71,6 @@ export class EphemeralPolicies {
     if (!entries) return [];
     this.sweepProject(entries);
     return [...entries.values()].map((entry) => toWire(project, entry)).sort((a, b) => (a.requester < b.requester ? -1 : 1));
-  }
-
-  /** Forgets a project's policies (the project disappeared). */
-  dropProject(project: string): void {
-    this.byProject.delete(project);
   }
 
   close(): void {

@@ -5,7 +5,6 @@
  */
 import type { Logger } from 'pino';
 import {
-  AGENT_ID_REGEX,
   DEFAULT_EPHEMERAL_TTL_SECONDS,
   TOOL_CATALOG,
   type EffectivePolicy,
@@ -15,6 +14,7 @@ import {
   type PolicyDocument,
   type ProjectsResponse,
 } from '../../schemas/index.js';
+import { agentIdProblem } from '../domain/agent-id.js';
 import { documentProblem } from '../domain/compile.js';
 import { resolveEffective } from '../domain/decide.js';
 import { allowlistProblems, mergeProblems, withAgentOverride, withProjectDefault } from '../domain/edit.js';
@@ -99,9 +99,9 @@ export class PermissionsService {
 
   /** Replaces the whole document: the repair path of an invalid file. */
   putDocument(projectId: string, document: PolicyDocument, options: WriteOptions): Promise<PermissionsView> {
+    for (const agent of document.agents ?? []) checkAgentId(agent.agentId);
     const problem = documentProblem(document);
     if (problem) throw new ApiError('invalid_request', `Invalid policy document: ${problem.message}.`, { ...problem });
-    for (const agent of document.agents ?? []) checkAgentId(agent.agentId);
     const tools = mergeProblems([
       document.projectDefault ? allowlistProblems(document.projectDefault.allowedTools) : null,
       ...(document.agents ?? []).map((agent) => allowlistProblems(agent.policy.allowedTools)),
@@ -161,12 +161,8 @@ function checkTools(tools: readonly string[]): void {
 }
 
 function checkAgentId(agentId: string): void {
-  if (!AGENT_ID_REGEX.test(agentId)) {
-    throw new ApiError(
-      'invalid_agent_id',
-      `Invalid agent id ${JSON.stringify(agentId)}: 1 to 128 characters, no ':', '/', '\\' or control characters, not starting with a space.`,
-    );
-  }
+  const problem = agentIdProblem(agentId);
+  if (problem !== undefined) throw new ApiError('invalid_agent_id', `Invalid agent id ${JSON.stringify(agentId)}: ${problem}.`);
 }
 
 function checkEphemeralRequester(projectId: string, requester: string): void {

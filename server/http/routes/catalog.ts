@@ -1,4 +1,4 @@
-/** GET /catalog and GET /projects (SPEC §5). */
+/** GET /catalog and GET /projects (docs/api.md §5). */
 import {
   CatalogResponseSchema,
   ProjectsResponseSchema,

@@ -1,4 +1,4 @@
-/** Ephemeral ticket-assistant policies (SPEC §6). */
+/** Ephemeral ticket-assistant policies (docs/api.md §6). */
 import { Type } from '@sinclair/typebox';
 import {
   EphemeralPoliciesResponseSchema,
