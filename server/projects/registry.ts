@@ -71,7 +71,7 @@ export class ProjectRegistry {
       {
         onProject: (root) => this.reloadFolder(root),
         onRootEntry: (name) => void this.checkRootEntry(name),
-        onRootListing: () => void this.listRoot(),
+        onRootListing: () => void this.recheckRoot(),
       },
       this.options.logger,
     );
@@ -128,14 +128,25 @@ export class ProjectRegistry {
       const batch = projects.slice(this.rescanCursor, this.rescanCursor + RESCAN_BATCH);
       this.rescanCursor += batch.length;
       this.watcher?.check(batch.map((project) => project.root));
-      await forEachLimited(batch, CONCURRENCY, async (project) => {
-        if (!this.closed && (await project.changedOnDisk())) await project.reload();
-      });
+      await this.checkProjects(batch);
     } catch (error) {
       this.options.logger.warn({ err: error }, 'rescan failed');
     } finally {
       this.rescanning = false;
     }
+  }
+
+  /** After the root was replaced or came back: its listing, then every project in it (a few at a time, so that a single change is not queued behind them all). */
+  private async recheckRoot(): Promise<void> {
+    await this.listRoot();
+    await this.checkProjects(this.list().filter((project) => path.dirname(project.root) === this.root));
+  }
+
+  /** Reloads those of `projects` whose files changed since they were read (a stat each). */
+  private async checkProjects(projects: readonly Project[]): Promise<void> {
+    await forEachLimited(projects, CONCURRENCY, async (project) => {
+      if (!this.closed && (await project.changedOnDisk())) await project.reload();
+    });
   }
 
   /** Adds the root's new folders, and checks those of its projects it no longer lists. */

@@ -23,7 +23,7 @@ export interface WatchHandlers {
   onProject(root: string): void;
   /** The entry `name` of the projects root changed: a project may have appeared, gone or been replaced. */
   onRootEntry(name: string): void;
-  /** The projects root was replaced, or came back: its listing must be read again. */
+  /** The projects root was replaced, or came back: its listing, and every project in it, must be checked again. */
   onRootListing(): void;
 }
 
@@ -174,18 +174,16 @@ class FolderWatcher implements Watcher {
     }
   }
 
-  /** Rebuilds the watches of a replaced projects root and of every project in it, then has them all read again. */
+  /** Rebuilds the watches of a replaced projects root and of every project in it, then has them all checked. */
   private refreshRoot(): void {
     const root = this.scope.root;
     if (root === undefined || !this.rootWatch?.refresh()) return;
     this.logger.info({ folder: root }, 'projects root replaced or back; its watches were rebuilt');
-    const inRoot = [...this.projects.keys()].filter((folder) => path.dirname(folder) === root);
-    for (const folder of inRoot) {
-      const project = this.projects.get(folder) as WatchedProject;
+    for (const [folder, project] of this.projects) {
+      if (path.dirname(folder) !== root) continue;
       project.folder.refresh();
       project.ideai.refresh();
     }
     this.handlers.onRootListing();
-    for (const folder of inRoot) this.handlers.onProject(folder);
   }
 }

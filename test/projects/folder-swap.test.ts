@@ -1,0 +1,101 @@
+/**
+ * Issue 20 item 2: the watcher follows folders that are replaced, not only files. After the
+ * projects root is moved away and back, or a project's `.ideai` is swapped for a prepared one,
+ * an external revocation is still heard within the 100 ms target (docs/api.md §9), with the
+ * rescan off so that only the watcher can hear it. At 2 and at 1,000 projects; the worst stale
+ * time is printed.
+ */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { POLICY_FILE, decideWith, makeProject, policyDoc, saveAtomically, startRegistry, tempFolder, timeUntil } from './support.js';
+import type { ProjectRegistry } from '../../server/projects/registry.js';
+
+const GRANT = policyDoc({ QA: ['idea_memory_write'] });
+const GRANT_SWAPPED = policyDoc({ QA: ['idea_memory_write'], Swapped: [] });
+const REVOKED = policyDoc({ QA: [] });
+/** The target of docs/api.md §9; this machine is shared, so the assertion leaves room for scheduling noise. */
+const TARGET_MS = 100;
+const ASSERTED_MS = 500;
+/** Projects whose revocation is timed in the 1,000-project runs. */
+const SAMPLE = 20;
+
+const granted = (registry: ProjectRegistry, id: string): boolean => decideWith(registry, id, 'QA', 'idea_memory_write').allow;
+
+async function makeProjects(count: number): Promise<{ root: string; ids: string[] }> {
+  const root = path.join(await tempFolder(), 'projects');
+  await mkdir(root);
+  const ids = Array.from({ length: count }, (_, index) => `p${String(index).padStart(4, '0')}`);
+  for (const id of ids) await makeProject(root, id, GRANT);
+  return { root, ids };
+}
+
+function sampleOf(ids: readonly string[]): string[] {
+  if (ids.length <= SAMPLE) return [...ids];
+  const step = Math.floor(ids.length / SAMPLE);
+  return ids
+    .filter((_, index) => index % step === 0)
+    .slice(0, SAMPLE - 1)
+    .concat(ids[ids.length - 1] as string);
+}
+
+/** Revokes QA's grant in each project, one after the other, and returns the longest time a decision still allowed it. */
+async function worstStaleTime(registry: ProjectRegistry, root: string, ids: readonly string[]): Promise<number> {
+  let worst = 0;
+  for (const id of ids) {
+    expect(granted(registry, id), id).toBe(true);
+    await saveAtomically(path.join(root, id, '.ideai', POLICY_FILE), REVOKED);
+    worst = Math.max(worst, await timeUntil(() => !granted(registry, id), `${id}: the revocation heard`, 5_000));
+  }
+  return worst;
+}
+
+function report(what: string, count: number, worst: number): void {
+  process.stdout.write(`  ${what}, ${count} projects: worst stale time ${worst.toFixed(1)} ms (target ${TARGET_MS} ms)\n`);
+}
+
+describe.each([2, 1000])('with %i projects', (count) => {
+  it('hears a revocation after the projects root is moved away and back (at once, and after a pause)', async () => {
+    const { root, ids } = await makeProjects(count);
+    const { registry } = await startRegistry({ projectsRoot: root });
+    const sample = sampleOf(ids);
+    const [first, second] = [sample.slice(0, Math.ceil(sample.length / 2)), sample.slice(Math.ceil(sample.length / 2))];
+    await rename(root, `${root}.away`);
+    await rename(`${root}.away`, root);
+    const atOnce = await worstStaleTime(registry, root, first);
+    await rename(root, `${root}.away`);
+    // Long enough for the watcher to see the root gone before it comes back.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await rename(`${root}.away`, root);
+    // Meanwhile every project read its files as gone; all are read again once the root is back.
+    const untouched = ids.filter((id) => !first.includes(id));
+    const recovery = await timeUntil(() => untouched.every((id) => granted(registry, id)), 'every project back', 10_000);
+    process.stdout.write(`  root back after 300 ms away, ${count} projects: all read again in ${recovery.toFixed(0)} ms\n`);
+    const afterPause = await worstStaleTime(registry, root, second);
+    report('root moved away and back at once', count, atOnce);
+    report('root moved away and back after 300 ms', count, afterPause);
+    expect(Math.max(atOnce, afterPause)).toBeLessThan(ASSERTED_MS);
+    expect(registry.size).toBe(count);
+  }, 120_000);
+
+  it('hears a revocation after a project’s .ideai is swapped for .ideai.new', async () => {
+    const { root, ids } = await makeProjects(count);
+    const { registry } = await startRegistry({ projectsRoot: root });
+    const sample = sampleOf(ids);
+    for (const id of sample) {
+      const ideai = path.join(root, id, '.ideai');
+      await mkdir(`${ideai}.new`);
+      await writeFile(path.join(`${ideai}.new`, POLICY_FILE), GRANT_SWAPPED);
+      await rename(ideai, `${ideai}.old`);
+      await rename(`${ideai}.new`, ideai);
+    }
+    const swapped = (id: string): boolean => {
+      const { policy } = registry.get(id)?.state ?? {};
+      return policy?.status === 'ok' && policy.overrides.has('Swapped');
+    };
+    await timeUntil(() => sample.every(swapped), 'every swap seen', 10_000);
+    const worst = await worstStaleTime(registry, root, sample);
+    report('.ideai swapped', count, worst);
+    expect(worst).toBeLessThan(ASSERTED_MS);
+  }, 120_000);
+});
