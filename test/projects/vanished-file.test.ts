@@ -1,0 +1,86 @@
+/**
+ * Issue 20 item 3: `git checkout` deletes the policy file before it writes the other branch's
+ * version. A policy file that disappears denies every call for VANISHED_GRACE_MS, then is checked
+ * again, before the built-in read set applies: nothing is allowed during a swap that neither
+ * version allows. Real files, the real watcher.
+ */
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
+import { unlink, writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { TOOL_CATALOG } from '../../schemas/index.js';
+import { VANISHED_GRACE_MS } from '../../server/projects/project.js';
+import { decideWith, makeProject, policyDoc, policyPathOf, startRegistry, tempFolder, timeUntil } from './support.js';
+
+const BRANCH_A = { QA: ['idea_ticket_read'] };
+const BRANCH_B = { QA: ['idea_ticket_list'] };
+const REQUESTERS = ['QA', 'Main'];
+const TOOLS = TOOL_CATALOG.map((tool) => tool.name);
+/** What either branch allows (both deny everything to everyone else: their project default is empty). */
+const allowedByABranch = (requester: string, tool: string): boolean =>
+  requester === 'QA' && (BRANCH_A.QA.includes(tool) || BRANCH_B.QA.includes(tool));
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a policy file that disappears', () => {
+  it('allows nothing that neither branch allows while a checkout deletes and rewrites it (80 swaps)', async () => {
+    const folder = await tempFolder();
+    const root = await makeProject(folder, 'demo', policyDoc(BRANCH_A, []));
+    const file = policyPathOf(root);
+    const { registry } = await startRegistry({ projectsRoot: folder });
+    let swapping = true;
+    const checkout = (async () => {
+      for (let swap = 0; swap < 80; swap++) {
+        await unlink(file);
+        // Git's gap between the two, stretched to a few ms so that the service sees it.
+        await pause(Math.random() * 8);
+        await writeFile(file, policyDoc(swap % 2 === 0 ? BRANCH_B : BRANCH_A, []));
+        await pause(Math.random() * 4);
+      }
+    })().finally(() => (swapping = false));
+    const wrong: string[] = [];
+    let decisions = 0;
+    while (swapping) {
+      for (const requester of REQUESTERS) {
+        for (const tool of TOOLS) {
+          const decision = decideWith(registry, 'demo', requester, tool);
+          decisions++;
+          if (decision.allow && !allowedByABranch(requester, tool)) wrong.push(`${requester} ${tool} (${decision.source})`);
+        }
+      }
+      await yieldToEvents();
+    }
+    await checkout;
+    process.stdout.write(`  checkout swaps: ${decisions} decisions, ${wrong.length} wrongly allowed\n`);
+    expect(wrong.slice(0, 5)).toEqual([]);
+    expect(decisions).toBeGreaterThan(1_000);
+  }, 60_000);
+
+  it(`denies with policy_invalid for ${VANISHED_GRACE_MS} ms, then falls back to the built-in read set`, async () => {
+    const folder = await tempFolder();
+    const root = await makeProject(folder, 'demo', policyDoc(BRANCH_A, []));
+    const { registry, changes } = await startRegistry({ projectsRoot: folder });
+    expect(decideWith(registry, 'demo', 'QA', 'idea_memory_read').allow).toBe(false);
+    await unlink(policyPathOf(root));
+    const deleted = performance.now();
+    await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_memory_read').reason === 'policy_invalid', 'denied as invalid');
+    expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_read')).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_memory_read').allow, 'the built-in read set', 5_000);
+    expect(performance.now() - deleted).toBeGreaterThanOrEqual(VANISHED_GRACE_MS);
+    expect(decideWith(registry, 'demo', 'QA', 'idea_memory_read')).toMatchObject({ source: 'builtin-read-only', revision: 'builtin' });
+    // Both steps were told to the listener, the built-in state once it was in place.
+    expect(changes.filter((entry) => entry.project === 'demo').map((entry) => entry.change)).toEqual(['added', 'invalid', 'ok']);
+  });
+
+  it('goes back to the file without the built-in step when it comes back within the grace period', async () => {
+    const folder = await tempFolder();
+    const root = await makeProject(folder, 'demo', policyDoc(BRANCH_A, []));
+    const { registry } = await startRegistry({ projectsRoot: folder });
+    await unlink(policyPathOf(root));
+    await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_ticket_read').reason === 'policy_invalid', 'denied as invalid');
+    await writeFile(policyPathOf(root), policyDoc(BRANCH_B, []));
+    await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_ticket_list').allow, 'branch B');
+    await pause(VANISHED_GRACE_MS * 2);
+    expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_list').allow).toBe(true);
+    expect(decideWith(registry, 'demo', 'QA', 'idea_memory_read').allow).toBe(false);
+  });
+});
