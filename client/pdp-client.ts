@@ -2,7 +2,7 @@
  * The HTTP client of the policy decision service (docs/api.md §8). `decide`, `decideBatch` and
  * `check` never throw and never allow on error; the admin methods throw {@link PdpError}.
  */
-import { Pool } from 'undici';
+import { Client } from 'undici';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Static, TSchema } from '@sinclair/typebox';
 import {
@@ -67,7 +67,7 @@ export interface PermissionsResult {
 }
 
 /**
- * Client of the IdeA MCP tool permission service, on one keep-alive undici `Pool`.
+ * Client of the IdeA MCP tool permission service, on `connections` keep-alive undici connections.
  *
  * At most `connections` requests are on the wire at once; later calls wait their turn in a queue
  * that a call leaves the moment its deadline passes, so a burst far beyond that capacity may deny
@@ -97,10 +97,12 @@ export class PdpClient {
   readonly adminTimeoutMs: number;
   /** `baseUrl` without a trailing slash, as messages show it. */
   readonly baseUrl: string;
-  private readonly pool: Pool;
   private readonly slots: RequestSlots;
   private readonly pathPrefix: string;
   private readonly baseHeaders: Record<string, string>;
+  private readonly jsonHeaders: Record<string, string>;
+  private readonly decidePath: string;
+  private closing: Promise<void> | undefined;
 
   /** @throws TypeError or RangeError for a `baseUrl` that is not an absolute http(s) URL, or a bad duration. */
   constructor(options: PdpClientOptions) {
@@ -111,20 +113,30 @@ export class PdpClient {
     this.pathPrefix = checked.url.pathname.replace(/\/+$/, '');
     this.baseHeaders = { accept: 'application/json' };
     if (checked.token !== undefined) this.baseHeaders['authorization'] = `Bearer ${checked.token}`;
-    this.slots = new RequestSlots(checked.connections);
-    this.pool = new Pool(checked.url.origin, {
-      connections: checked.connections,
-      keepAliveTimeout: 30_000,
-      // Backstops only: the per-call deadline is what enforces the timeouts.
-      headersTimeout: Math.max(this.timeoutMs, this.adminTimeoutMs),
-      bodyTimeout: Math.max(this.timeoutMs, this.adminTimeoutMs),
-      maxResponseSize: MAX_ADMIN_BYTES,
-    });
+    this.jsonHeaders = { ...this.baseHeaders, 'content-type': 'application/json' };
+    this.decidePath = `${this.pathPrefix}/decide`;
+    const { origin } = checked.url;
+    const backstopMs = Math.max(this.timeoutMs, this.adminTimeoutMs);
+    this.slots = new RequestSlots(
+      checked.connections,
+      () =>
+        new Client(origin, {
+          keepAliveTimeout: 30_000,
+          // Backstops only: the per-call deadline is what enforces the timeouts.
+          headersTimeout: backstopMs,
+          bodyTimeout: backstopMs,
+          maxResponseSize: MAX_ADMIN_BYTES,
+        }),
+    );
   }
 
-  /** Closes the sockets. Later decisions are denied (`pdp_unavailable`), later admin calls throw. */
-  async close(): Promise<void> {
-    await this.pool.close();
+  /**
+   * Closes the sockets once the calls on the wire are over (each within its deadline). Later
+   * decisions are denied (`pdp_unavailable`), later admin calls throw. Calling it again is harmless.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.slots.close();
+    return this.closing;
   }
 
   /**
@@ -141,10 +153,7 @@ export class PdpClient {
   async decide(query: DecideQuery, options: CallOptions = {}): Promise<ClientDecision> {
     const deadline = new Deadline(this.timeoutMs, options.signal);
     try {
-      const answer = await this.exchange(
-        { method: 'POST', path: '/decide', body: JSON.stringify(query), maxBodyBytes: MAX_DECISION_BYTES, retryOnStaleSocket: true },
-        deadline,
-      );
+      const answer = await this.postDecision(this.decidePath, JSON.stringify(query), MAX_DECISION_BYTES, deadline);
       const decision = decisionFromAnswer(query, answer);
       // The answer counts only if it was complete, parsed and checked within the deadline.
       return deadline.passed ? unavailable(query, deadline.lateFailure().message) : decision;
@@ -173,14 +182,10 @@ export class PdpClient {
   private async decideChunk(queries: DecideQuery[], options: CallOptions): Promise<ClientDecision[]> {
     const deadline = new Deadline(this.timeoutMs, options.signal);
     try {
-      const answer = await this.exchange(
-        {
-          method: 'POST',
-          path: '/decide/batch',
-          body: JSON.stringify({ queries }),
-          maxBodyBytes: MAX_DECISION_BYTES * queries.length,
-          retryOnStaleSocket: true,
-        },
+      const answer = await this.postDecision(
+        `${this.decidePath}/batch`,
+        JSON.stringify({ queries }),
+        MAX_DECISION_BYTES * queries.length,
         deadline,
       );
       const decisions = decisionsFromBatchAnswer(queries, answer);
@@ -358,7 +363,13 @@ export class PdpClient {
     const headers: Record<string, string> = { ...this.baseHeaders, ...request.headers };
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     const full: ExchangeRequest = { ...request, path: this.pathPrefix + request.path, headers };
-    return exchangeWithDeadline(this.pool, this.slots, full, deadline);
+    return exchangeWithDeadline(this.slots, full, deadline);
+  }
+
+  /** A decision query: one literal object and shared headers, as a burst holds thousands of them at once. */
+  private postDecision(path: string, body: string, maxBodyBytes: number, deadline: Deadline) {
+    const request: ExchangeRequest = { method: 'POST', path, headers: this.jsonHeaders, body, maxBodyBytes, retryOnStaleSocket: true };
+    return exchangeWithDeadline(this.slots, request, deadline);
   }
 }
 

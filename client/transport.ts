@@ -3,14 +3,24 @@
  * below the HTTP status line (refused connection, reset, timeout, oversized body, closed client,
  * a caller that gave up) becomes a {@link TransportFailure} whose message is a short cause.
  */
-import { EventEmitter } from 'node:events';
-import type { Pool } from 'undici';
+import type { Client } from 'undici';
 import { describeTransportError } from './causes.js';
-import type { RequestSlots } from './request-slots.js';
+import type { RequestSlots, Slot } from './request-slots.js';
 
 /** The whole exchange (wait for a slot, connect, send, headers, body) failed; `message` is the cause. */
 export class TransportFailure extends Error {
   override readonly name = 'TransportFailure';
+}
+
+/** A failure without a stack: it is only ever a cause in a message, and a burst makes thousands. */
+export function transportFailure(cause: string): TransportFailure {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new TransportFailure(cause);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 export interface Exchange {
@@ -33,36 +43,40 @@ export interface ExchangeRequest {
   retryOnStaleSocket?: boolean;
 }
 
-/** undici reads `aborted` before it sends, so a request started after the deadline never goes out. */
-class DeadlineSignal extends EventEmitter {
-  aborted = false;
-}
+type Listener = () => void;
 
 /**
  * The time one call may take, from the moment it is made: waiting for a free socket, the exchange
- * and the reading of the answer all count against it. `signal` is what undici aborts on; it fires
- * when the time is up or when the caller's own signal aborts.
+ * and the reading of the answer all count against it. It is also the abort signal undici gets
+ * (undici accepts any object with `aborted`, `once` and `removeListener`): it fires when the time
+ * is up or when the caller's own signal aborts. Kept small: a burst holds thousands at once.
  */
 export class Deadline {
-  /** undici accepts an EventEmitter as abort signal; it costs a fraction of an AbortController. */
-  readonly signal = new DeadlineSignal();
+  /** Read by undici before it sends: a request started after the deadline never goes out. */
+  aborted = false;
   readonly ends: number;
   /** Set once the call can no longer succeed: the time is up, or the caller gave up. */
   failure: TransportFailure | undefined;
+  /** While the call waits for a slot: the queue it waits in, and what to run once it has one. */
+  queue: Set<Deadline> | undefined;
+  start: ((slot: Slot) => void) | undefined;
+  private listeners: Listener[] | undefined;
   private readonly timer: NodeJS.Timeout;
-  private readonly callerSignal: AbortSignal | undefined;
-  private readonly onCallerAbort = (): void => this.fail('cancelled by the caller');
+  private callerSignal: AbortSignal | undefined;
 
   constructor(
     readonly timeoutMs: number,
     callerSignal?: AbortSignal,
   ) {
     this.ends = performance.now() + timeoutMs;
-    this.timer = setTimeout(() => this.fail(`timeout after ${String(timeoutMs)} ms`), timeoutMs);
-    this.callerSignal = callerSignal;
+    this.timer = setTimeout(expire, timeoutMs, this);
     if (callerSignal === undefined) return;
-    if (callerSignal.aborted) this.fail('cancelled by the caller');
-    else callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
+    if (callerSignal.aborted) {
+      this.fail('cancelled by the caller');
+    } else {
+      this.callerSignal = callerSignal;
+      callerSignal.addEventListener('abort', this, { once: true });
+    }
   }
 
   /** True once the call failed or its time is up, even if the timer could not run yet (a busy loop). */
@@ -70,67 +84,116 @@ export class Deadline {
     return this.failure !== undefined || performance.now() > this.ends;
   }
 
+  /**
+   * Fails the call now if its time is up though its timer has not run yet (timers of a burst fire
+   * one after another): a call about to get a connection must not start a request it cannot finish.
+   */
+  expireIfPassed(): boolean {
+    if (this.failure === undefined && performance.now() >= this.ends) expire(this);
+    return this.failure !== undefined;
+  }
+
   /** The failure to report for a call that ended past its deadline. */
   lateFailure(): TransportFailure {
-    return this.failure ?? new TransportFailure(`timeout after ${String(this.timeoutMs)} ms (the answer came too late)`);
+    return this.failure ?? transportFailure(`timeout after ${String(this.timeoutMs)} ms (the answer came too late)`);
   }
 
   /** Stops the timer; call it once the call is over, whatever its outcome. */
   finish(): void {
     clearTimeout(this.timer);
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    this.callerSignal?.removeEventListener('abort', this);
+    this.callerSignal = undefined;
   }
 
-  private fail(cause: string): void {
-    if (this.failure !== undefined) return;
-    this.failure = new TransportFailure(cause);
-    this.signal.aborted = true;
-    this.signal.emit('abort');
+  /** The caller's `AbortSignal` fired (this object is its listener, to avoid a closure per call). */
+  handleEvent(): void {
+    this.fail('cancelled by the caller');
   }
+
+  once(_event: 'abort', listener: Listener): this {
+    (this.listeners ??= []).push(listener);
+    return this;
+  }
+
+  on(event: 'abort', listener: Listener): this {
+    return this.once(event, listener);
+  }
+
+  addListener(event: 'abort', listener: Listener): this {
+    return this.once(event, listener);
+  }
+
+  removeListener(_event: 'abort', listener: Listener): this {
+    const index = this.listeners?.indexOf(listener) ?? -1;
+    if (index >= 0) this.listeners?.splice(index, 1);
+    return this;
+  }
+
+  off(event: 'abort', listener: Listener): this {
+    return this.removeListener(event, listener);
+  }
+
+  /** Ends the call: out of the slot queue at once, and every listener (undici, the caller's promise) told. */
+  fail(cause: string): void {
+    if (this.failure !== undefined) return;
+    this.failure = transportFailure(cause);
+    this.aborted = true;
+    this.queue?.delete(this);
+    this.queue = undefined;
+    this.start = undefined;
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener();
+  }
+}
+
+// One function for every timer: a closure per call would cost memory a burst multiplies.
+function expire(deadline: Deadline): void {
+  deadline.fail(`timeout after ${String(deadline.timeoutMs)} ms`);
 }
 
 /**
- * Runs one request and reads its whole body, or fails as soon as the deadline fires. The deadline
- * is enforced twice: the abort signal tears the request down in undici (socket included) and takes
- * it out of the slot queue, and the race makes sure the caller gets its answer on time even if some
- * stage ignored the signal.
+ * Runs one request and reads its whole body, or fails as soon as the deadline fires: the request is
+ * taken out of the slot queue or torn down in undici (socket included), and the caller gets the
+ * failure at once even if some stage ignored the signal.
  */
-export async function exchangeWithDeadline(
-  pool: Pool,
-  slots: RequestSlots,
-  request: ExchangeRequest,
-  deadline: Deadline,
-): Promise<Exchange> {
-  if (deadline.failure !== undefined) throw deadline.failure;
-  let onAbort: (() => void) | undefined;
-  const expiry = new Promise<never>((_resolve, reject) => {
-    onAbort = () => reject(deadline.failure ?? new TransportFailure('aborted'));
-    deadline.signal.once('abort', onAbort);
+export function exchangeWithDeadline(slots: RequestSlots, request: ExchangeRequest, deadline: Deadline): Promise<Exchange> {
+  return new Promise<Exchange>((resolve, reject) => {
+    if (deadline.failure !== undefined) {
+      reject(deadline.failure);
+      return;
+    }
+    let settled = false;
+    const onAbort = (): void => {
+      settled = true;
+      reject(deadline.failure);
+    };
+    deadline.once('abort', onAbort);
+    slots.enter(deadline, (slot) => {
+      exchangeWithRetry(slot.client, request, deadline).then(
+        (answer) => {
+          slots.release(slot, true);
+          if (settled) return;
+          deadline.removeListener('abort', onAbort);
+          resolve(answer);
+        },
+        (error: unknown) => {
+          slots.release(slot, false);
+          if (settled) return;
+          deadline.removeListener('abort', onAbort);
+          reject(error instanceof TransportFailure ? error : transportFailure(describeTransportError(error)));
+        },
+      );
+    });
   });
-  try {
-    return await Promise.race([exchangeInSlot(pool, slots, request, deadline), expiry]);
-  } catch (error) {
-    if (deadline.failure !== undefined) throw deadline.failure;
-    if (error instanceof TransportFailure) throw error;
-    throw new TransportFailure(describeTransportError(error), { cause: error });
-  } finally {
-    if (onAbort !== undefined) deadline.signal.removeListener('abort', onAbort);
-  }
 }
 
-async function exchangeInSlot(pool: Pool, slots: RequestSlots, request: ExchangeRequest, deadline: Deadline): Promise<Exchange> {
-  const waiting = slots.acquire(deadline);
-  if (waiting !== undefined) await waiting;
+async function exchangeWithRetry(client: Client, request: ExchangeRequest, deadline: Deadline): Promise<Exchange> {
   try {
-    if (deadline.failure !== undefined) throw deadline.failure;
-    try {
-      return await exchangeOnce(pool, request, deadline);
-    } catch (error) {
-      if (request.retryOnStaleSocket !== true || deadline.failure !== undefined || !isStaleSocket(error)) throw error;
-      return await exchangeOnce(pool, request, deadline);
-    }
-  } finally {
-    slots.release();
+    return await exchangeOnce(client, request, deadline);
+  } catch (error) {
+    if (request.retryOnStaleSocket !== true || deadline.failure !== undefined || !isStaleSocket(error)) throw error;
+    return exchangeOnce(client, request, deadline);
   }
 }
 
@@ -140,13 +203,13 @@ function isStaleSocket(error: unknown): boolean {
   return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
-async function exchangeOnce(pool: Pool, request: ExchangeRequest, deadline: Deadline): Promise<Exchange> {
-  const response = await pool.request({
+async function exchangeOnce(client: Client, request: ExchangeRequest, deadline: Deadline): Promise<Exchange> {
+  const response = await client.request({
     method: request.method,
     path: request.path,
     headers: request.headers,
     body: request.body ?? null,
-    signal: deadline.signal,
+    signal: deadline as unknown as NonNullable<Parameters<Client['request']>[0]['signal']>,
   });
   const announced = Number(response.headers['content-length']);
   if (announced > request.maxBodyBytes) {
@@ -174,5 +237,5 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, 
 
 function tooLarge(maxBytes: number): TransportFailure {
   const size = maxBytes % 1024 === 0 ? `${String(maxBytes / 1024)} KiB` : `${String(maxBytes)} bytes`;
-  return new TransportFailure(`answer larger than ${size}`);
+  return transportFailure(`answer larger than ${size}`);
 }

@@ -1,0 +1,133 @@
+/**
+ * Parity of the two guards, real service: the same call through the MCP guard and the OpenAI guard
+ * gets the same decision and the same refusal text, with the default wording, with the host's
+ * `formatRefusal`, and for the SDK's own denials (rejected, unreachable, invalid requester).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PdpClient, type ClientDecision, type FormatRefusal } from '../../client/index.js';
+import { guardOpenAiToolCalls } from '../../client/openai.js';
+import { closedPortUrl } from './fake-pdp.js';
+import { connectGuardedIdeaServer } from './mcp-harness.js';
+import { startRealPdp, type RealPdp } from './real-pdp.js';
+
+let pdp: RealPdp;
+beforeAll(async () => {
+  pdp = await startRealPdp();
+  await pdp.admin.putEphemeral('demo', 'ticket-assistant:demo:82', { allowedTools: ['idea_ticket_update'], boundIssue: '#82' });
+});
+afterAll(async () => {
+  await pdp?.close();
+});
+
+interface Call {
+  project: string;
+  requester: string;
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+const cases: Call[] = [
+  { project: 'demo', requester: 'QA', tool: 'idea_memory_write', args: { text: 'x' } },
+  { project: 'demo', requester: 'QA', tool: 'idea_ticket_read', args: { issueRef: '#1' } },
+  { project: 'demo', requester: 'QA', tool: 'idea_does_not_exist', args: {} },
+  { project: 'demo', requester: 'mcp', tool: 'idea_ticket_create', args: {} },
+  { project: 'demo', requester: 'DevFrontend', tool: 'idea_ticket_update_carnet', args: { issueRef: '#9' } },
+  { project: 'demo', requester: 'ticket-assistant:demo:82', tool: 'idea_ticket_update', args: { issueRef: '#83' } },
+  { project: 'demo', requester: 'ticket-assistant:other:82', tool: 'idea_ticket_read', args: {} },
+  { project: 'demo', requester: 'QA:x', tool: 'idea_ticket_read', args: {} },
+  { project: 'ghost', requester: 'QA', tool: 'idea_ticket_read', args: {} },
+];
+
+const strip = (decision: ClientDecision | undefined) => {
+  const { decisionId: _ignored, ...rest } = decision ?? ({} as ClientDecision);
+  return rest;
+};
+
+/** Runs `call` through both guards; asserts they agree; answers the decision and the text. */
+async function throughBothGuards(client: PdpClient, call: Call, formatRefusal?: FormatRefusal) {
+  let mcpDecision: ClientDecision | undefined;
+  const mcp = await connectGuardedIdeaServer({
+    client,
+    project: call.project,
+    requester: call.requester,
+    formatRefusal,
+    onDecision: (decision) => (mcpDecision = decision),
+  });
+  const mcpResult = await mcp.call(call.tool, call.args);
+  await mcp.close();
+
+  const { outputs, decisions } = await guardOpenAiToolCalls(
+    [{ id: 'c', type: 'function', function: { name: call.tool, arguments: JSON.stringify(call.args) } }],
+    { client, project: call.project, requester: call.requester, formatRefusal, invoke: (name) => `${name} done` },
+  );
+  expect(strip(decisions[0])).toEqual(strip(mcpDecision));
+  expect(mcpResult.isError).toBe(!mcpDecision?.allow);
+  // A refusal is the same text; an allowed call gets the identical "<tool> done" of both stubs.
+  expect(outputs[0]?.content).toBe(mcpResult.text);
+  return { decision: mcpDecision as ClientDecision, text: mcpResult.text };
+}
+
+describe('parity of the two guards, real service', () => {
+  it('gives the same decision and the same refusal text for the same call', async () => {
+    const reasons: string[] = [];
+    for (const call of cases) {
+      const { decision, text } = await throughBothGuards(pdp.decider, call);
+      if (!decision.allow) expect(text).toBe(decision.message);
+      reasons.push(decision.reason);
+    }
+    // The cases cover allows and every kind of denial the service gives.
+    expect(reasons).toEqual([
+      'not_in_allowlist',
+      'allowed',
+      'unknown_tool',
+      'not_in_allowlist',
+      'allowed',
+      'issue_out_of_bounds',
+      'requester_project_mismatch',
+      'invalid_requester',
+      'unknown_project',
+    ]);
+  });
+
+  it('words every refusal with the same formatRefusal in both guards, and leaves allowed calls alone', async () => {
+    const formatRefusal: FormatRefusal = (decision) => `[${decision.reason}] ${decision.tool.name} is not available to you.`;
+    for (const call of cases) {
+      const { decision, text } = await throughBothGuards(pdp.decider, call, formatRefusal);
+      expect(text).toBe(decision.allow ? `${call.tool} done` : formatRefusal(decision));
+    }
+  });
+
+  it('falls back to the decision message when formatRefusal throws or returns no text', async () => {
+    const call = cases[0] as Call;
+    for (const broken of [
+      () => {
+        throw new Error('formatter bug');
+      },
+      () => '',
+      () => undefined as unknown as string,
+    ]) {
+      const { decision, text } = await throughBothGuards(pdp.decider, call, broken);
+      expect(decision.allow).toBe(false);
+      expect(text).toBe(decision.message);
+    }
+  });
+
+  it('gives the same local denial in both guards: rejected (wrong token) and unreachable', async () => {
+    const wrongToken = new PdpClient({ baseUrl: pdp.url, token: 'not-the-decide-token', timeoutMs: 2000 });
+    const nobody = new PdpClient({ baseUrl: await closedPortUrl(), timeoutMs: 2000 });
+    try {
+      const rejected = await throughBothGuards(wrongToken, cases[1] as Call);
+      expect(rejected.decision.reason).toBe('pdp_rejected');
+      expect(rejected.text).toBe(
+        'Tool idea_ticket_read (agent QA, project demo) denied: policy service rejected the request (401 unauthorized: decide token missing or wrong)',
+      );
+      const unreachable = await throughBothGuards(nobody, cases[1] as Call);
+      expect(unreachable.decision.reason).toBe('pdp_unavailable');
+      expect(unreachable.text).toMatch(
+        /^Tool idea_ticket_read \(agent QA, project demo\) denied: policy service unreachable \(connection refused/,
+      );
+    } finally {
+      await Promise.all([wrongToken.close(), nobody.close()]);
+    }
+  });
+});
