@@ -116,6 +116,7 @@ export async function guardOpenAiToolCalls<C extends OpenAiToolCall>(
   calls: readonly C[],
   options: OpenAiGuardOptions<C>,
 ): Promise<GuardedToolCalls<C>> {
+  const concurrency = concurrencyOf(options.concurrency);
   const [project, who] = await Promise.all([resolveHostValue(options.project), resolveHostValue(options.requester)]);
   const prepared = calls.map((call) => prepare(call, project, who));
   const queries: DecideQuery[] = [];
@@ -137,7 +138,7 @@ export async function guardOpenAiToolCalls<C extends OpenAiToolCall>(
 
   const texts: string[] = decided.map((decision) => (decision.allow ? '' : formatRefusalSafely(decision, options.formatRefusal)));
   const allowed = decided.flatMap((decision, index) => (decision.allow ? [index] : []));
-  await runBounded(allowed, concurrencyOf(options.concurrency), async (index) => {
+  await runBounded(allowed, concurrency, async (index) => {
     texts[index] = await invokeSafely(options, prepared[index] as PreparedCall, calls[index] as C, project);
   });
   return { outputs: calls.map((call, index) => outputFor(call, texts[index] ?? '')), decisions: decided };
