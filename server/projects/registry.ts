@@ -16,7 +16,7 @@ import { startWatcher, type WatchScope, type Watcher } from './watcher/index.js'
 const CONCURRENCY = 32;
 /** Projects whose files one rescan period checks. */
 const RESCAN_BATCH = 100;
-/** A project folder found missing is checked again this much later, and removed only if still missing. */
+/** A project folder found missing is removed only if it is still missing when checked again this much later. */
 export const ABSENCE_CONFIRM_MS = 250;
 
 /** What happened to a project: its state changed (see ProjectChange), or it came or went. */
@@ -49,9 +49,10 @@ export class ProjectRegistry {
   private readonly explicit: ReadonlyMap<string, string>;
   private readonly root: string | undefined;
   private watcher: Watcher | undefined;
-  /** Ids found missing once (see ABSENCE_CONFIRM_MS). */
-  private readonly missingOnce = new Set<string>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** When each missing project folder was first found missing (see ABSENCE_CONFIRM_MS). */
+  private readonly missingSince = new Map<string, number>();
+  /** The pending second check of each missing folder. */
+  private readonly confirmations = new Map<string, NodeJS.Timeout>();
   private rescanTimer: NodeJS.Timeout | undefined;
   private rescanning = false;
   private rescanCursor = 0;
@@ -107,8 +108,8 @@ export class ProjectRegistry {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.rescanTimer);
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
+    for (const timer of this.confirmations.values()) clearTimeout(timer);
+    this.confirmations.clear();
     for (const project of this.projects.values()) project.close();
     this.watcher?.close();
   }
@@ -165,20 +166,31 @@ export class ProjectRegistry {
     if (root === undefined || this.closed || !PROJECT_ID_REGEX.test(id) || this.explicit.has(id)) return;
     const kind = await entryKind(path.join(root, id));
     if (kind === 'folder') {
-      this.missingOnce.delete(id);
+      this.missingSince.delete(id);
       const project = this.projects.get(id);
       if (project === undefined) await this.add(id, path.join(root, id));
       else void project.reload();
     } else if (kind === 'absent' && this.projects.has(id)) {
-      if (this.missingOnce.delete(id)) return this.remove(id);
-      this.missingOnce.add(id);
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        void this.checkRootEntry(id);
-      }, ABSENCE_CONFIRM_MS);
-      timer.unref();
-      this.timers.add(timer);
+      const since = this.missingSince.get(id);
+      if (since === undefined) {
+        this.missingSince.set(id, performance.now());
+        this.checkLater(id, ABSENCE_CONFIRM_MS);
+      } else if (performance.now() - since >= ABSENCE_CONFIRM_MS) {
+        this.missingSince.delete(id);
+        this.remove(id);
+      } else if (!this.confirmations.has(id)) {
+        this.checkLater(id, since + ABSENCE_CONFIRM_MS - performance.now());
+      }
     }
+  }
+
+  private checkLater(id: string, delayMs: number): void {
+    const timer = setTimeout(() => {
+      this.confirmations.delete(id);
+      void this.checkRootEntry(id);
+    }, delayMs + 1);
+    timer.unref();
+    this.confirmations.set(id, timer);
   }
 
   private reloadFolder(root: string): void {
