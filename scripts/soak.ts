@@ -12,7 +12,9 @@
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import type { Decision, DecideQuery, PermissionsView } from '../schemas/index.js';
-import { ALL_TOOLS, READ_TOOLS, makeTree, policyDoc, startService } from '../test/security/helpers.js';
+import { makeTree, policyText } from '../test/support/files.js';
+import { startService } from '../test/support/service-process.js';
+import { ALL_TOOLS, READ_TOOLS } from '../test/support/tools.js';
 
 const SECONDS = Number(process.env['SOAK_SECONDS'] ?? 60);
 const CONCURRENCY = Number(process.env['SOAK_CONCURRENCY'] ?? 8);
@@ -202,7 +204,7 @@ const percentile = (values: number[], p: number): number => {
 };
 
 async function main(): Promise<number> {
-  const tree = await makeTree(Object.fromEntries(PROJECTS.map((project) => [project, policyDoc(DEFAULT_TOOLS, { F1: F1_TOOLS })])));
+  const tree = await makeTree(Object.fromEntries(PROJECTS.map((project) => [project, policyText(DEFAULT_TOOLS, { F1: F1_TOOLS })])));
   const service = await startService({
     PDP_PROJECTS_ROOT: tree.root,
     PDP_ADMIN_TOKEN: ADMIN,

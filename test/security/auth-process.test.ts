@@ -8,16 +8,9 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../server/config.js';
-import {
-  READ_TOOLS,
-  START_DEADLINE_MS,
-  makeTree,
-  policyDoc,
-  runUntilExit,
-  startService,
-  type ServiceProcess,
-  type TempTree,
-} from './helpers.js';
+import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { START_DEADLINE_MS, runUntilExit, startService, type ServiceProcess } from '../support/service-process.js';
+import { READ_TOOLS } from '../support/tools.js';
 
 const TIMEOUT = 2 * START_DEADLINE_MS + 20_000;
 const trees: TempTree[] = [];
@@ -28,7 +21,7 @@ afterEach(async () => {
 });
 
 async function tree(): Promise<TempTree> {
-  const made = await makeTree({ demo: policyDoc(undefined, { QA: [...READ_TOOLS] }), broken: null });
+  const made = await makeTree({ demo: policyText(undefined, { QA: [...READ_TOOLS] }), broken: null });
   trees.push(made);
   // `.ideai` of "broken" is replaced by a file: any write there fails (500 write_failed), a logged error path.
   const ideai = path.join(made.root, 'broken', '.ideai');

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/http/app.js';
-import { changedPaths, makeTree, policyDoc, snapshotTree, type TempTree } from './helpers.js';
+import { changedPaths, makeTree, policyText, snapshotTree, type TempTree } from '../support/files.js';
 
 const ADMIN = 'browser-admin-token-0123456789abcdef';
 const ORIGIN = 'https://evil.example';
@@ -15,7 +15,7 @@ let app: FastifyInstance;
 let made: TempTree;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyDoc(undefined) });
+  made = await makeTree({ demo: policyText(undefined) });
   app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
   await app.ready();
 });

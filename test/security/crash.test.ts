@@ -10,16 +10,10 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicyDocumentSchema, type Decision, type PolicyDocument } from '../../schemas/index.js';
-import {
-  READ_TOOLS,
-  START_DEADLINE_MS,
-  WRITE_TOOLS,
-  makeTree,
-  startService,
-  waitFor,
-  type ServiceProcess,
-  type TempTree,
-} from './helpers.js';
+import { makeTree, type TempTree } from '../support/files.js';
+import { START_DEADLINE_MS, startService, type ServiceProcess } from '../support/service-process.js';
+import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 const ADMIN = 'crash-admin-token-0123456789abcdef';
 const IN_FLIGHT = 4;

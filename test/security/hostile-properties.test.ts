@@ -17,14 +17,16 @@ import {
   type DecideQuery,
   type Decision,
 } from '../../schemas/index.js';
-import { ALL_TOOLS, READ_TOOLS, isStableError, makeTree, policyDoc, type TempTree } from './helpers.js';
+import { isStableError } from '../support/app.js';
+import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { ALL_TOOLS, READ_TOOLS } from '../support/tools.js';
 
 const ADMIN = 'properties-admin-token-0123456789';
 let app: FastifyInstance;
 let made: TempTree;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyDoc(undefined, { Granted: ['idea_memory_write'] }), victim: null });
+  made = await makeTree({ demo: policyText(undefined, { Granted: ['idea_memory_write'] }), victim: null });
   app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
   await app.ready();
 });

@@ -10,7 +10,9 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/http/app.js';
 import type { Decision } from '../../schemas/index.js';
-import { READ_TOOLS, WRITE_TOOLS, changedPaths, isStableError, makeTree, policyDoc, snapshotTree, type TempTree } from './helpers.js';
+import { isStableError } from '../support/app.js';
+import { changedPaths, makeTree, policyText, snapshotTree, type TempTree } from '../support/files.js';
+import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 
 const ADMIN = 'hostile-admin-token-0123456789abcdef';
 const auth = { authorization: `Bearer ${ADMIN}` };
@@ -21,7 +23,7 @@ let made: TempTree;
 let before: Map<string, string>;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyDoc(undefined, { Granted: ['idea_memory_write'] }), victim: null });
+  made = await makeTree({ demo: policyText(undefined, { Granted: ['idea_memory_write'] }), victim: null });
   app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
   await app.ready();
   before = await snapshotTree(made.outer);
@@ -90,7 +92,7 @@ describe('traversal, control characters and prototype names in every URL paramet
       const base = `/projects/${project}`;
       const cases: Array<[Method, string, string | undefined]> = [
         ['GET', `${base}/mcp-tool-permissions`, undefined],
-        ['PUT', `${base}/mcp-tool-permissions`, policyDoc(['idea_memory_write'])],
+        ['PUT', `${base}/mcp-tool-permissions`, policyText(['idea_memory_write'])],
         ['PUT', `${base}/mcp-tool-permissions/default`, allowlist(['idea_memory_write'])],
         ['DELETE', `${base}/mcp-tool-permissions/default`, undefined],
         ['PUT', `${base}/mcp-tool-permissions/agents/Main`, allowlist(['idea_memory_write'])],

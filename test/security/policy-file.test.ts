@@ -11,7 +11,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/http/app.js';
 import type { Decision } from '../../schemas/index.js';
-import { makeTree, policyDoc, waitFor, type TempTree } from './helpers.js';
+import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { waitFor } from '../support/wait.js';
 
 const ADMIN = 'policy-file-admin-token-0123456789';
 const SECRET = 'TOPSECRET-abcdefghij0123456789';
@@ -24,7 +25,7 @@ afterEach(async () => {
 });
 
 async function start(): Promise<{ app: FastifyInstance; made: TempTree }> {
-  const made = await makeTree({ demo: policyDoc(undefined, { QA: ['idea_memory_write'] }) });
+  const made = await makeTree({ demo: policyText(undefined, { QA: ['idea_memory_write'] }) });
   const app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 50 });
   await app.ready();
   open.push({ app, made });
@@ -105,7 +106,7 @@ describe('broken and absurd policy files', () => {
   it('fails closed on half-written, empty, binary and deeply nested files, and recovers when fixed', async () => {
     const { app, made } = await start();
     const file = made.policyPath('demo');
-    const good = policyDoc(undefined, { QA: ['idea_memory_write'] });
+    const good = policyText(undefined, { QA: ['idea_memory_write'] });
     const bad = [
       good.slice(0, Math.floor(good.length / 2)),
       '',
@@ -158,7 +159,7 @@ describe('broken and absurd policy files', () => {
       ['a 17 MiB file', () => writeFile(file, `{"version":1,"x":"${'x'.repeat(17 * 1024 * 1024)}"}`), true],
     ];
     for (const [what, replace, repairs] of replacements) {
-      await writeFile(file, policyDoc(undefined, { QA: ['idea_memory_write'] }));
+      await writeFile(file, policyText(undefined, { QA: ['idea_memory_write'] }));
       await waitFor(async () => (await decide(app, 'QA', 'idea_memory_write')).allow, `granted before ${what}`);
       await rm(file);
       await replace();
@@ -188,7 +189,7 @@ describe('broken and absurd policy files', () => {
   });
 
   it('starts, and fails closed, when the files are already a FIFO, a device, a folder or huge at start (read synchronously then)', async () => {
-    const grant = policyDoc(undefined, { QA: ['idea_memory_write'] });
+    const grant = policyText(undefined, { QA: ['idea_memory_write'] });
     const made = await makeTree({ fifo: null, zero: null, folder: null, huge: null, fifoAgents: grant, good: grant });
     const fifoOutside = path.join(made.outer, 'outside.fifo');
     execFileSync('mkfifo', [fifoOutside]);

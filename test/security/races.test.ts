@@ -10,7 +10,8 @@ import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/http/app.js';
 import type { Decision, PermissionsView } from '../../schemas/index.js';
-import { ALL_TOOLS, READ_TOOLS, makeTree, policyDoc, type TempTree } from './helpers.js';
+import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { ALL_TOOLS, READ_TOOLS } from '../support/tools.js';
 
 const ADMIN = 'races-admin-token-0123456789abcdef';
 const T = 'idea_memory_write';
@@ -24,7 +25,7 @@ let made: TempTree;
 let pool: Pool;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyDoc([...READ_TOOLS], { Y: [...Y_TOOLS] }) });
+  made = await makeTree({ demo: policyText([...READ_TOOLS], { Y: [...Y_TOOLS] }) });
   app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;

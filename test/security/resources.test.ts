@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/http/app.js';
 import type { DecideQuery, Decision, EphemeralPolicy, RecentDecision } from '../../schemas/index.js';
-import { makeTree, policyDoc, waitFor, type TempTree } from './helpers.js';
+import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { waitFor } from '../support/wait.js';
 
 const ADMIN = 'resources-admin-token-0123456789ab';
 /** The documented bounds (SECURITY.md): the ring size and the live ephemeral policies per project. */
@@ -21,7 +22,7 @@ let app: FastifyInstance;
 let made: TempTree;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyDoc(undefined), ephemeral: null, capped: null });
+  made = await makeTree({ demo: policyText(undefined), ephemeral: null, capped: null });
   app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
   await app.ready();
 });

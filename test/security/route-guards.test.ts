@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/http/app.js';
-import { makeTree, policyDoc, type TempTree } from './helpers.js';
+import { makeTree, policyText, type TempTree } from '../support/files.js';
 
 const ADMIN = 'route-guards-admin-token-0123456789';
 const DECIDE = 'route-guards-decide-token-0123456789';
@@ -18,7 +18,7 @@ let app: FastifyInstance;
 let made: TempTree;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyDoc(undefined, {}) });
+  made = await makeTree({ demo: policyText(undefined, {}) });
   app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, decideToken: DECIDE, logger: false, rescanMs: 0 });
   await app.ready();
 });

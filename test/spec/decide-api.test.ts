@@ -1,18 +1,8 @@
 /** SPEC §5: /decide and /decide/batch validation, /catalog, /projects, /healthz, /readyz. */
 import { describe, expect, it } from 'vitest';
-import {
-  ALL_TOOLS,
-  READ_TOOLS,
-  WRITE_TOOLS,
-  call,
-  setupSpecFile,
-  decide,
-  decideBatch,
-  errorCode,
-  policyDoc,
-  sharedServer,
-  startServer,
-} from './helpers.js';
+import { call, setupSpecFile, decide, decideBatch, errorCode, sharedServer, startServer } from '../support/app.js';
+import { policyDoc } from '../support/files.js';
+import { ALL_TOOLS, READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 
 setupSpecFile();
 

@@ -1,7 +1,10 @@
 /** SPEC §6 (and §4 ticket-assistant resolution): ephemeral ticket-assistant policies. */
 import { describe, expect, it } from 'vitest';
 import type { DecideQuery } from '../../schemas/index.js';
-import { READ_TOOLS, call, setupSpecFile, decide, ephemeralUrl, errorCode, policyDoc, startServer, waitFor } from './helpers.js';
+import { call, setupSpecFile, decide, ephemeralUrl, errorCode, startServer } from '../support/app.js';
+import { policyDoc } from '../support/files.js';
+import { READ_TOOLS } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 setupSpecFile();
 

@@ -6,17 +6,10 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery } from '../../schemas/index.js';
-import {
-  ADMIN_TOKEN,
-  READ_TOOLS,
-  listenServer,
-  policyDoc,
-  readText,
-  setupSpecFile,
-  startServer,
-  waitFor,
-  writeProject,
-} from './helpers.js';
+import { ADMIN_TOKEN, listenServer, setupSpecFile, startServer } from '../support/app.js';
+import { policyDoc, readText, writeProject } from '../support/files.js';
+import { READ_TOOLS } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 setupSpecFile();
 

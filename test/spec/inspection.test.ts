@@ -1,7 +1,9 @@
 /** SPEC §5 inspection: effective policy of a requester, and recent decisions. */
 import { describe, expect, it } from 'vitest';
 import type { EffectivePolicy, RecentDecision } from '../../schemas/index.js';
-import { ALL_TOOLS, READ_TOOLS, call, setupSpecFile, decide, ephemeralUrl, errorCode, policyDoc, startServer } from './helpers.js';
+import { call, setupSpecFile, decide, ephemeralUrl, errorCode, startServer } from '../support/app.js';
+import { policyDoc } from '../support/files.js';
+import { ALL_TOOLS, READ_TOOLS } from '../support/tools.js';
 
 setupSpecFile();
 

@@ -8,7 +8,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { makeProjectsRoot, policyDoc, readText, setupSpecFile, waitFor, writeProject } from './helpers.js';
+import { makeProjectsRoot, setupSpecFile } from '../support/app.js';
+import { policyDoc, readText, writeProject } from '../support/files.js';
+import { waitFor } from '../support/wait.js';
 
 setupSpecFile();
 

@@ -1,7 +1,9 @@
 /** SPEC §3 and §5: GET /projects/:project/mcp-tool-permissions (the UI's get_mcp_tool_permissions). */
 import { describe, expect, it } from 'vitest';
 import type { PermissionsView } from '../../schemas/index.js';
-import { READ_TOOLS, call, setupSpecFile, errorCode, permissionsUrl, policyDoc, startServer } from './helpers.js';
+import { call, setupSpecFile, errorCode, permissionsUrl, startServer } from '../support/app.js';
+import { policyDoc } from '../support/files.js';
+import { READ_TOOLS } from '../support/tools.js';
 
 setupSpecFile();
 

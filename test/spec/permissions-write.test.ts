@@ -3,21 +3,9 @@ import { chmod, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PermissionsView } from '../../schemas/index.js';
-import {
-  READ_TOOLS,
-  WRITE_TOOLS,
-  agentUrl,
-  call,
-  setupSpecFile,
-  decide,
-  defaultUrl,
-  errorCode,
-  permissionsUrl,
-  policyDoc,
-  readText,
-  restartOn,
-  startServer,
-} from './helpers.js';
+import { agentUrl, call, setupSpecFile, decide, defaultUrl, errorCode, permissionsUrl, restartOn, startServer } from '../support/app.js';
+import { policyDoc, readText } from '../support/files.js';
+import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 
 setupSpecFile();
 

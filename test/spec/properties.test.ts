@@ -5,18 +5,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery, PermissionsView } from '../../schemas/index.js';
-import {
-  ALL_TOOLS,
-  READ_TOOLS,
-  WRITE_TOOLS,
-  agentUrl,
-  call,
-  decideBatch,
-  defaultUrl,
-  makeProjectsRoot,
-  permissionsUrl,
-  ADMIN_TOKEN,
-} from './helpers.js';
+import { agentUrl, call, decideBatch, defaultUrl, makeProjectsRoot, permissionsUrl, ADMIN_TOKEN } from '../support/app.js';
+import { ALL_TOOLS, READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 import { buildApp } from '../../server/http/app.js';
 import type { FastifyInstance } from 'fastify';
 import { rm } from 'node:fs/promises';

@@ -3,18 +3,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../schemas/index.js';
-import {
-  READ_TOOLS,
-  WRITE_TOOLS,
-  call,
-  setupSpecFile,
-  decide,
-  permissionsUrl,
-  policyDoc,
-  sharedServer,
-  startServer,
-  waitFor,
-} from './helpers.js';
+import { call, setupSpecFile, decide, permissionsUrl, sharedServer, startServer } from '../support/app.js';
+import { policyDoc } from '../support/files.js';
+import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 setupSpecFile();
 

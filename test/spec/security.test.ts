@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import {
   ADMIN_TOKEN,
   DECIDE_TOKEN,
-  READ_TOOLS,
   agentUrl,
   call,
   setupSpecFile,
@@ -14,12 +13,11 @@ import {
   ephemeralUrl,
   errorCode,
   permissionsUrl,
-  policyDoc,
-  readText,
-  snapshotTree,
   startServer,
-  waitFor,
-} from './helpers.js';
+} from '../support/app.js';
+import { changedPaths, policyDoc, readText, snapshotTree } from '../support/files.js';
+import { READ_TOOLS } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 setupSpecFile();
 
@@ -277,10 +275,9 @@ describe('§7 path traversal', () => {
     const dots = await call(server.app, 'PUT', '/projects/demo/mcp-tool-permissions/agents/..', { body, auth: true });
     expect(dots.statusCode).toBeLessThan(500);
     const after = await snapshotTree(server.outer);
-    const changed = Object.keys({ ...before, ...after }).filter((file) => before[file] !== after[file]);
     // Only the policy file of demo (and transient temp files already gone) may differ.
-    for (const file of changed) expect(file.startsWith('projects/demo/.ideai/'), file).toBe(true);
-    expect(after['sentinel.txt']).toBe(before['sentinel.txt']);
+    for (const file of changedPaths(before, after)) expect(file.startsWith('projects/demo/.ideai/'), file).toBe(true);
+    expect(after.get('sentinel.txt')).toBe(before.get('sentinel.txt'));
     expect(await decide(server.app, { project: 'victim', requester: 'QA', tool: 'idea_memory_write' })).toMatchObject({ allow: false });
   });
 });

@@ -1,104 +1,16 @@
 /**
- * Helpers of the security and reliability suite: temp trees with a sentinel outside the projects
- * root, tree snapshots (to prove nothing outside `.ideai/` is touched), the real service started as
- * a child process (`node --import tsx server/main.ts`), and deadline-based polling.
+ * The real service as a child process (`node --import tsx server/main.ts`): started on a free
+ * loopback port and awaited until ready, or run until it exits by itself.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { ERROR_CODES, TOOL_CATALOG } from '../../schemas/index.js';
+import { waitFor } from './wait.js';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const POLICY_FILE = 'mcp-tool-permissions.json';
-export const ALL_TOOLS: readonly string[] = TOOL_CATALOG.map((tool) => tool.name);
-export const READ_TOOLS: readonly string[] = TOOL_CATALOG.filter((tool) => tool.access === 'read').map((tool) => tool.name);
-export const WRITE_TOOLS: readonly string[] = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
-export const KNOWN_ERROR_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 
 /** Starting a child on this shared 2-core machine can take seconds when other suites run. */
 export const START_DEADLINE_MS = 45_000;
-
-/** A policy document in the file format of SPEC §3. */
-export function policyDoc(projectDefault: readonly string[] | undefined, agents: Record<string, readonly string[]> = {}): string {
-  const doc = {
-    version: 1,
-    ...(projectDefault === undefined ? {} : { projectDefault: { allowedTools: [...projectDefault] } }),
-    agents: Object.entries(agents).map(([agentId, allowedTools]) => ({ agentId, policy: { allowedTools: [...allowedTools] } })),
-  };
-  return `${JSON.stringify(doc, null, 2)}\n`;
-}
-
-export interface TempTree {
-  /** Holds `projects/`, `state/`, a sentinel file and an `etc/` decoy beside the projects root. */
-  outer: string;
-  root: string;
-  policyPath(project: string): string;
-  remove(): Promise<void>;
-}
-
-/** `<tmp>/projects/<id>/.ideai/mcp-tool-permissions.json` for each entry (`null`: no file). */
-export async function makeTree(projects: Record<string, string | null>): Promise<TempTree> {
-  const outer = await mkdtemp(path.join(os.tmpdir(), 'pdp-sec-'));
-  const root = path.join(outer, 'projects');
-  await mkdir(root);
-  await writeFile(path.join(outer, 'sentinel.txt'), 'do not touch\n');
-  await mkdir(path.join(outer, 'etc'));
-  await writeFile(path.join(outer, 'etc', 'passwd'), 'root:x:0:0\n');
-  for (const [id, policy] of Object.entries(projects)) {
-    await mkdir(path.join(root, id, '.ideai'), { recursive: true });
-    if (policy !== null) await writeFile(path.join(root, id, '.ideai', POLICY_FILE), policy);
-  }
-  return {
-    outer,
-    root,
-    policyPath: (project) => path.join(root, project, '.ideai', POLICY_FILE),
-    remove: () => rm(outer, { recursive: true, force: true }),
-  };
-}
-
-/** Every entry under `dir` with its size and mtime (folders as `dir`). */
-export async function snapshotTree(dir: string): Promise<Map<string, string>> {
-  const result = new Map<string, string>();
-  async function walk(current: string): Promise<void> {
-    for (const entry of await readdir(current, { withFileTypes: true })) {
-      const full = path.join(current, entry.name);
-      const info = await stat(full);
-      result.set(path.relative(dir, full), entry.isDirectory() ? 'dir' : `${info.size}:${info.mtimeMs}`);
-      if (entry.isDirectory()) await walk(full);
-    }
-  }
-  await walk(dir);
-  return result;
-}
-
-/** Paths that differ between two snapshots (added, removed or changed). */
-export function changedPaths(before: Map<string, string>, after: Map<string, string>): string[] {
-  const keys = new Set([...before.keys(), ...after.keys()]);
-  return [...keys].filter((key) => before.get(key) !== after.get(key)).sort();
-}
-
-/** Polls `probe` until it returns true; throws after `timeoutMs`. Never a bare sleep as an assertion. */
-export async function waitFor(probe: () => Promise<boolean> | boolean, what: string, timeoutMs = 10_000, intervalMs = 20): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await probe()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
-/** True when `body` is `{ error: { code, message } }` with a code from the published list. */
-export function isStableError(body: unknown): boolean {
-  if (typeof body !== 'object' || body === null) return false;
-  const error = (body as { error?: unknown }).error;
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return typeof code === 'string' && KNOWN_ERROR_CODES.has(code) && typeof message === 'string';
-}
-
-// ------------------------------------------------------------------ the service as a child process
 
 export interface ServiceProcess {
   readonly child: ChildProcess;

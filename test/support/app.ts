@@ -1,29 +1,16 @@
 /**
- * Helpers of the acceptance suite written from SPEC.md §3–§7. Every test builds its own projects
- * root in a fresh temp folder, starts the real app on it (`buildApp`) and talks to it through
- * `app.inject` (route tests) or a real socket (`listen` + fetch, hot-reload tests).
+ * The real app for a test: each test builds its own projects root in a fresh temp folder, starts
+ * `buildApp` on it and talks to it through `app.inject` (route tests) or a real socket (`listen`).
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, vi } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { ERROR_CODES, type Decision, type DecideQuery } from '../../schemas/index.js';
 import { buildApp, type BuildAppOptions } from '../../server/http/app.js';
-import type { Decision, DecideQuery } from '../../schemas/index.js';
+import { POLICY_FILE, makeTree, type ProjectFixture } from './files.js';
 
 export const ADMIN_TOKEN = 'spec-admin-token-0123456789abcdef';
 export const DECIDE_TOKEN = 'spec-decide-token-fedcba9876543210';
-export const POLICY_FILE = 'mcp-tool-permissions.json';
-
-/** What to put in one project folder. A string is written verbatim; anything else as JSON. */
-export interface ProjectFixture {
-  /** `.ideai/mcp-tool-permissions.json`; absent = no file. */
-  policy?: unknown;
-  /** `.ideai/agents.json`; absent = no file. */
-  agents?: unknown;
-  /** Create `.ideai/` even without any file in it. */
-  ideai?: boolean;
-}
 
 export interface SpecServer {
   /** Temp folder holding `projects/` and a sentinel file beside it (to detect writes outside). */
@@ -51,34 +38,14 @@ export function setupSpecFile(): void {
   });
 }
 
-function serialize(content: unknown): string {
-  return typeof content === 'string' ? content : `${JSON.stringify(content, null, 2)}\n`;
-}
-
-/** Writes one project folder (creating it) under `root`. */
-export async function writeProject(root: string, id: string, fixture: ProjectFixture = {}): Promise<string> {
-  const dir = path.join(root, id);
-  await mkdir(dir, { recursive: true });
-  if (fixture.policy !== undefined || fixture.agents !== undefined || fixture.ideai === true) {
-    await mkdir(path.join(dir, '.ideai'), { recursive: true });
-  }
-  if (fixture.policy !== undefined) await writeFile(path.join(dir, '.ideai', POLICY_FILE), serialize(fixture.policy));
-  if (fixture.agents !== undefined) await writeFile(path.join(dir, '.ideai', 'agents.json'), serialize(fixture.agents));
-  return dir;
-}
-
-/** Makes `<tmp>/projects/<id>/...` for every fixture and a sentinel file in `<tmp>`. */
+/** Makes `<tmp>/projects/<id>/...` for every fixture, with a sentinel file beside the projects root. */
 export async function makeProjectsRoot(
   projects: Record<string, ProjectFixture>,
   track: (cleanup: () => Promise<void>) => void = (cleanup) => cleanups.push(cleanup),
 ): Promise<{ outer: string; root: string }> {
-  const outer = await mkdtemp(path.join(os.tmpdir(), 'pdp-spec-'));
-  track(() => rm(outer, { recursive: true, force: true }));
-  const root = path.join(outer, 'projects');
-  await mkdir(root);
-  await writeFile(path.join(outer, 'sentinel.txt'), 'do not touch\n');
-  for (const [id, fixture] of Object.entries(projects)) await writeProject(root, id, fixture);
-  return { outer, root };
+  const tree = await makeTree(projects);
+  track(tree.remove);
+  return { outer: tree.outer, root: tree.root };
 }
 
 export interface StartOptions {
@@ -205,92 +172,11 @@ export const agentUrl = (project: string, agentId: string): string => `${permiss
 export const ephemeralUrl = (project: string, requester: string): string =>
   `/projects/${encodeURIComponent(project)}/ephemeral-policies/${encodeURIComponent(requester)}`;
 
-// ------------------------------------------------------------------ files and time
-
-/** A policy document in the file format of SPEC §3. */
-export function policyDoc(
-  projectDefault: readonly string[] | undefined,
-  agents: Record<string, readonly string[]> = {},
-): Record<string, unknown> {
-  return {
-    version: 1,
-    ...(projectDefault === undefined ? {} : { projectDefault: { allowedTools: [...projectDefault] } }),
-    agents: Object.entries(agents).map(([agentId, allowedTools]) => ({ agentId, policy: { allowedTools: [...allowedTools] } })),
-  };
-}
-
-export async function readText(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-/** Every file under `dir` (recursive) with its size and mtime: to prove nothing else was touched. */
-export async function snapshotTree(dir: string): Promise<Record<string, string>> {
-  const result: Record<string, string> = {};
-  async function walk(current: string): Promise<void> {
-    for (const entry of await readdir(current, { withFileTypes: true })) {
-      const full = path.join(current, entry.name);
-      const info = await stat(full);
-      result[path.relative(dir, full)] = entry.isDirectory() ? 'dir' : `${info.size}:${info.mtimeMs}`;
-      if (entry.isDirectory()) await walk(full);
-    }
-  }
-  await walk(dir);
-  return result;
-}
-
-/** Polls `probe` every `intervalMs` until it returns true or `timeoutMs` passes (then throws). */
-export async function waitFor(probe: () => Promise<boolean>, what: string, timeoutMs = 5_000, intervalMs = 10): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await probe()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
-// ------------------------------------------------------------------ the catalog, copied from SPEC §2
-
-/** The 9 read tools of SPEC §2 (the canonical read-only set), in catalog order. */
-export const READ_TOOLS = [
-  'idea_list_agents',
-  'idea_context_read',
-  'idea_memory_read',
-  'idea_skill_read',
-  'idea_workstate_read',
-  'idea_ticket_read',
-  'idea_ticket_list',
-  'idea_ticket_read_carnet',
-  'idea_sprint_list',
-] as const;
-
-/** The 16 write/action tools of SPEC §2, in catalog order. */
-export const WRITE_TOOLS = [
-  'idea_ask_agent',
-  'idea_launch_agent',
-  'idea_stop_agent',
-  'idea_update_context',
-  'idea_context_propose',
-  'idea_memory_write',
-  'idea_ticket_create',
-  'idea_ticket_update',
-  'idea_ticket_update_status',
-  'idea_ticket_update_priority',
-  'idea_ticket_update_carnet',
-  'idea_ticket_link',
-  'idea_ticket_unlink',
-  'idea_run_in_background',
-  'idea_workstate_set',
-  'idea_create_skill',
-] as const;
-
-/** All 25 tools in catalog order. */
-export const ALL_TOOLS: readonly string[] = [...READ_TOOLS, ...WRITE_TOOLS];
-
-/** Sorts names in catalog order (the order every list of the API uses). */
-export function inCatalogOrder(names: Iterable<string>): string[] {
-  return [...new Set(names)].filter((name) => ALL_TOOLS.includes(name)).sort((a, b) => ALL_TOOLS.indexOf(a) - ALL_TOOLS.indexOf(b));
+/** True when `body` is `{ error: { code, message } }` with a code from the published list. */
+export function isStableError(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  const error = (body as { error?: unknown }).error;
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code) && typeof message === 'string';
 }
