@@ -40,3 +40,8 @@ const ODD_SPACE_SOURCE = '[^\\S ]| $';
 export const WRITABLE_AGENT_ID_PATTERN = `^(?=${AGENT_ID_PATTERN.slice(1)})(?!mcp$)(?![\\s\\S]*(?:${INVISIBLE_CHARACTER_SOURCE}|${LONE_SURROGATE_SOURCE}|${ODD_SPACE_SOURCE}))`;
 // eslint-disable-next-line no-misleading-character-class -- surrogate halves are matched on purpose, without the 'u' flag like TypeBox.
 export const WRITABLE_AGENT_ID_REGEX = new RegExp(WRITABLE_AGENT_ID_PATTERN);
+
+/** The one order of ids in every list the service answers or writes: by UTF-16 code units, like `<`. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -3,6 +3,7 @@
  * catalog order, agents sorted by id (docs/api.md §5).
  */
 import { isToolName, sortByCatalogOrder, type InvalidToolsDetails, type PolicyDocument } from '../../schemas/index.js';
+import { compareIds } from '../../schemas/ids.js';
 
 /** What is wrong with an allowlist a client sent, or null when every name is a catalog tool, once. */
 export function allowlistProblems(names: readonly string[]): InvalidToolsDetails | null {
@@ -58,7 +59,7 @@ export function serializeDocument(document: PolicyDocument): string {
   if (document.$schema !== undefined) canonical.$schema = document.$schema;
   if (document.projectDefault) canonical.projectDefault = { allowedTools: canonicalTools(document.projectDefault.allowedTools) };
   canonical.agents = [...(document.agents ?? [])]
-    .sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0))
+    .sort((a, b) => compareIds(a.agentId, b.agentId))
     .map((agent) => ({ agentId: agent.agentId, policy: { allowedTools: canonicalTools(agent.policy.allowedTools) } }));
   const ordered = { ...(canonical.$schema === undefined ? {} : { $schema: canonical.$schema }), ...canonical };
   return `${JSON.stringify(ordered, null, 2)}\n`;

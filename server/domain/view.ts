@@ -2,6 +2,7 @@
  * Builds the permissions view of a project (the UI's `get_mcp_tool_permissions`, docs/api.md §5). Pure.
  */
 import { sortByCatalogOrder, type AgentPermissions, type PermissionsView, type ToolName } from '../../schemas/index.js';
+import { compareIds } from '../../schemas/ids.js';
 import type { CompiledPolicy } from './compile.js';
 import type { AgentsFileState } from './agents-file.js';
 
@@ -75,5 +76,5 @@ export function complement(allowed: ReadonlySet<string>, all: readonly ToolName[
 }
 
 function byAgentId(a: { agentId: string }, b: { agentId: string }): number {
-  return a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0;
+  return compareIds(a.agentId, b.agentId);
 }

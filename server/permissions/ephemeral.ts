@@ -3,6 +3,7 @@
  * Expired entries are never used (checked on read) and are swept periodically, so memory stays
  * bounded; a project that disappears for a while keeps its policies until they expire.
  */
+import { compareIds } from '../../schemas/ids.js';
 import type { EphemeralPolicy } from '../../schemas/index.js';
 import { makeAllowlist } from '../domain/compile.js';
 import type { EphemeralGrant } from '../domain/decide.js';
@@ -70,7 +71,7 @@ export class EphemeralPolicies {
     const entries = this.byProject.get(project);
     if (!entries) return [];
     this.sweepProject(entries);
-    return [...entries.values()].map((entry) => toWire(project, entry)).sort((a, b) => (a.requester < b.requester ? -1 : 1));
+    return [...entries.values()].map((entry) => toWire(project, entry)).sort((a, b) => compareIds(a.requester, b.requester));
   }
 
   close(): void {

@@ -8,7 +8,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { PROJECT_ID_REGEX } from '../../schemas/ids.js';
+import { PROJECT_ID_REGEX, compareIds } from '../../schemas/ids.js';
 import { Project, type ProjectChange } from './project.js';
 import { startWatcher, type WatchScope, type Watcher } from './watcher/index.js';
 
@@ -102,7 +102,7 @@ export class ProjectRegistry {
   }
 
   list(): Project[] {
-    return [...this.projects.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return [...this.projects.values()].sort((a, b) => compareIds(a.id, b.id));
   }
 
   async close(): Promise<void> {
