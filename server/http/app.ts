@@ -10,6 +10,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { createAuditFile } from '../decisions/audit-file.js';
 import { DecisionService } from '../decisions/decision-service.js';
+import { LiveEvents } from '../events/live-events.js';
 import { createLogger } from '../ops/logger.js';
 import { createMetrics } from '../ops/metrics.js';
 import { EphemeralPolicies } from '../permissions/ephemeral.js';
@@ -21,6 +22,7 @@ import { installHttpMetrics } from './http-metrics.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { decisionRoutes } from './routes/decisions.js';
 import { ephemeralRoutes } from './routes/ephemeral.js';
+import { eventsRoute } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { permissionsRoutes } from './routes/permissions.js';
 import { whoamiRoute } from './routes/whoami.js';
@@ -114,6 +116,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     metrics,
     audit,
   });
+  const events = new LiveEvents({
+    projects: () =>
+      registry
+        .list()
+        .map((project) => ({ project: project.id, revision: project.state.policy.revision, status: project.state.policy.status })),
+    logger,
+  });
   const registry = new ProjectRegistry({
     projectsRoot: options.projectsRoot,
     projects: options.projects,
@@ -126,6 +135,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       } else if (outcome === 'ok' || outcome === 'invalid') {
         metrics.recordReload(project, outcome);
       }
+      // The registry calls this once the new state is what decisions read.
+      const policy = registry.get(project)?.state.policy;
+      events.policyChanged(project, policy && { revision: policy.revision, status: policy.status });
     },
   });
   const permissions = new PermissionsService({ registry, ephemeral, logger, metrics });
@@ -162,11 +174,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(permissionsRoutes, { permissions, decisions });
   await app.register(ephemeralRoutes, { permissions });
   await app.register(whoamiRoute, { auth });
+  await app.register(eventsRoute, { events, hasProject: (id) => registry.get(id) !== undefined });
   await app.register(healthRoutes, { isReady: () => registry.isReady, projectCount: () => registry.size, metrics });
   await app.register(uiPlugin);
 
   app.addHook('onReady', async () => {
     await registry.start();
+  });
+  // Before the server stops accepting: open streams end cleanly instead of holding the close.
+  app.addHook('preClose', async () => {
+    events.close();
   });
   app.addHook('onClose', async () => {
     await registry.close();
