@@ -3,8 +3,11 @@ import { errorText } from './causes.js';
 import { localDenial, type ClientDecision } from './decision.js';
 import type { PdpClient } from './pdp-client.js';
 
-/** The part of {@link PdpClient} the guards use (a `PdpClient` is one). */
-export type GuardClient = Pick<PdpClient, 'decide' | 'decideBatch' | 'effective' | 'timeoutMs'>;
+/**
+ * The part of {@link PdpClient} the guards use (a `PdpClient` is one). `watchEvents` is optional:
+ * without it the MCP guard cannot tell the host that its tool list changed.
+ */
+export type GuardClient = Pick<PdpClient, 'decide' | 'decideBatch' | 'effective' | 'timeoutMs'> & Partial<Pick<PdpClient, 'watchEvents'>>;
 
 /** A pino-compatible logger; the guards log what they hide or refuse for a local reason. */
 export interface GuardLogger {

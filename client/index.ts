@@ -18,6 +18,8 @@
 export { PdpClient, MAX_DECISION_BYTES, type CallOptions, type PermissionsResult, type WriteOptions } from './pdp-client.js';
 export type { PdpClientOptions } from './options.js';
 export type { CheckFailureReason, CheckOptions, CheckResult } from './check.js';
+export type { EventHandlers, EventSubscription } from './event-stream.js';
+export type { ApprovalEvent, PolicyEvent } from '../schemas/events.js';
 export { PdpError, type TransportErrorCode } from './errors.js';
 export {
   CLIENT_DENIAL_REASONS,

@@ -18,6 +18,7 @@ import { parseRequester } from '../schemas/requester.js';
 import { errorText } from './causes.js';
 import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from './decision.js';
 import { resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
+import { ToolListFollower } from './tool-list-follower.js';
 
 /** The `extra` argument the SDK passes to request handlers (session id, auth info, abort signal, ...). */
 export type McpRequestExtra = Record<string, unknown> & { sessionId?: string | undefined; signal?: AbortSignal | undefined };
@@ -42,7 +43,9 @@ export interface McpGuardOptions {
    * When true, `tools/list` only lists the tools the requester may call, from
    * `GET /projects/:p/requesters/:r/effective`. If that lookup fails the list is EMPTY (fail
    * closed: a tool the service did not confirm is never advertised). Calls are still decided one
-   * by one either way.
+   * by one either way. The guard then also follows the service's events (`GET /events`) and sends
+   * `notifications/tools/list_changed` whenever a listed requester's tools change, and once when
+   * the service is reachable again after an outage.
    */
   filterToolsList?: boolean | undefined;
   /** Words the text of a refused call (default: the decision's message). Give the OpenAI guard the same function to keep parity. */
@@ -68,6 +71,8 @@ export interface McpGuard {
    * connected; never throws.
    */
   sendToolListChanged(): Promise<void>;
+  /** Stops following the service's events (closing the `PdpClient` stops it too). Calls stay guarded. */
+  close(): void;
 }
 
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
@@ -75,6 +80,7 @@ interface GuardState extends McpGuard {
   options: McpGuardOptions;
   /** Requester kinds already warned about (anonymous, invalid): each is logged once. */
   warned: Set<string>;
+  follower: ToolListFollower;
 }
 
 const GUARD_STATE = Symbol.for('idea-mcp-tool-permissions.mcp-guard');
@@ -110,10 +116,17 @@ export function guardMcpServer(server: object, options: McpGuardOptions): McpGua
   const existing = target[GUARD_STATE];
   if (existing !== undefined) {
     existing.options = options;
+    existing.follower.restart();
     return existing;
   }
   const handlers = handlerMap(target);
-  const state: GuardState = { options, warned: new Set(), sendToolListChanged: () => sendToolListChanged(target) };
+  const state = {
+    options,
+    warned: new Set<string>(),
+    sendToolListChanged: () => sendToolListChanged(target),
+    close: () => state.follower.stop(),
+  } as GuardState;
+  state.follower = new ToolListFollower(state);
   const storeRaw = Map.prototype.set.bind(handlers) as (method: string, handler: Handler) => Map<string, Handler>;
   for (const method of GUARDED_METHODS) {
     const registered = handlers.get(method);
@@ -130,6 +143,7 @@ export function guardMcpServer(server: object, options: McpGuardOptions): McpGua
   });
   guardFallbackHandler(target, state);
   Object.defineProperty(target, GUARD_STATE, { value: state, writable: false, configurable: false, enumerable: false });
+  state.follower.restart();
   return state;
 }
 
@@ -235,9 +249,11 @@ async function filterToolsList(state: GuardState, result: unknown, extra: unknow
       signal: signalOf(context),
     });
     if (effective.project !== project.value) throw new Error(`effective policy of project ${effective.project}`);
+    state.follower.noteListed(project.value, who.value, effective.allowedTools);
     const allowed = new Set(effective.allowedTools);
     return { ...result, tools: tools.filter((tool) => isJsonObject(tool) && allowed.has(tool['name'] as string)) };
   } catch (error) {
+    state.follower.noteListed(project.value, who.value, null);
     options.logger?.warn(
       { project: project.value, requester: who.value, cause: errorText(error) },
       'tools/list: effective policy unavailable, listing no tools',

@@ -28,6 +28,7 @@ import { decisionFromAnswer, decisionsFromBatchAnswer, errorBodyOf, failureText,
 import { oneLine } from './causes.js';
 import { checkService, type CheckOptions, type CheckResult } from './check.js';
 import { unavailable, type ClientDecision } from './decision.js';
+import { followEvents, type EventHandlers, type EventSubscription } from './event-stream.js';
 import { PdpError } from './errors.js';
 import { checkOptions, displayUrl, type PdpClientOptions } from './options.js';
 import { RequestSlots } from './request-slots.js';
@@ -103,6 +104,8 @@ export class PdpClient {
   private readonly jsonHeaders: Record<string, string>;
   private readonly decidePath: string;
   private closing: Promise<void> | undefined;
+  private readonly origin: string;
+  private readonly subscriptions = new Set<EventSubscription>();
 
   /** @throws TypeError or RangeError for a `baseUrl` that is not an absolute http(s) URL, or a bad duration. */
   constructor(options: PdpClientOptions) {
@@ -116,6 +119,7 @@ export class PdpClient {
     this.jsonHeaders = { ...this.baseHeaders, 'content-type': 'application/json' };
     this.decidePath = `${this.pathPrefix}/decide`;
     const { origin } = checked.url;
+    this.origin = origin;
     const backstopMs = Math.max(this.timeoutMs, this.adminTimeoutMs);
     this.slots = new RequestSlots(
       checked.connections,
@@ -135,8 +139,34 @@ export class PdpClient {
    * decisions are denied (`pdp_unavailable`), later admin calls throw. Calling it again is harmless.
    */
   close(): Promise<void> {
+    for (const subscription of this.subscriptions) subscription.close();
     this.closing ??= this.slots.close();
     return this.closing;
+  }
+
+  /**
+   * Follows the service's live events (`GET /events`, of one project or of all): `policy` events
+   * once per project when the stream opens and on every change visible to decisions, `approval`
+   * events. The stream is reopened after a growing delay (at most 5 s) whenever it fails or ends,
+   * on its own connection; `close()` of the subscription or of the client ends it.
+   *
+   * @example
+   * ```ts
+   * const events = pdp.watchEvents({ project: 'demo', onPolicy: (event) => console.log(event.revision, event.status) });
+   * // later
+   * events.close();
+   * ```
+   */
+  watchEvents(options: EventHandlers & { project?: string | undefined }): EventSubscription {
+    if (this.closing !== undefined) return { close: () => undefined };
+    const query = options.project === undefined ? '' : `?project=${encodeURIComponent(options.project)}`;
+    const subscription = followEvents(
+      { origin: this.origin, path: `${this.pathPrefix}/events${query}`, headers: this.baseHeaders },
+      options,
+      () => this.subscriptions.delete(subscription),
+    );
+    this.subscriptions.add(subscription);
+    return subscription;
   }
 
   /**

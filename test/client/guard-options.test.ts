@@ -29,9 +29,13 @@ async function setup() {
   return { pdp, client };
 }
 
+/** Records the warnings about the requester (the fake service has no /events: the follower warns about that too). */
 function recordingLogger() {
   const warnings: { fields: Record<string, unknown>; message: string }[] = [];
-  return { warnings, logger: { warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }) } };
+  const warn = (fields: Record<string, unknown>, message: string) => {
+    if (message.includes('the requester')) warnings.push({ fields, message });
+  };
+  return { warnings, logger: { warn } };
 }
 
 const chat = (id: string, name: string, args = '{}'): ChatCompletionToolCall => ({

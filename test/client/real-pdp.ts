@@ -15,30 +15,47 @@ export interface RealPdp {
   admin: PdpClient;
   /** A client with the decide token, as an enforcement point has. */
   decider: PdpClient;
+  /** Stops the service only (an outage): the clients and the projects stay. */
+  stopService(): Promise<void>;
+  /** Starts the service again on the same port and projects. */
+  startService(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startRealPdp(): Promise<RealPdp> {
+const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
+const DECIDE_TOKEN = 'decide-token-for-tests-0123456789';
+
+/** The real service on 127.0.0.1 (`port` 0: any free one; `listen: false`: not started yet). */
+export async function startRealPdp(options: { port?: number; listen?: boolean } = {}): Promise<RealPdp> {
   const root = await mkdtemp(join(tmpdir(), 'pdp-client-e2e-'));
   await cp(new URL('../../examples/projects/', import.meta.url), root, { recursive: true });
-  const adminToken = 'admin-token-for-tests-0123456789';
-  const decideToken = 'decide-token-for-tests-0123456789';
-  const app = await buildApp({ projectsRoot: root, adminToken, decideToken, logger: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = app.server.address() as AddressInfo;
+  let port = options.port ?? 0;
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  const startService = async () => {
+    app = await buildApp({ projectsRoot: root, adminToken: ADMIN_TOKEN, decideToken: DECIDE_TOKEN, logger: false });
+    await app.listen({ port, host: '127.0.0.1' });
+    port = (app.server.address() as AddressInfo).port;
+  };
+  const stopService = async () => {
+    await app?.close();
+    app = undefined;
+  };
+  if (options.listen !== false) await startService();
   const url = `http://127.0.0.1:${port}`;
-  const admin = new PdpClient({ baseUrl: url, token: adminToken });
-  const decider = new PdpClient({ baseUrl: url, token: decideToken, timeoutMs: 2000 });
+  const admin = new PdpClient({ baseUrl: url, token: ADMIN_TOKEN });
+  const decider = new PdpClient({ baseUrl: url, token: DECIDE_TOKEN, timeoutMs: 2000 });
   return {
     url,
     root,
-    adminToken,
-    decideToken,
+    adminToken: ADMIN_TOKEN,
+    decideToken: DECIDE_TOKEN,
     admin,
     decider,
+    stopService,
+    startService,
     close: async () => {
       await Promise.all([admin.close(), decider.close()]);
-      await app.close();
+      await stopService();
       await rm(root, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,92 @@
+/**
+ * Live tool lists (docs/api.md §8, §10), real service and the SDK's `Client`: with
+ * `filterToolsList`, the MCP guard follows the service's events and sends
+ * `notifications/tools/list_changed` when the requester's list changes (a grant, a revocation),
+ * once when the service is back after an outage, and when the service starts after the MCP server.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
+import { closedPortUrl } from './fake-pdp.js';
+import { connectGuardedIdeaServer } from './mcp-harness.js';
+import { startRealPdp, type RealPdp } from './real-pdp.js';
+
+let cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<number> {
+  const started = performance.now();
+  while (!(await condition())) {
+    if (performance.now() - started > timeoutMs) throw new Error(`not within ${String(timeoutMs)} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return performance.now() - started;
+}
+
+/** A guarded example server for QA in demo, its SDK client, and the list_changed notifications it got. */
+async function guardedFor(pdp: RealPdp) {
+  const mcp = await connectGuardedIdeaServer({ client: pdp.decider, project: 'demo', requester: 'QA', filterToolsList: true });
+  cleanups.push(mcp.close);
+  const notifications = { count: 0 };
+  mcp.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    notifications.count += 1;
+  });
+  const list = async () => (await mcp.client.listTools()).tools.map((tool) => tool.name).sort();
+  return { mcp, notifications, list };
+}
+
+const readTools = [...READ_ONLY_DEFAULT].sort();
+
+describe('tools/list_changed from the service events', () => {
+  it('a grant and a revocation through the API each reach the client, and its next tools/list shows them', async () => {
+    const pdp = await startRealPdp();
+    cleanups.push(pdp.close);
+    const { notifications, list } = await guardedFor(pdp);
+    expect(await list()).toEqual(readTools);
+
+    await pdp.admin.putAgent('demo', 'QA', [...READ_ONLY_DEFAULT, 'idea_memory_write']);
+    const granted = await until(() => notifications.count >= 1, 'list_changed after the grant');
+    expect(await list()).toEqual([...readTools, 'idea_memory_write'].sort());
+
+    await pdp.admin.deleteAgent('demo', 'QA');
+    const revoked = await until(() => notifications.count >= 2, 'list_changed after the revocation');
+    expect(await list()).toEqual(readTools);
+    process.stdout.write(`list_changed after a grant: ${granted.toFixed(0)} ms; after a revocation: ${revoked.toFixed(0)} ms\n`);
+
+    // A change that leaves QA's list as it was (another agent's override) notifies nothing.
+    await pdp.admin.putAgent('demo', 'Main', [...READ_ONLY_DEFAULT, 'idea_ticket_create']);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(notifications.count).toBe(2);
+  });
+
+  it('after an outage: the list is empty while the service is down, then list_changed once it is back', async () => {
+    const pdp = await startRealPdp();
+    cleanups.push(pdp.close);
+    const { notifications, list } = await guardedFor(pdp);
+    expect(await list()).toEqual(readTools);
+
+    await pdp.stopService();
+    expect(await list()).toEqual([]); // fail closed: nothing the service did not confirm
+    const before = notifications.count;
+    await pdp.startService();
+    const back = await until(() => notifications.count > before, 'list_changed once the service is back');
+    expect(await list()).toEqual(readTools);
+    process.stdout.write(`list_changed after the service came back: ${back.toFixed(0)} ms\n`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(notifications.count).toBe(before + 1);
+  });
+
+  it('the service starts after the MCP server: the list ends right without a restart', async () => {
+    const port = Number(new URL(await closedPortUrl()).port);
+    const pdp = await startRealPdp({ port, listen: false });
+    cleanups.push(pdp.close);
+    const { notifications, list } = await guardedFor(pdp);
+    expect(await list()).toEqual([]);
+    await pdp.startService();
+    await until(() => notifications.count >= 1, 'list_changed once the service started');
+    expect(await list()).toEqual(readTools);
+  });
+});
