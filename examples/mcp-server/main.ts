@@ -1,11 +1,16 @@
 /**
  * Example: the IdeA MCP tools over stdio, every call decided by the policy service.
  *
- *   PDP_URL=http://127.0.0.1:8787 PDP_PROJECT=demo PDP_REQUESTER=QA npm run example:mcp-server
+ *   IDEA_AGENT_ID=QA PDP_URL=http://127.0.0.1:8787 PDP_PROJECT=demo npm run example:mcp-server
  *
- * Env: PDP_URL (default http://127.0.0.1:8787), PDP_PROJECT (default demo), PDP_REQUESTER (the
- * agent id of this session; default "mcp" = anonymous, read-only), PDP_DECIDE_TOKEN,
- * PDP_TIMEOUT_MS (default 500), PDP_FILTER_TOOLS_LIST=1 to hide denied tools in tools/list,
+ * One server process per agent session: whoever launches it for an agent passes that agent's id in
+ * IDEA_AGENT_ID. Stdio launchers may not pass their own environment on (the MCP Inspector's does
+ * not): set the variable in the launcher's server entry (its `env` block). Unset, the requester is
+ * anonymous (read-only tools only) and the guard logs a warning once.
+ *
+ * Env: IDEA_AGENT_ID (the agent id of this session), PDP_URL (default http://127.0.0.1:8787),
+ * PDP_PROJECT (default demo), PDP_DECIDE_TOKEN, PDP_TIMEOUT_MS (default 500),
+ * PDP_FILTER_TOOLS_LIST=1 to list only the tools the agent may call (and follow changes live),
  * IDEA_TOOL_LOG (a file the stubs append their runs to, one JSON line each).
  * stdout carries the MCP protocol only: logs go to stderr.
  */
@@ -17,8 +22,8 @@ import { createIdeaToolsServer, ToolRunRecorder } from './idea-tools.js';
 
 const logger = pino({ name: 'idea-mcp-server-example' }, pino.destination(2));
 const env = process.env;
+const requester = env['IDEA_AGENT_ID'] ?? '';
 const project = env['PDP_PROJECT'] || 'demo';
-const requester = env['PDP_REQUESTER'] ?? 'mcp';
 const client = new PdpClient({
   baseUrl: env['PDP_URL'] || 'http://127.0.0.1:8787',
   token: env['PDP_DECIDE_TOKEN'],
@@ -36,6 +41,11 @@ guardMcpServer(server, {
     if (!decision.allow) logger.info({ tool: decision.tool.name, reason: decision.reason }, 'tool call denied');
   },
 });
+
+// A wrong URL, token or project would only show as denials: say it once, at start.
+const ready = await client.check({ project });
+if (ready.ok) logger.info({ project, revision: ready.revision, status: ready.status }, 'policy service ready');
+else logger.warn({ reason: ready.reason }, ready.message);
 
 const transport = new StdioServerTransport();
 // The host closes stdin to end the session: close the sockets too, so the process exits.

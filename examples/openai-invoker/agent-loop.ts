@@ -34,6 +34,8 @@ export interface AgentLoopOptions {
   invoke: (name: string, args: Record<string, unknown>, call: ChatCompletionToolCall) => unknown;
   /** Most model turns before giving up. Default 8. */
   maxTurns?: number;
+  /** How many allowed calls of one turn run at once (outputs stay in the model's order). Default 1. */
+  concurrency?: number;
 }
 
 export interface AgentLoopResult {
@@ -62,6 +64,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       project: options.project,
       requester: options.requester,
       invoke: (name, args, call) => options.invoke(name, args, call as ChatCompletionToolCall),
+      concurrency: options.concurrency,
     });
     messages.push(...outputs);
   }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
@@ -84,7 +85,7 @@ describe('guarded example MCP server over stdio, real service', () => {
         PATH: process.env['PATH'] ?? '',
         PDP_URL: pdp.url,
         PDP_PROJECT: 'demo',
-        PDP_REQUESTER: 'DevFrontend',
+        IDEA_AGENT_ID: 'DevFrontend',
         PDP_DECIDE_TOKEN: pdp.decideToken,
         PDP_FILTER_TOOLS_LIST: '1',
         IDEA_TOOL_LOG: toolLog,
@@ -115,9 +116,18 @@ describe('guarded example MCP server over stdio, real service', () => {
       expect(denied.text).toMatch(/idea_memory_write.*DevFrontend.*demo/);
       expect(await ranTools()).toEqual(['idea_ticket_update_carnet']);
 
+      let listChanged = 0;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        listChanged += 1;
+      });
       await pdp.admin.putAgent('demo', 'DevFrontend', [...READ_ONLY_DEFAULT]);
       expect((await call('idea_ticket_update_carnet', { issueRef: '#82', text: 'again' })).isError).toBe(true);
       expect(await ranTools()).toEqual(['idea_ticket_update_carnet']);
+      // The host that caches tools/list is told, and lists the revoked tool no more.
+      const deadline = Date.now() + 10_000;
+      while (listChanged === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(listChanged).toBe(1);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([...READ_ONLY_DEFAULT]);
     } finally {
       await client.close();
       await rm(folder, { recursive: true, force: true });
