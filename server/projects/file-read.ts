@@ -7,7 +7,7 @@
 import { constants, promises as fs, type BigIntStats } from 'node:fs';
 import path from 'node:path';
 
-/** 1,000 agents with every tool and a display name take ~0.8 MB; a bigger file is invalid. */
+/** 1,000 agents that each list every tool take ~0.9 MB; a bigger file is invalid. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 /**

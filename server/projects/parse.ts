@@ -37,7 +37,7 @@ interface Pending {
   readonly timer: NodeJS.Timeout;
 }
 
-/** One worker, started on the first big file and kept (unreferenced: it never holds the process open). */
+/** One worker, started on the first big file and kept. */
 class ParseWorker {
   private worker: Worker | undefined;
   private nextId = 0;
@@ -50,6 +50,8 @@ class ParseWorker {
       const timer = setTimeout(() => this.fail(worker, new Error(`not compiled within ${PARSE_TIMEOUT_MS} ms`)), PARSE_TIMEOUT_MS);
       timer.unref();
       this.pending.set(id, { resolve, reject, timer });
+      // Held open while it has work: an idle worker never keeps the process alive.
+      worker.ref();
       const request: ParseRequest = { id, kind, bytes };
       worker.postMessage(request);
     });
@@ -57,16 +59,17 @@ class ParseWorker {
 
   private start(): Worker {
     const worker = spawnWorker(new URL('./parse-worker.js', import.meta.url));
-    worker.unref();
     worker.on('message', (response: ParseResponse) => {
       const pending = this.pending.get(response.id);
       if (pending === undefined) return;
       this.pending.delete(response.id);
       clearTimeout(pending.timer);
+      if (this.pending.size === 0) worker.unref();
       pending.resolve(response);
     });
     worker.on('error', (error) => this.fail(worker, error));
     worker.on('exit', (code) => this.fail(worker, new Error(`the parse worker exited (code ${code})`)));
+    worker.unref();
     return worker;
   }
 
