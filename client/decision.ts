@@ -92,6 +92,12 @@ export function unavailable(query: DecideQuery, cause: string): ClientDecision {
  * The default text an agent reads when a call is refused: the decision's message, which names the
  * tool, the requester, the project and why. A host that words refusals itself passes
  * `formatRefusal` to both guards.
+ *
+ * @example
+ * ```ts
+ * const formatRefusal: FormatRefusal = (decision) =>
+ *   decision.reason === 'pdp_unavailable' ? 'The permission service is down: try again in a minute.' : refusalText(decision);
+ * ```
  */
 export function refusalText(decision: ClientDecision): string {
   return decision.message;
@@ -123,7 +129,14 @@ export function decisionArguments(args: Readonly<Record<string, unknown>> | unde
   return typeof issueRef === 'string' || typeof issueRef === 'number' ? { issueRef } : undefined;
 }
 
-/** Builds the decision query of one tool call. */
+/**
+ * Builds the decision query of one tool call (only `issueRef` of its arguments is kept).
+ *
+ * @example
+ * ```ts
+ * const decision = await pdp.decide(decideQueryFor('demo', 'QA', 'idea_ticket_update', { issueRef: '#82', title: 'x' }));
+ * ```
+ */
 export function decideQueryFor(
   project: string,
   requester: string,

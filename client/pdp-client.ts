@@ -199,6 +199,13 @@ export class PdpClient {
    * queries, each answer exactly what {@link PdpClient.decide} would give; the answers are in the
    * queries' order. Never throws, never allows on error. One batch takes one place in the request
    * queue where N concurrent `decide()` calls take N.
+   *
+   * @example
+   * ```ts
+   * const tools = ['idea_ticket_read', 'idea_memory_write', 'idea_ticket_create'];
+   * const decisions = await pdp.decideBatch(tools.map((tool) => ({ project: 'demo', requester: 'QA', tool })));
+   * const callable = tools.filter((_tool, index) => decisions[index]?.allow === true);
+   * ```
    */
   async decideBatch(queries: readonly DecideQuery[], options: CallOptions = {}): Promise<ClientDecision[]> {
     const chunks: DecideQuery[][] = [];
