@@ -128,9 +128,6 @@ export class Project {
           `Could not read the policy file of project ${this.id} (${reason}); nothing was changed.`,
         );
       }
-      if (files.policy.ok === false && files.policy.code === OUTSIDE_LINK) {
-        throw new ProjectWriteError('write_failed', `The .ideai folder of project ${this.id} is ${OUTSIDE_LINK}; nothing was written.`);
-      }
       if (policy.status === 'invalid' && !options.allowInvalid) {
         throw new ProjectWriteError(
           'policy_invalid',
@@ -138,15 +135,22 @@ export class Project {
           { error: policy.error },
         );
       }
+      if (files.policy.ok === false && files.policy.code === OUTSIDE_LINK) throw outsideFailure(this.id);
       const base: ValidPolicy = policy.status === 'ok' ? policy : builtinPolicy();
       const bytes = serializeDocument(edit(base));
       let written: WrittenFile;
+      let outside = false;
       try {
         const snapshot = await snapshotOf(this.policyPath, files.policy);
         written = await writeFileAtomic(this.policyPath, bytes, {
-          replaceOnlyIf: (realTarget) => insideProject(this.root, realTarget) && stillAsRead(this.policyPath, snapshot),
+          replaceOnlyIf: (realTarget) => {
+            outside = !insideProject(this.root, realTarget);
+            return !outside && stillAsRead(this.policyPath, snapshot);
+          },
         });
       } catch (error) {
+        // A link that leads outside is refused whatever changed; a changed file is read again.
+        if (outside) throw outsideFailure(this.id);
         if (error instanceof TargetChangedError && attempt < MAX_WRITE_ATTEMPTS) continue;
         throw await this.writeFailure(error);
       }
@@ -250,6 +254,9 @@ export class Project {
     }
   }
 }
+
+const outsideFailure = (id: string): ProjectWriteError =>
+  new ProjectWriteError('write_failed', `The policy file of project ${id} (or its .ideai folder) is ${OUTSIDE_LINK}; nothing was written.`);
 
 /** What a policy file that just disappeared reads as during VANISHED_GRACE_MS. */
 const VANISHED_POLICY = invalidPolicy(revisionOf('vanished'), {

@@ -1,0 +1,107 @@
+/**
+ * Issue 20 item 14: a `.ideai` that is a link leading outside the project folder makes the project
+ * invalid (every call denied with policy_invalid), and no write follows it, even one that races a
+ * swap of `.ideai` for such a link. A link within the project is followed as before.
+ */
+import { promises as fsPromises } from 'node:fs';
+import { mkdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { withAgentOverride } from '../../server/domain/edit.js';
+import { POLICY_FILE, decideWith, makeProject, policyDoc, startRegistry, tempFolder, timeUntil } from './support.js';
+
+afterEach(() => vi.restoreAllMocks());
+
+const GRANT = policyDoc({ QA: ['idea_memory_write'] });
+
+/** `<folder>/outside/` holding a policy file that grants QA a write tool, outside every project. */
+async function outsideFolder(folder: string): Promise<{ dir: string; file: string }> {
+  const dir = path.join(folder, 'outside');
+  await mkdir(dir);
+  await writeFile(path.join(dir, POLICY_FILE), GRANT);
+  return { dir, file: path.join(dir, POLICY_FILE) };
+}
+
+describe('a .ideai link', () => {
+  it('leading outside the project makes it invalid; no write follows it', async () => {
+    const folder = await tempFolder();
+    const projects = path.join(folder, 'projects');
+    const root = await makeProject(projects, 'demo', null);
+    const outside = await outsideFolder(folder);
+    await rename(path.join(root, '.ideai'), path.join(root, '.ideai-old'));
+    await symlink(outside.dir, path.join(root, '.ideai'));
+    const before = await stat(outside.file);
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(decideWith(registry, 'demo', 'QA', 'idea_memory_write')).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    expect(decideWith(registry, 'demo', 'QA', 'idea_memory_read')).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    const { policy } = registry.get('demo')?.state ?? {};
+    expect(policy?.status === 'invalid' && policy.error.message).toMatch(/outside the project/);
+    const project = registry.get('demo');
+    if (project === undefined) throw new Error('no project');
+    await expect(project.write((current) => withAgentOverride(current.document, 'QA', []))).rejects.toMatchObject({
+      code: 'policy_invalid',
+    });
+    await expect(project.write(() => ({ version: 1, agents: [] }), { allowInvalid: true })).rejects.toMatchObject({
+      code: 'write_failed',
+      message: expect.stringMatching(/outside the project/),
+    });
+    expect(await readFile(outside.file, 'utf8')).toBe(GRANT);
+    expect((await stat(outside.file)).mtimeMs).toBe(before.mtimeMs);
+  });
+
+  it('swapped in at run time is seen by the watcher', async () => {
+    const folder = await tempFolder();
+    const projects = path.join(folder, 'projects');
+    const root = await makeProject(projects, 'demo', policyDoc({ QA: ['idea_ticket_read'] }, []));
+    const outside = await outsideFolder(folder);
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_read').allow).toBe(true);
+    await symlink(outside.dir, path.join(root, '.ideai-link'));
+    await rename(path.join(root, '.ideai'), path.join(root, '.ideai-old'));
+    await rename(path.join(root, '.ideai-link'), path.join(root, '.ideai'));
+    await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_ticket_read').reason === 'policy_invalid', 'invalid');
+    expect(decideWith(registry, 'demo', 'QA', 'idea_memory_write').allow).toBe(false);
+  });
+
+  it('swapped in while a write is under way is not written through', async () => {
+    const folder = await tempFolder();
+    const projects = path.join(folder, 'projects');
+    const root = await makeProject(projects, 'demo', policyDoc({ QA: ['idea_ticket_read'] }, []));
+    const outside = await outsideFolder(folder);
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    const project = registry.get('demo');
+    if (project === undefined) throw new Error('no project');
+    // Right before the write's rename (when it keeps the old file aside), .ideai becomes a link outside.
+    const realLink = fsPromises.link.bind(fsPromises);
+    let swapped = false;
+    vi.spyOn(fsPromises, 'link').mockImplementation(async (existing, created) => {
+      if (!swapped) {
+        swapped = true;
+        await symlink(outside.dir, path.join(root, '.ideai-link'));
+        await rename(path.join(root, '.ideai'), path.join(root, '.ideai-old'));
+        await rename(path.join(root, '.ideai-link'), path.join(root, '.ideai'));
+      }
+      return realLink(existing, created);
+    });
+    await expect(project.write((current) => withAgentOverride(current.document, 'QA', ['idea_ask_agent']))).rejects.toMatchObject({
+      code: expect.stringMatching(/^(write_failed|policy_invalid)$/),
+    });
+    expect(swapped).toBe(true);
+    expect(await readFile(outside.file, 'utf8')).toBe(GRANT);
+    expect(decideWith(registry, 'demo', 'QA', 'idea_ask_agent').allow).toBe(false);
+  });
+
+  it('within the project is followed, for reads and writes', async () => {
+    const folder = await tempFolder();
+    const projects = path.join(folder, 'projects');
+    const root = path.join(projects, 'demo');
+    await mkdir(path.join(root, 'config', 'ideai'), { recursive: true });
+    await writeFile(path.join(root, 'config', 'ideai', POLICY_FILE), GRANT);
+    await symlink(path.join('config', 'ideai'), path.join(root, '.ideai'));
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(decideWith(registry, 'demo', 'QA', 'idea_memory_write').allow).toBe(true);
+    await registry.get('demo')?.write((current) => withAgentOverride(current.document, 'QA', ['idea_ask_agent']));
+    expect(await readFile(path.join(root, 'config', 'ideai', POLICY_FILE), 'utf8')).toContain('idea_ask_agent');
+    expect(decideWith(registry, 'demo', 'QA', 'idea_ask_agent').allow).toBe(true);
+  });
+});
