@@ -2,7 +2,7 @@
  * Compiles a project's files without stalling decisions: a small file at once (its parse takes
  * well under a millisecond), a bigger one first in a worker thread, where even a pathological
  * document (millions of keys or nested arrays) only delays its own project. What the worker finds
- * valid is parsed again here, which for a valid document is quick (docs/design.md, "Big files").
+ * valid is parsed again here, which for a valid document is quick.
  */
 import type { Worker } from 'node:worker_threads';
 import type { PolicyDocument } from '../../schemas/index.js';
