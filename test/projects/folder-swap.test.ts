@@ -99,3 +99,27 @@ describe.each([2, 1000])('with %i projects', (count) => {
     expect(worst).toBeLessThan(ASSERTED_MS);
   }, 120_000);
 });
+
+describe('a watch that hears nothing any more', () => {
+  it('is rebuilt by the rescan: the root replaced through an ancestor nobody watches', async () => {
+    const top = await tempFolder();
+    const root = path.join(top, 'a', 'projects');
+    await makeProject(root, 'demo', GRANT);
+    const { registry } = await startRegistry({ projectsRoot: root });
+    expect(granted(registry, 'demo')).toBe(true);
+    // The root's parent moves away with the root in it: only the rescan can notice the new root.
+    await rename(path.join(top, 'a'), path.join(top, 'a-old'));
+    await makeProject(root, 'demo', GRANT_SWAPPED);
+    const swapped = (): boolean => {
+      const { policy } = registry.get('demo')?.state ?? {};
+      return policy?.status === 'ok' && policy.overrides.has('Swapped');
+    };
+    await registry.rescan();
+    expect(swapped()).toBe(true);
+    // No rescan from here on: only rebuilt watches can hear the revocation.
+    await saveAtomically(path.join(root, 'demo', '.ideai', POLICY_FILE), REVOKED);
+    const stale = await timeUntil(() => !granted(registry, 'demo'), 'the revocation heard', 5_000);
+    report('root replaced through its parent, after the rescan', 1, stale);
+    expect(stale).toBeLessThan(ASSERTED_MS);
+  });
+});
