@@ -19,8 +19,11 @@ export const browserTestsEnabled = chromiumAvailable();
 export interface Harness {
   readonly service: RunningService;
   readonly page: Page;
-  /** Opens the panel; with a token, gives it through the token form as a user would. */
-  openPanel(token?: string | null): Promise<void>;
+  /**
+   * Opens the panel; with a token, gives it through the token form as a user would. `live: false`
+   * cuts `GET /events` off, for the tests of what a save finds when no event came first.
+   */
+  openPanel(token?: string | null, options?: { live?: boolean }): Promise<void>;
   /** The button of a target ("Défaut projet" or an agent name) in the target column. */
   target(name: string): Locator;
   /** A tool checkbox by its full accessible label. */
@@ -84,8 +87,9 @@ export function useBrowserHarness(): Harness {
       if (page === undefined) throw new Error('no page');
       return page;
     },
-    async openPanel(token: string | null = ADMIN_TOKEN) {
+    async openPanel(token: string | null = ADMIN_TOKEN, { live = true } = {}) {
       const current = harness.page;
+      if (!live) await current.route('**/events', (route) => route.abort());
       await current.goto(`${harness.service.baseUrl}/ui/`);
       await current.locator('#token-input').waitFor();
       if (token === null) await current.getByRole('button', { name: 'Continuer sans jeton' }).click();

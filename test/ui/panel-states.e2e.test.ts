@@ -131,6 +131,8 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
         projects: [{ id: 'demo' }, { id: 'empty' }, { id: 'sandbox' }],
       });
     let failures = 1;
+    // Without live events: their first burst would reload by itself, before "Réessayer" is tested.
+    await page().route('**/events', (route) => route.abort());
     await page().route('**/catalog', async (route) => {
       if (failures-- > 0) await route.abort('connectionrefused');
       else await route.continue();

@@ -55,6 +55,11 @@ export class PermissionsApi {
     private readonly token: () => string | null,
   ) {}
 
+  /** The URL of the live events stream (read by {@link LiveStream}, not through {@link request}). */
+  eventsUrl(): string {
+    return `${this.root}events`;
+  }
+
   catalog(): Promise<CatalogResponse> {
     return this.json<CatalogResponse>('GET', 'catalog');
   }

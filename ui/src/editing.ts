@@ -128,6 +128,7 @@ export class Editing {
     // Back to exactly the saved state: nothing to save any more.
     const clean = !draft.createsOverride && !draft.dropsUnknown && sameSet(next, saved.allowed);
     state.draft = clean ? null : draft;
+    if (clean) state.drift = null;
     state.problem = null;
     this.panel.changed();
   }

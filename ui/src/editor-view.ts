@@ -317,6 +317,13 @@ function renderConflict(panel: Panel): Child {
   );
 }
 
+/** The policy changed elsewhere under a draft that this change does not touch: the draft is kept. */
+function renderDrift(panel: Panel): Child {
+  const { drift, draft, conflict } = panel.state;
+  if (drift === null || draft === null || conflict !== null) return null;
+  return h('div', { class: 'banner banner-info', id: 'drift-notice' }, h('p', null, drift));
+}
+
 function renderActions(panel: Panel): Child {
   const { saving, confirmation, conflict, draft } = panel.state;
   const editable = panel.editable();
@@ -325,6 +332,7 @@ function renderActions(panel: Panel): Child {
   return h(
     'div',
     { class: 'actions-area' },
+    renderDrift(panel),
     renderConflict(panel),
     renderProblem(panel),
     editable || dirty

@@ -4,10 +4,11 @@
  * method updates the state and asks for a re-render.
  */
 import { overrideRefusal } from './agent-names.js';
-import { asApiError, type PanelView, type PermissionsApi, type VersionedView } from './api.js';
+import { ApiError, asApiError, type PanelView, type PermissionsApi, type VersionedView } from './api.js';
 import { basisOf, conflictSides, sameBasis } from './draft-rebase.js';
 import { Editing } from './editing.js';
 import { frenchError } from './errors-fr.js';
+import { LiveSync } from './live-sync.js';
 import {
   DEFAULT_TARGET,
   findAgent,
@@ -26,6 +27,7 @@ export class Panel {
   readonly state: PanelState;
   readonly edit: Editing;
   readonly writes: Writes;
+  readonly live: LiveSync;
 
   constructor(
     readonly api: PermissionsApi,
@@ -35,6 +37,7 @@ export class Panel {
     this.state = initialState(tokens.get());
     this.edit = new Editing(this);
     this.writes = new Writes(this);
+    this.live = new LiveSync(this, api.eventsUrl());
   }
 
   /** Asks for a re-render (coalesced by the caller). */
@@ -116,29 +119,45 @@ export class Panel {
   /**
    * Checks the token of the session, then loads the catalog (once), the projects and the
    * permissions of the selected project. A draft of the same project is kept (see {@link adoptView}).
+   * `live`: the load follows a live event rather than a click.
    */
-  async load(projectId?: string): Promise<void> {
+  async load(projectId?: string, { live = false }: { live?: boolean } = {}): Promise<void> {
     const state = this.state;
     state.loading = true;
     state.loadError = null;
+    if (!live) state.liveNotice = null;
     this.onChange();
     try {
       await this.checkSessionToken();
       state.catalog ??= await this.api.catalog();
-      state.projects = (await this.api.projects()).projects;
+      const projects = (await this.api.projects()).projects;
+      const ids = projects.map((project) => project.id);
+      const shown = state.projectId;
+      if (projectId === undefined && shown !== null && !ids.includes(shown) && state.view !== null) {
+        // A draft of a project that is gone cannot be saved, but it is not thrown away unasked either.
+        if (this.dirty()) throw new ApiError(404, 'unknown_project', `project ${shown} is no longer served`);
+        state.liveNotice =
+          `Le projet « ${shown} » n\u2019est plus servi par ce service (dossier supprimé ou déplacé).` +
+          (ids[0] === undefined ? '' : ` Projet « ${ids[0]} » affiché.`);
+        state.announcement = state.liveNotice;
+      }
+      state.projects = projects;
       const wanted = projectId ?? state.projectId;
-      const ids = state.projects.map((project) => project.id);
       const chosen = wanted !== null && ids.includes(wanted) ? wanted : (ids[0] ?? null);
       if (chosen !== state.projectId) {
         state.target = DEFAULT_TARGET;
         this.clearEditing();
       }
+      const sameProject = chosen === state.projectId;
+      const before = state.revision;
       state.projectId = chosen;
       if (chosen === null) {
         state.view = null;
         state.revision = null;
       } else {
-        this.adoptView(await this.api.permissions(chosen));
+        const fresh = await this.api.permissions(chosen);
+        this.adoptView(fresh);
+        if (sameProject && before !== null && fresh.revision !== before) this.changedElsewhere();
       }
     } catch (error) {
       state.loadError = asApiError(error);
@@ -146,16 +165,47 @@ export class Panel {
     } finally {
       state.loading = false;
       this.onChange();
+      this.live.settled();
     }
   }
 
   /**
-   * Reloads the view and keeps the draft: the hook for "the policy changed" (Actualiser today, a
-   * live event later). The draft is re-applied when the change does not touch it, else both sides
-   * are shown.
+   * Reloads the view and keeps the draft: the hook for "the policy changed" (Actualiser, and the
+   * live events of `GET /events`). The draft is re-applied when the change does not touch it, else
+   * both sides are shown.
    */
-  reloadView(): Promise<void> {
-    return this.load();
+  reloadView(options: { live?: boolean } = {}): Promise<void> {
+    return this.load(undefined, options);
+  }
+
+  /** The open project got a new revision that this page did not write: say so where it matters. */
+  private changedElsewhere(): void {
+    const state = this.state;
+    if (state.repair !== null) {
+      // Never write a repair over a file the user has not seen.
+      const kind = state.repair.kind;
+      state.repair = null;
+      state.problem = {
+        kind: 'error',
+        message: 'Le fichier a changé pendant que vous choisissiez sa réparation : rien n\u2019a été écrit. Vérifiez son état actuel.',
+        detail: null,
+      };
+      if (state.view?.status === 'invalid') state.focusAfterRender = `repair-${kind}`;
+    }
+    if (state.draft === null) {
+      state.drift = null;
+      state.announcement = 'Permissions mises à jour : la policy a été modifiée ailleurs.';
+      return;
+    }
+    if (state.view?.status !== 'ok' || state.conflict !== null) {
+      state.drift = null; // the repair view or the conflict says it, with the choices
+      return;
+    }
+    state.drift =
+      'La policy a été modifiée ailleurs pendant votre édition (fichier ou API). Vos modifications sont conservées : ce changement ne touche pas « ' +
+      this.targetName(state.draft.target) +
+      ' », elles seront enregistrées sur la version actuelle.';
+    state.announcement = state.drift;
   }
 
   /** Takes a newer view; an open draft is re-based on it or turned into a conflict. */
@@ -201,6 +251,7 @@ export class Panel {
     state.conflict = null;
     state.repair = null;
     state.undo = null;
+    state.drift = null;
   }
 
   // ------------------------------------------------------------------ navigation (guarded by the draft)
@@ -303,6 +354,7 @@ export class Panel {
       this.state.token = token;
       this.state.role = role;
       this.state.tokenForm = { open: false, reason: null, checking: false, error: null };
+      this.live.restart();
       this.state.announcement =
         role === 'admin' ? 'Jeton administrateur vérifié.' : 'Jeton de lecture vérifié : modifications impossibles.';
       if (this.state.problem?.kind === 'auth') this.state.problem = null;
@@ -335,6 +387,7 @@ export class Panel {
       this.tokens.clear();
       this.state.token = null;
       this.state.role = null;
+      this.live.restart();
       this.state.focusAfterRender = 'token-open';
       this.onChange();
     });

@@ -21,7 +21,7 @@ export function renderRepair(panel: Panel): Child {
     h(
       'p',
       null,
-      'Le fichier .ideai/mcp-tool-permissions.json ne peut pas être appliqué : chaque appel de tool de ce projet est refusé. Corrigez-le dans un éditeur (la page suit le fichier avec Actualiser), ou remplacez-le ici.',
+      'Le fichier .ideai/mcp-tool-permissions.json ne peut pas être appliqué : chaque appel de tool de ce projet est refusé. Corrigez-le dans un éditeur (la page suit le fichier d\u2019elle-même), ou remplacez-le ici.',
     ),
     draft === null
       ? null

@@ -3,6 +3,7 @@ import type { CatalogResponse, PolicyDocument, ProjectsResponse } from '../../sc
 import type { ApiError, PanelView, Role } from './api.js';
 import type { ConflictSides, TargetBasis } from './draft-rebase.js';
 import type { FrenchError } from './errors-fr.js';
+import type { LiveState } from './live-stream.js';
 import { DEFAULT_TARGET, type TargetKey } from './model.js';
 
 export type Tab = 'mcp' | 'system';
@@ -101,6 +102,12 @@ export interface PanelState {
   toolbarFocus: Map<string, number>;
   /** Element to focus after the next render, when the action removed or moved the focused element. */
   focusAfterRender: string | null;
+  /** The connection to the live events (`GET /events`). */
+  live: LiveState;
+  /** The policy changed elsewhere while a draft was open and the draft was kept: said beside the actions. */
+  drift: string | null;
+  /** Something the live events changed that the user did not do (a project gone), said at the top. */
+  liveNotice: string | null;
   /** Text for the page's polite live region (`role="status"`), outside the re-rendered tree. */
   announcement: string;
 }
@@ -131,6 +138,9 @@ export function initialState(token: string | null): PanelState {
     openGroups: new Map(),
     toolbarFocus: new Map(),
     focusAfterRender: null,
+    live: 'stopped',
+    drift: null,
+    liveNotice: null,
     announcement: '',
   };
 }

@@ -7,6 +7,7 @@ import { frenchError, frenchPolicyError } from './errors-fr.js';
 import { renderFrenchError } from './feedback-view.js';
 import type { Panel } from './panel.js';
 import { renderRepair } from './repair-view.js';
+import type { LiveState } from './live-stream.js';
 import type { Tab } from './state.js';
 import { renderTargets } from './targets-view.js';
 
@@ -23,7 +24,12 @@ export function renderPage(panel: Panel): Child {
       'div',
       { class: 'tabs-row' },
       renderTabs(panel),
-      h('button', { id: 'refresh', class: 'button', type: 'button', onclick: () => void panel.reloadView() }, 'Actualiser'),
+      h(
+        'div',
+        { class: 'refresh-area' },
+        renderLiveStatus(panel),
+        h('button', { id: 'refresh', class: 'button', type: 'button', onclick: () => void panel.reloadView() }, 'Actualiser'),
+      ),
     ),
     state.tokenForm.open ? renderTokenForm(panel) : null,
     h(
@@ -78,6 +84,20 @@ function renderTabs(panel: Panel): Child {
       ),
     ),
   );
+}
+
+/** Whether the page follows the service by itself; Actualiser stays the manual way. */
+const LIVE_TEXT: Record<LiveState, string> = {
+  open: 'Suivi en direct',
+  connecting: 'Connexion au suivi en direct…',
+  retrying: 'Suivi en direct interrompu : nouvelle tentative…',
+  refused: 'Suivi en direct refusé : jeton nécessaire',
+  stopped: 'Suivi en direct arrêté',
+};
+
+function renderLiveStatus(panel: Panel): Child {
+  const live = panel.state.live;
+  return h('span', { id: 'live-status', class: `live-status live-${live}` }, LIVE_TEXT[live]);
 }
 
 function renderProjectSelector(panel: Panel): Child {
@@ -207,7 +227,8 @@ function renderMcpPanel(panel: Panel): Child {
         );
   if (view === null) {
     if (loading) return [errorBanner, renderSkeleton()];
-    if (projectId === null && loadError === null) return h('p', { class: 'empty' }, 'Aucun projet servi par ce service.');
+    if (projectId === null && loadError === null)
+      return [renderLiveNotice(panel), h('p', { class: 'empty' }, 'Aucun projet servi par ce service.')];
     return errorBanner;
   }
   const invalid =
@@ -221,6 +242,7 @@ function renderMcpPanel(panel: Panel): Child {
       : null;
   const stale = panel.stale();
   return [
+    renderLiveNotice(panel),
     errorBanner,
     invalid,
     h(
@@ -230,6 +252,31 @@ function renderMcpPanel(panel: Panel): Child {
       view.status === 'invalid' ? renderRepair(panel) : renderEditor(panel),
     ),
   ];
+}
+
+/** A change the live events made that the user did not ask for (the open project is gone). */
+function renderLiveNotice(panel: Panel): Child {
+  const notice = panel.state.liveNotice;
+  if (notice === null) return null;
+  return h(
+    'div',
+    { class: 'banner banner-info', id: 'live-notice' },
+    h('p', null, notice),
+    h(
+      'button',
+      {
+        id: 'live-notice-close',
+        class: 'button button-quiet',
+        type: 'button',
+        onclick: () => {
+          panel.state.liveNotice = null;
+          panel.state.focusAfterRender = 'refresh';
+          panel.changed();
+        },
+      },
+      'Fermer',
+    ),
+  );
 }
 
 function renderSkeleton(): Child {

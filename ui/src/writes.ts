@@ -40,6 +40,7 @@ export class Writes {
         );
         this.applyWritten(result);
         state.draft = null;
+        state.drift = null;
         state.confirmation = null;
         this.notify(
           reapplied
@@ -124,6 +125,7 @@ export class Writes {
     } finally {
       state.saving = false;
       this.panel.changed();
+      this.panel.live.settled();
     }
   }
 
@@ -179,6 +181,7 @@ export class Writes {
     const { state } = this.panel;
     state.conflict = null;
     state.draft = null;
+    state.drift = null;
     state.confirmation = null;
     state.focusAfterRender = this.panel.editable() ? 'save' : 'editor-title';
     this.notify('Version actuelle affichée : vos modifications ont été abandonnées.');

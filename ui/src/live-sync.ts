@@ -1,0 +1,130 @@
+/**
+ * What the panel does with the live events: a `policy` event that tells something the panel does
+ * not show yet (another revision of the open project, a project added, removed, broken or
+ * repaired) reloads through {@link Panel.reloadView}, which keeps a draft. Events are gathered
+ * for a moment so a burst (a whole state on reconnection) costs one reload, and never acted on
+ * while a load or a write is in flight (the panel calls {@link LiveSync.settled} afterwards).
+ */
+import type { PolicyEvent } from '../../schemas/events.js';
+import { LiveStream, type LiveState } from './live-stream.js';
+import type { Panel } from './panel.js';
+import type { SseMessage } from './sse.js';
+
+/** Events of a burst arrive within a few milliseconds; one reload answers all of them. */
+const GATHER_MS = 40;
+
+/** What the panel shows now, as far as the policy events are concerned. */
+export interface ShownPolicy {
+  projectId: string | null;
+  revision: string | null;
+  status: 'ok' | 'invalid' | null;
+  projects: readonly { id: string; status: string }[];
+}
+
+/** True when one of `events` says something `shown` does not reflect. */
+export function eventsNeedReload(shown: ShownPolicy, events: readonly PolicyEvent[]): boolean {
+  for (const event of events) {
+    const known = shown.projects.find((project) => project.id === event.project);
+    if (event.status === 'removed') {
+      if (known !== undefined) return true;
+      continue;
+    }
+    if (known === undefined || known.status !== event.status) return true;
+    if (event.project === shown.projectId && (event.revision !== shown.revision || event.status !== shown.status)) return true;
+  }
+  return false;
+}
+
+/** Parses the data of a `policy` event; anything else is ignored (an older or newer service). */
+export function policyEventOf(data: string): PolicyEvent | null {
+  try {
+    const value = JSON.parse(data) as Partial<PolicyEvent>;
+    const statuses: readonly unknown[] = ['ok', 'invalid', 'removed'];
+    if (typeof value.project !== 'string' || typeof value.revision !== 'string' || !statuses.includes(value.status)) return null;
+    return { project: value.project, revision: value.revision, status: value.status as PolicyEvent['status'] };
+  } catch {
+    return null;
+  }
+}
+
+export class LiveSync {
+  private readonly stream: LiveStream;
+  private pending: PolicyEvent[] = [];
+  /** The stream was down for a while: reload once even if no event says what changed (a removal). */
+  private resync = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly panel: Panel,
+    url: string,
+  ) {
+    this.stream = new LiveStream({
+      url,
+      token: () => panel.state.token,
+      onOpen: (reconnection) => {
+        // The connection's first frames describe every project: older events are superseded.
+        this.pending = [];
+        if (reconnection) this.resync = true;
+        this.schedule();
+      },
+      onMessage: (message) => this.onMessage(message),
+      onState: (state) => this.onState(state),
+    });
+  }
+
+  /** Connects unless already connected (or connecting). */
+  start(): void {
+    if (this.panel.state.live === 'stopped') this.stream.restart();
+  }
+
+  /** The token changed: reconnect with it at once. */
+  restart(): void {
+    this.stream.restart();
+  }
+
+  /** A load or a write just ended: act on what arrived meanwhile. */
+  settled(): void {
+    if (this.pending.length > 0 || this.resync) this.schedule();
+  }
+
+  private onState(state: LiveState): void {
+    if (this.panel.state.live === state) return;
+    this.panel.state.live = state;
+    this.panel.changed();
+  }
+
+  private onMessage(message: SseMessage): void {
+    if (message.event !== 'policy') return;
+    const event = policyEventOf(message.data);
+    if (event === null) return;
+    this.pending.push(event);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.sync();
+    }, GATHER_MS);
+  }
+
+  private sync(): void {
+    const { state } = this.panel;
+    if (state.loading || state.saving) return; // settled() comes back here
+    // Only the latest state of each project counts (an older one would look like a change).
+    const latest = new Map(this.pending.map((event) => [event.project, event]));
+    const events = [...latest.values()];
+    this.pending = [];
+    const shown: ShownPolicy = {
+      projectId: state.projectId,
+      revision: state.revision,
+      status: state.view?.status ?? null,
+      projects: state.projects,
+    };
+    if (this.resync || eventsNeedReload(shown, events)) {
+      this.resync = false;
+      void this.panel.reloadView({ live: true });
+    }
+  }
+}
