@@ -3,7 +3,8 @@
  * response validation both come from here.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { AllowlistSchema, MAX_ALLOWLIST_ITEMS, MAX_TOOL_NAME_LENGTH } from './policy.js';
+import { DecisionApprovalSchema } from './approvals.js';
+import { AllowlistSchema, MAX_ALLOWLIST_ITEMS, MAX_TOOL_NAME_LENGTH, type PolicyDocument } from './policy.js';
 
 const str = (maxLength: number, description?: string) =>
   Type.String(description === undefined ? { maxLength } : { maxLength, description });
@@ -23,11 +24,13 @@ export const DECISION_REASONS = [
   'requester_project_mismatch',
   'issue_out_of_bounds',
   'invalid_requester',
+  'approval_required',
+  'approval_denied',
 ] as const;
 export const DecisionReasonSchema = Type.Union(DECISION_REASONS.map((reason) => Type.Literal(reason)));
 export type DecisionReason = Static<typeof DecisionReasonSchema>;
 
-export const POLICY_SOURCES = ['agent-override', 'project-default', 'builtin-read-only', 'ephemeral', 'none'] as const;
+export const POLICY_SOURCES = ['agent-override', 'project-default', 'builtin-read-only', 'ephemeral', 'none', 'grant', 'approval'] as const;
 export const PolicySourceSchema = Type.Union(POLICY_SOURCES.map((source) => Type.Literal(source)));
 export type PolicySource = Static<typeof PolicySourceSchema>;
 
@@ -73,6 +76,12 @@ export const DecisionSchema = Type.Object(
       description: 'Revision of the policy the decision used ("builtin" without a file, "none" for an unknown project).',
     }),
     decisionId: Type.String(),
+    approval: Type.Optional(
+      Type.Object(DecisionApprovalSchema.properties, {
+        description:
+          'With reason approval_required when a request is open: the request to wait for (GET /projects/:project/approvals/:id).',
+      }),
+    ),
   },
   {
     examples: [
@@ -162,12 +171,28 @@ export const PolicyErrorSchema = Type.Object({
 });
 export type PolicyError = Static<typeof PolicyErrorSchema>;
 
+/**
+ * With `status: "invalid"`: the last valid document this service saw for the project, to show and to
+ * repair from, never used for decisions. Its shape is the policy document's (not repeated here, so
+ * the response serializer writes it as it is).
+ */
+export const LastValidSchema = Type.Object({
+  revision: Type.String(),
+  document: Type.Unsafe<PolicyDocument>(
+    Type.Object({ version: Type.Literal(1) }, { additionalProperties: true, description: 'A policy document (docs/api.md §3).' }),
+  ),
+});
+export type LastValid = Static<typeof LastValidSchema>;
+
 export const AgentPermissionsSchema = Type.Object({
   agentId: Type.String(),
   name: Type.String(),
   declared: Type.Boolean(),
   mode: Type.Union([Type.Literal('inherit'), Type.Literal('override')]),
   allowedTools: Type.Array(Type.String(), { description: 'Effective allowlist, catalog order.' }),
+  askTools: Type.Optional(
+    Type.Array(Type.String(), { description: "Effective tools on ask (run with the user's approval), catalog order." }),
+  ),
   added: Type.Array(Type.String()),
   removed: Type.Array(Type.String()),
   redundant: Type.Boolean(),
@@ -184,6 +209,7 @@ export const PermissionsViewSchema = Type.Object({
   projectDefault: Type.Object({
     mode: Type.Union([Type.Literal('builtin'), Type.Literal('custom')]),
     allowedTools: Type.Array(Type.String()),
+    askTools: Type.Optional(Type.Array(Type.String(), { description: "Tools on ask (run with the user's approval), catalog order." })),
     unknownTools: Type.Array(Type.String()),
   }),
   agents: Type.Array(AgentPermissionsSchema),
@@ -193,6 +219,7 @@ export const PermissionsViewSchema = Type.Object({
       error: Type.Union([Type.String(), Type.Null()]),
     }),
   ),
+  lastValid: Type.Optional(Type.Union([LastValidSchema, Type.Null()])),
 });
 export type PermissionsView = Static<typeof PermissionsViewSchema>;
 
@@ -203,6 +230,11 @@ export const EffectivePolicySchema = Type.Object({
   requester: RequesterSchema,
   source: PolicySourceSchema,
   allowedTools: Type.Array(Type.String()),
+  askTools: Type.Optional(
+    Type.Array(Type.String(), {
+      description: "Tools that run with the user's approval (agents only); not in allowedTools nor deniedTools.",
+    }),
+  ),
   deniedTools: Type.Array(Type.String()),
   revision: Type.String(),
   boundIssue: Type.Optional(Type.Union([Type.String(), Type.Null()])),

@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'unsupported_media_type',
   'write_failed',
   'limit_exceeded',
+  'approval_closed',
   'ui_not_built',
   'internal_error',
 ] as const;
@@ -38,4 +39,6 @@ export interface InvalidToolsDetails {
   unknown: string[];
   duplicates: string[];
   empty: number;
+  /** Names in both `allowedTools` and `askTools` of one policy (docs/api.md §11); absent where there is no `askTools`. */
+  conflicts?: string[];
 }

@@ -4,3 +4,4 @@ export * from './policy.js';
 export * from './errors.js';
 export * from './api.js';
 export * from './requester.js';
+export * from './approvals.js';

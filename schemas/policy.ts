@@ -26,6 +26,12 @@ export const AllowlistSchema = Type.Object(
       maxItems: MAX_ALLOWLIST_ITEMS,
       description: 'Complete list of the tools allowed (names from the catalog).',
     }),
+    askTools: Type.Optional(
+      Type.Array(Type.String({ maxLength: MAX_TOOL_NAME_LENGTH }), {
+        maxItems: MAX_ALLOWLIST_ITEMS,
+        description: "Tools that run only with the user's approval (names from the catalog, none of them in allowedTools); absent = none.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -54,7 +60,8 @@ export const PolicyDocumentSchema = Type.Object(
   {
     $id: 'https://idea.local/schemas/mcp-tool-permissions.schema.json',
     title: 'IdeA MCP tool permissions',
-    description: 'Per-project MCP tool permissions: an optional project default allowlist and per-agent overrides that replace it.',
+    description:
+      'Per-project MCP tool permissions: an optional project default allowlist and per-agent overrides that replace it; each may put tools on ask (askTools).',
     additionalProperties: false,
   },
 );

@@ -21,6 +21,21 @@ export interface ServiceConfig {
   decideToken: string | undefined;
   stateDir: string;
   auditFile: string | undefined;
+  /** PDP_APPROVAL_TTL_SECONDS: how long an approval request stays pending (undefined: the default, 300 s). */
+  approvalTtlSeconds: number | undefined;
+}
+
+/** The longest PDP_APPROVAL_TTL_SECONDS accepted: a day, like a temporary grant. */
+export const MAX_APPROVAL_TTL_SECONDS = 86_400;
+
+/** PDP_APPROVAL_TTL_SECONDS: an integer from 1 to a day, or undefined for the default. */
+export function approvalTtlOf(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > MAX_APPROVAL_TTL_SECONDS) {
+    throw new ConfigError(`PDP_APPROVAL_TTL_SECONDS: not an integer from 1 to ${MAX_APPROVAL_TTL_SECONDS}: ${value}`);
+  }
+  return parsed;
 }
 
 export class ConfigError extends Error {
@@ -84,6 +99,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     );
   }
   const stateDir = path.resolve(env['PDP_STATE_DIR'] || '.pdp');
+  const approvalTtlSeconds = approvalTtlOf(env['PDP_APPROVAL_TTL_SECONDS']);
   let adminToken = await secret(env, 'PDP_ADMIN_TOKEN');
   let generatedTokenFile: string | undefined;
   let adminTokenReused = false;
@@ -107,6 +123,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     decideToken,
     stateDir,
     auditFile: env['PDP_AUDIT_FILE'] || undefined,
+    approvalTtlSeconds,
   };
 }
 

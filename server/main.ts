@@ -2,7 +2,7 @@
  * Entry point: reads the environment, builds the app, listens, and shuts down gracefully on
  * SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the watcher, exit 0).
  */
-import { ConfigError, isLoopback, loadConfig } from './config.js';
+import { ConfigError, isLoopback, loadConfig, prepareStateDir } from './config.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './ops/logger.js';
 
@@ -18,6 +18,8 @@ function maxConnectionsOf(value: string | undefined): number | undefined {
 
 async function main(): Promise<void> {
   const config = await loadConfig();
+  // Temporary grants and `once` approvals are kept there: the same checks as for the admin token file.
+  await prepareStateDir(config.stateDir);
   const app = await buildApp({
     projectsRoot: config.projectsRoot,
     projects: config.projects,
@@ -27,6 +29,8 @@ async function main(): Promise<void> {
     loopbackHostsOnly: isLoopback(config.host),
     logger,
     maxConnections: maxConnectionsOf(process.env['PDP_MAX_CONNECTIONS']),
+    stateDir: config.stateDir,
+    approvalTtlSeconds: config.approvalTtlSeconds,
   });
   if (config.generatedTokenFile) logger.info({ file: config.generatedTokenFile }, 'admin token generated (PDP_ADMIN_TOKEN unset)');
   let closing = false;

@@ -223,8 +223,16 @@ export class ApprovalRequests {
         this.expireIfDue(record, this.clock());
         resolve(toWire(record));
       };
+      // A timer may fire a little before the clock reads its time: the expiry is awaited until the clock agrees.
+      const atExpiry = (): void => {
+        const left = record.expiresAt - this.clock();
+        if (left > 0 && record.status === 'pending') timer = setTimeout(atExpiry, left);
+        else finish();
+      };
+      const waitMs = Math.min(timeoutMs, MAX_APPROVAL_WAIT_SECONDS * 1000);
       // Ends at the request's expiry too, so that a waiter learns of it without waiting for the sweep.
-      const timer = setTimeout(finish, Math.min(timeoutMs, MAX_APPROVAL_WAIT_SECONDS * 1000, record.expiresAt - this.clock()));
+      let timer =
+        waitMs < record.expiresAt - this.clock() ? setTimeout(finish, waitMs) : setTimeout(atExpiry, record.expiresAt - this.clock());
       record.waiters.add(finish);
       signal?.addEventListener('abort', finish, { once: true });
     });

@@ -9,11 +9,11 @@ import { TemporaryGrants } from './temporary-grants.js';
 
 export interface OpenApprovalsOptions {
   /** The state folder (`PDP_STATE_DIR`); without one nothing survives a restart. */
-  readonly stateDirectory?: string;
+  readonly stateDirectory?: string | undefined;
   /** Lifetime of a pending request (`PDP_APPROVAL_TTL_SECONDS`). */
-  readonly approvalTtlSeconds?: number;
+  readonly approvalTtlSeconds?: number | undefined;
   /** Lifetime of an unused `once` answer. */
-  readonly onceTtlSeconds?: number;
+  readonly onceTtlSeconds?: number | undefined;
   /** Makes an answer `always` durable (see {@link ApprovalRequests}). */
   readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
   readonly onChange?: (change: ApprovalChange) => void;

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DecideQuery, Decision, RecentDecision } from '../../schemas/index.js';
 import type { CompiledPolicy } from '../domain/compile.js';
-import { decide, type EphemeralLookup } from '../domain/decide.js';
+import { decide, type ApprovalsPort, type EphemeralLookup } from '../domain/decide.js';
 import { unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
 import { auditRecordOf, type AuditFile } from './audit-file.js';
@@ -18,6 +18,8 @@ export interface DecisionServiceOptions {
   readonly policyOf: (project: string) => CompiledPolicy | undefined;
   /** The live ephemeral grant of a ticket assistant, if any. */
   readonly ephemeral: EphemeralLookup;
+  /** Temporary grants and approval requests (docs/api.md §11); without them a tool on ask is denied. */
+  readonly approvals?: ApprovalsPort | undefined;
   readonly logger: Logger;
   readonly metrics?: PdpMetrics | undefined;
   readonly audit?: AuditFile | undefined;
@@ -33,7 +35,8 @@ export class DecisionService {
   /** Decides one call; never throws. */
   decide(query: DecideQuery): Decision {
     const started = performance.now();
-    const body = decide(query, this.options.policyOf(query.project), this.options.ephemeral);
+    // Nothing is memoized: a grant, a `once` answer or a request changes the next decision.
+    const body = decide(query, this.options.policyOf(query.project), this.options.ephemeral, this.options.approvals);
     const sequence = ++this.sequence;
     const decision: Decision = { ...body, decisionId: decisionIdOf(this.idPrefix, sequence) };
     this.keep(query, decision, sequence);
@@ -86,6 +89,19 @@ export class DecisionService {
           revision: decision.revision,
         },
         'decision denied',
+      );
+    } else if (decision.source === 'approval' && logger.isLevelEnabled('info')) {
+      // The one call a user's `once` answer let through.
+      logger.info(
+        {
+          decisionId: decision.decisionId,
+          project: decision.project,
+          requester: decision.requester.id,
+          tool: decision.tool.name,
+          source: decision.source,
+          revision: decision.revision,
+        },
+        'decision allowed by approval',
       );
     } else if (decision.allow && logger.isLevelEnabled('debug')) {
       logger.debug(

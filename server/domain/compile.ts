@@ -1,6 +1,6 @@
 /**
  * Turns a policy document into the precomputed state decisions read: one frozen allowlist per
- * agent override, one for the project default. Deterministic (the same bytes always give the same
+ * agent override, one for the project default, each with its tools on ask (docs/api.md §11). Deterministic (the same bytes always give the same
  * state), but not pure: equal allowlists are shared through a bounded module-level memo
  * (`makeAllowlist`), which changes memory use, never a result.
  */
@@ -29,6 +29,10 @@ export interface Allowlist {
   readonly allowed: ReadonlySet<string>;
   /** The same tools in catalog order (for views and effective-policy answers). */
   readonly tools: readonly ToolName[];
+  /** Catalog tools that run only with the user's approval (`askTools`); never one of `allowed`. */
+  readonly ask: ReadonlySet<string>;
+  /** The same tools in catalog order. */
+  readonly askTools: readonly ToolName[];
   /** Names in the document that are not catalog tools: reported, never granted. */
   readonly unknownTools: readonly string[];
 }
@@ -64,30 +68,47 @@ const MAX_ALLOWLISTS = 1024;
 /** Longer than every catalog tool listed once (~600 characters): such lists are built, not kept. */
 const MAX_SHARED_KEY_LENGTH = 2048;
 
-/** Builds an allowlist: catalog tools are granted, other names are only reported. */
-export function makeAllowlist(source: PolicySource, names: readonly string[]): Allowlist {
-  // JSON keeps the key unambiguous whatever the names contain (["a\u0000b"] is not ["a", "b"]).
-  const key = `${source}${JSON.stringify(names)}`;
-  if (key.length > MAX_SHARED_KEY_LENGTH) return buildAllowlist(source, names);
+/** Builds an allowlist: catalog tools are granted (or put on ask), other names are only reported. */
+export function makeAllowlist(source: PolicySource, names: readonly string[], askNames: readonly string[] = []): Allowlist {
+  // JSON keeps the key unambiguous whatever the names contain (["a\u0000b"] is not ["a", "b"]);
+  // a list with tools on ask is keyed as a pair, which starts with `[[` where a plain list cannot.
+  const key = `${source}${JSON.stringify(askNames.length === 0 ? names : [names, askNames])}`;
+  if (key.length > MAX_SHARED_KEY_LENGTH) return buildAllowlist(source, names, askNames);
   let allowlist = ALLOWLISTS.get(key);
   if (allowlist === undefined) {
     if (ALLOWLISTS.size >= MAX_ALLOWLISTS) ALLOWLISTS.clear();
-    allowlist = buildAllowlist(source, names);
+    allowlist = buildAllowlist(source, names, askNames);
     ALLOWLISTS.set(key, allowlist);
   }
   return allowlist;
 }
 
-function buildAllowlist(source: PolicySource, names: readonly string[]): Allowlist {
+function buildAllowlist(source: PolicySource, names: readonly string[], askNames: readonly string[]): Allowlist {
   const known = new Set<ToolName>();
+  const asked = new Set<ToolName>();
   const unknown: string[] = [];
-  for (const name of names) {
-    const tool = findTool(name);
-    if (tool) known.add(tool.name);
-    else if (!unknown.includes(name)) unknown.push(name);
+  for (const [list, into] of [
+    [names, known],
+    [askNames, asked],
+  ] as const) {
+    for (const name of list) {
+      const tool = findTool(name);
+      if (tool) into.add(tool.name);
+      else if (!unknown.includes(name)) unknown.push(name);
+    }
   }
+  // A valid document never lists a tool twice; should one reach here, allowing it is what it said first.
+  for (const tool of known) asked.delete(tool);
   const tools = sortByCatalogOrder(known);
-  return Object.freeze({ source, allowed: new Set<string>(tools), tools: Object.freeze(tools), unknownTools: Object.freeze(unknown) });
+  const askTools = sortByCatalogOrder(asked);
+  return Object.freeze({
+    source,
+    allowed: new Set<string>(tools),
+    tools: Object.freeze(tools),
+    ask: new Set<string>(askTools),
+    askTools: Object.freeze(askTools),
+    unknownTools: Object.freeze(unknown),
+  });
 }
 
 /** The canonical read-only allowlist (builtin default, anonymous requesters). */
@@ -119,14 +140,16 @@ export function invalidPolicy(revision: string, error: Omit<PolicyError, 'file'>
 export function compileDocument(document: PolicyDocument, revision: string): ValidPolicy {
   const overrides = new Map<string, Allowlist>();
   for (const agent of document.agents ?? []) {
-    overrides.set(agent.agentId, makeAllowlist('agent-override', agent.policy.allowedTools));
+    overrides.set(agent.agentId, makeAllowlist('agent-override', agent.policy.allowedTools, agent.policy.askTools));
   }
   return {
     status: 'ok',
     revision,
     fileExists: true,
     document,
-    projectDefault: document.projectDefault ? makeAllowlist('project-default', document.projectDefault.allowedTools) : READ_ONLY_ALLOWLIST,
+    projectDefault: document.projectDefault
+      ? makeAllowlist('project-default', document.projectDefault.allowedTools, document.projectDefault.askTools)
+      : READ_ONLY_ALLOWLIST,
     overrides,
   };
 }
@@ -178,7 +201,8 @@ export function documentProblem(value: unknown): { message: string; path?: strin
     return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/' };
   }
   const seen = new Set<string>();
-  const agents = (value as PolicyDocument).agents ?? [];
+  const document = value as PolicyDocument;
+  const agents = document.agents ?? [];
   for (const [index, agent] of agents.entries()) {
     const path = `/agents/${index}/agentId`;
     // Refused, not skipped: ignoring an override would give its agent the project default instead.
@@ -186,7 +210,26 @@ export function documentProblem(value: unknown): { message: string; path?: strin
     if (seen.has(agent.agentId)) return { message: `duplicate override for agent ${agent.agentId}`, path };
     seen.add(agent.agentId);
   }
+  // Allowed and on ask at once says two things: which one the author meant is not for the service to guess.
+  const policies: [string, PolicyDocument['projectDefault']][] = [
+    ['/projectDefault', document.projectDefault],
+    ...agents.map((agent, index): [string, PolicyDocument['projectDefault']] => [`/agents/${index}/policy`, agent.policy]),
+  ];
+  for (const [path, policy] of policies) {
+    const conflicts = askConflicts(policy?.allowedTools ?? [], policy?.askTools ?? []);
+    if (conflicts.length > 0) {
+      const names = conflicts.slice(0, 5).map(quoteForMessage).join(', ');
+      return { message: `${names} in both allowedTools and askTools at ${path}`, path: `${path}/askTools` };
+    }
+  }
   return null;
+}
+
+/** The names of `askNames` that are also in `allowedNames`, each once, in the order of `askNames`. */
+export function askConflicts(allowedNames: readonly string[], askNames: readonly string[]): string[] {
+  if (askNames.length === 0) return [];
+  const allowed = new Set(allowedNames);
+  return [...new Set(askNames.filter((name) => allowed.has(name)))];
 }
 
 const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$/;

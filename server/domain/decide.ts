@@ -1,8 +1,16 @@
 /**
- * The decision function (docs/api.md §4): pure, synchronous, O(1) in the number of agents and tools.
- * Every path that is not an explicit grant denies.
+ * The decision function (docs/api.md §4, §11): synchronous, O(1) in the number of agents and tools,
+ * pure apart from the approvals it is given (which a tool on ask may open or use up). Every path
+ * that is not an explicit grant denies.
  */
-import { findTool, type CatalogTool, type Decision, type DecisionReason, type PolicySource } from '../../schemas/index.js';
+import {
+  findTool,
+  type CatalogTool,
+  type Decision,
+  type DecisionApproval,
+  type DecisionReason,
+  type PolicySource,
+} from '../../schemas/index.js';
 import { READ_ONLY_ALLOWLIST, type Allowlist, type CompiledPolicy } from './compile.js';
 import { describeRequester, normalizeIssueRef, parseRequester, type ParsedRequester } from '../../schemas/requester.js';
 
@@ -28,6 +36,23 @@ export const NO_EPHEMERAL: EphemeralLookup = () => undefined;
 
 /** A decision without its id (the caller stamps it). */
 export type DecisionBody = Omit<Decision, 'decisionId'>;
+
+/** What asking the user for a call gave (docs/api.md §11). */
+export type AskOutcome =
+  { readonly kind: 'pending'; readonly approval: DecisionApproval } | { readonly kind: 'denied' } | { readonly kind: 'queue_full' };
+
+/**
+ * The temporary grants and approval requests a decision for an agent consults after its allowlist
+ * (docs/api.md §11). Only ever called for an agent and a catalog tool its allowlist does not allow.
+ */
+export interface ApprovalsPort {
+  /** True while a temporary grant lets `requester` call `tool`. */
+  granted(project: string, requester: string, tool: string): boolean;
+  /** True for exactly one call after the user answered `once` for this requester, tool and ticket. */
+  consumeOnce(project: string, requester: string, tool: string, issueRef: string | undefined): boolean;
+  /** Opens, or reuses, the pending request for this requester and tool. */
+  request(project: string, requester: string, tool: string, issueRef: string | undefined): AskOutcome;
+}
 
 /** The effective allowlist of a requester, as `/decide` and the effective-policy route see it. */
 export interface EffectiveResolution {
@@ -101,10 +126,15 @@ function deniedFor({ input, requester }: Subject): string {
 }
 
 /**
- * Decides one tool call against the project's compiled policy (undefined: unknown project).
- * Never throws for any input.
+ * Decides one tool call against the project's compiled policy (undefined: unknown project). Without
+ * `approvals`, a tool on ask is denied like any tool outside the allowlist. Never throws for any input.
  */
-export function decide(input: DecisionInput, policy: CompiledPolicy | undefined, ephemeral: EphemeralLookup): DecisionBody {
+export function decide(
+  input: DecisionInput,
+  policy: CompiledPolicy | undefined,
+  ephemeral: EphemeralLookup,
+  approvals?: ApprovalsPort,
+): DecisionBody {
   const resolution = resolveEffective(input.project, input.requester, policy, ephemeral);
   const tool = findTool(input.tool);
   const subject: Subject = { input, requester: resolution.requester, tool, revision: policy?.revision ?? 'none' };
@@ -147,6 +177,10 @@ export function decide(input: DecisionInput, policy: CompiledPolicy | undefined,
     return answer(subject, false, 'unknown_tool', 'none', `${deniedFor(subject)}: unknown tool (not in the IdeA MCP tool catalog).`);
   }
   if (!allowlist.allowed.has(tool.name)) {
+    if (approvals !== undefined && resolution.requester.kind === 'agent') {
+      const granted = decideByApproval(subject, tool, allowlist, approvals);
+      if (granted !== undefined) return granted;
+    }
     return answer(
       subject,
       false,
@@ -176,4 +210,58 @@ export function decide(input: DecisionInput, policy: CompiledPolicy | undefined,
     source,
     `Tool ${input.tool} is allowed for ${describeRequester(resolution.requester)} in project ${input.project} (policy: ${source}).`,
   );
+}
+
+/**
+ * The steps of docs/api.md §11 after the allowlist, for an agent: a temporary grant, else for a tool
+ * on ask a `once` answer or the request; undefined when neither applies (denied as before).
+ */
+function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowlist, approvals: ApprovalsPort): DecisionBody | undefined {
+  const { input, requester } = subject;
+  const allowedFor = `Tool ${input.tool} is allowed for ${describeRequester(requester)} in project ${input.project}`;
+  if (approvals.granted(input.project, requester.id, tool.name)) {
+    return answer(subject, true, 'allowed', 'grant', `${allowedFor} (temporary grant).`);
+  }
+  if (!allowlist.ask.has(tool.name)) return undefined;
+  const issueRef = issueRefOf(input);
+  if (approvals.consumeOnce(input.project, requester.id, tool.name, issueRef)) {
+    return answer(subject, true, 'allowed', 'approval', `${allowedFor} (approved once by the user).`);
+  }
+  const { source } = allowlist;
+  const asked = approvals.request(input.project, requester.id, tool.name, issueRef);
+  switch (asked.kind) {
+    case 'pending':
+      return {
+        ...answer(
+          subject,
+          false,
+          'approval_required',
+          source,
+          `${deniedFor(subject)} until the user approves it (policy: ${source}): approval was requested in Permissions > Tools MCP IdeA (request ${asked.approval.id}, open until ${asked.approval.expiresAt}); the call may be retried once it is granted.`,
+        ),
+        approval: asked.approval,
+      };
+    case 'queue_full':
+      return answer(
+        subject,
+        false,
+        'approval_required',
+        source,
+        `${deniedFor(subject)} until the user approves it (policy: ${source}), but the approval queue of project ${input.project} is full: no request was opened. Answer or let expire the pending requests in Permissions > Tools MCP IdeA, then retry.`,
+      );
+    case 'denied':
+      return answer(
+        subject,
+        false,
+        'approval_denied',
+        source,
+        `${deniedFor(subject)} (policy: ${source}): the user refused to approve it in Permissions > Tools MCP IdeA; do not retry it for now.`,
+      );
+  }
+}
+
+/** The ticket a call names in `arguments.issueRef`, as written. */
+function issueRefOf(input: DecisionInput): string | undefined {
+  const issueRef = input.arguments?.['issueRef'];
+  return typeof issueRef === 'string' || typeof issueRef === 'number' ? String(issueRef) : undefined;
 }

@@ -1,12 +1,21 @@
 /**
  * Builds the permissions view of a project (the UI's `get_mcp_tool_permissions`, docs/api.md §5). Pure.
  */
-import { sortByCatalogOrder, type AgentPermissions, type PermissionsView, type ToolName } from '../../schemas/index.js';
+import { sortByCatalogOrder, type AgentPermissions, type LastValid, type PermissionsView, type ToolName } from '../../schemas/index.js';
 import { compareIds } from '../../schemas/ids.js';
-import type { CompiledPolicy } from './compile.js';
+import type { Allowlist, CompiledPolicy } from './compile.js';
 import type { AgentsFileState } from './agents-file.js';
 
-export function buildPermissionsView(project: string, policy: CompiledPolicy, agentsFile: AgentsFileState): PermissionsView {
+/**
+ * `lastValid` is shown with an invalid policy only: the last valid document the service saw, for
+ * display and repair (docs/api.md §5), never for decisions.
+ */
+export function buildPermissionsView(
+  project: string,
+  policy: CompiledPolicy,
+  agentsFile: AgentsFileState,
+  lastValid: LastValid | null = null,
+): PermissionsView {
   const agentsFileInfo = { exists: agentsFile.exists, error: agentsFile.error };
   if (policy.status === 'invalid') {
     return {
@@ -30,6 +39,7 @@ export function buildPermissionsView(project: string, policy: CompiledPolicy, ag
         }))
         .sort(byAgentId),
       agentsFile: agentsFileInfo,
+      lastValid,
     };
   }
   const defaults = policy.projectDefault;
@@ -41,15 +51,18 @@ export function buildPermissionsView(project: string, policy: CompiledPolicy, ag
     const effective = override ?? defaults;
     const added = override ? effective.tools.filter((tool) => !defaults.allowed.has(tool)) : [];
     const removed = override ? defaults.tools.filter((tool) => !effective.allowed.has(tool)) : [];
+    const sameAsk = effective.askTools.length === defaults.askTools.length && effective.askTools.every((tool) => defaults.ask.has(tool));
     agents.push({
       agentId,
       name: names.get(agentId) ?? agentId,
       declared: names.has(agentId),
       mode: override ? 'override' : 'inherit',
       allowedTools: [...effective.tools],
+      ...askToolsOf(effective),
       added,
       removed,
-      redundant: override !== undefined && added.length === 0 && removed.length === 0,
+      // An override that only changes which tools are on ask still changes something.
+      redundant: override !== undefined && added.length === 0 && removed.length === 0 && sameAsk,
       unknownTools: override ? [...override.unknownTools] : [],
     });
   }
@@ -63,11 +76,17 @@ export function buildPermissionsView(project: string, policy: CompiledPolicy, ag
     projectDefault: {
       mode: policy.document?.projectDefault ? 'custom' : 'builtin',
       allowedTools: [...defaults.tools],
+      ...askToolsOf(defaults),
       unknownTools: [...defaults.unknownTools],
     },
     agents,
     agentsFile: agentsFileInfo,
   };
+}
+
+/** `{ askTools }` when the allowlist puts tools on ask, else nothing: views of files without `askTools` stay as they were. */
+export function askToolsOf(allowlist: Allowlist): { askTools?: string[] } {
+  return allowlist.askTools.length === 0 ? {} : { askTools: [...allowlist.askTools] };
 }
 
 /** Tools of the catalog that are not in `allowed`, in catalog order. */

@@ -8,6 +8,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { ApprovalsService } from '../approvals/approvals-service.js';
+import { openApprovals } from '../approvals/open-approvals.js';
 import { createAuditFile } from '../decisions/audit-file.js';
 import { DecisionService } from '../decisions/decision-service.js';
 import { LiveEvents } from '../events/live-events.js';
@@ -19,6 +21,7 @@ import { ProjectRegistry } from '../projects/registry.js';
 import { installAuth } from './auth.js';
 import { errorBody, installErrorHandling } from './error-handler.js';
 import { installHttpMetrics } from './http-metrics.js';
+import { approvalsRoutes } from './routes/approvals.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { decisionRoutes } from './routes/decisions.js';
 import { ephemeralRoutes } from './routes/ephemeral.js';
@@ -56,6 +59,13 @@ export interface BuildAppOptions {
   keepAliveTimeoutMs?: number | undefined;
   /** A connection that has not sent a request's headers within this many ms is closed (default 10 s). */
   headersTimeoutMs?: number | undefined;
+  /**
+   * PDP_STATE_DIR: temporary grants and `once` approvals are kept in `approvals.json` there and
+   * survive a restart; without it (tests) they live in memory only.
+   */
+  stateDir?: string | undefined;
+  /** PDP_APPROVAL_TTL_SECONDS: how long an approval request stays pending (default 300). */
+  approvalTtlSeconds?: number | undefined;
 }
 
 export const DEFAULT_MAX_CONNECTIONS = 1024;
@@ -102,6 +112,18 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       ? undefined
       : createAuditFile(options.auditFile, { onError: (error) => logger.warn({ err: error }, 'audit file error') });
   const ephemeral = new EphemeralPolicies();
+  // The closures below read `permissions`, `events` and `registry` only when called, once they exist.
+  const approvals = new ApprovalsService({
+    approvals: openApprovals({
+      stateDirectory: options.stateDir,
+      approvalTtlSeconds: options.approvalTtlSeconds,
+      makeAlways: (project, requester, tool) => permissions.allowAlways(project, requester, tool),
+      onChange: (change) => events.approvalChanged(change),
+      onPersistFailure: (error) => logger.error({ err: error }, 'approvals state not saved'),
+    }),
+    hasProject: (project) => registry.get(project) !== undefined,
+    logger,
+  });
   // The closures below read `registry` only when called: at a scrape or a decision, once it exists.
   const metrics = createMetrics({
     projectCounts: () => {
@@ -112,6 +134,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const decisions = new DecisionService({
     policyOf: (project) => registry.get(project)?.state.policy,
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
+    approvals: approvals.port,
     logger,
     metrics,
     audit,
@@ -129,9 +152,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger,
     rescanMs: options.rescanMs,
     onReload: (project, outcome) => {
+      permissions.noteState(project);
       if (outcome === 'removed') {
         decisions.forgetProject(project);
         metrics.forgetProject(project);
+        approvals.dropProject(project);
       } else if (outcome === 'ok' || outcome === 'invalid') {
         metrics.recordReload(project, outcome);
       }
@@ -141,6 +166,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
   });
   const permissions = new PermissionsService({ registry, ephemeral, logger, metrics });
+  for (const warning of approvals.warnings) logger.warn({ stateDir: options.stateDir }, warning);
 
   installErrorHandling(app, logger);
   // Before any route: the token checks and the HTTP metrics attach to every route registered after them.
@@ -173,6 +199,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(catalogRoutes, { permissions });
   await app.register(permissionsRoutes, { permissions, decisions });
   await app.register(ephemeralRoutes, { permissions });
+  await app.register(approvalsRoutes, { approvals });
   await app.register(whoamiRoute, { auth });
   await app.register(eventsRoute, { events, hasProject: (id) => registry.get(id) !== undefined });
   await app.register(healthRoutes, { isReady: () => registry.isReady, projectCount: () => registry.size, metrics });
@@ -184,6 +211,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Before the server stops accepting: open streams end cleanly instead of holding the close.
   app.addHook('preClose', async () => {
     events.close();
+    approvals.close();
   });
   app.addHook('onClose', async () => {
     await registry.close();

@@ -19,6 +19,7 @@ const STATUS_OF: Record<ErrorCode | ProjectWriteErrorCode, number> = {
   not_found: 404,
   unknown_project: 404,
   limit_exceeded: 409,
+  approval_closed: 409,
   policy_invalid: 409,
   write_conflict: 409,
   revision_mismatch: 412,

@@ -10,6 +10,7 @@ import {
   type EffectivePolicy,
   type EphemeralPolicy,
   type InvalidToolsDetails,
+  type LastValid,
   type PermissionsView,
   type PolicyDocument,
   type ProjectsResponse,
@@ -17,7 +18,15 @@ import {
 import { agentIdProblem } from '../domain/agent-id.js';
 import { documentProblem } from '../domain/compile.js';
 import { resolveEffective } from '../domain/decide.js';
-import { allowlistProblems, mergeProblems, withAgentOverride, withProjectDefault } from '../domain/edit.js';
+import {
+  allowlistProblems,
+  mergeProblems,
+  toolListsProblems,
+  withAgentOverride,
+  withProjectDefault,
+  withToolAlwaysAllowed,
+  type ToolLists,
+} from '../domain/edit.js';
 import { parseRequester } from '../domain/requester.js';
 import { buildPermissionsView, complement } from '../domain/view.js';
 import { ApiError, unknownProject } from '../errors.js';
@@ -40,7 +49,19 @@ export interface PermissionsServiceOptions {
 }
 
 export class PermissionsService {
+  /** The last valid document seen per project, shown beside an invalid one (docs/api.md §5); never decided with. */
+  private readonly lastValid = new Map<string, LastValid>();
+
   constructor(private readonly options: PermissionsServiceOptions) {}
+
+  /** Notes a project's current state (call it after every change); forgets a project no longer served. */
+  noteState(projectId: string): void {
+    const policy = this.options.registry.get(projectId)?.state.policy;
+    if (policy === undefined) this.lastValid.delete(projectId);
+    else if (policy.status === 'ok' && policy.document !== null) {
+      this.lastValid.set(projectId, { revision: policy.revision, document: policy.document });
+    }
+  }
 
   listProjects(): ProjectsResponse {
     return {
@@ -59,37 +80,49 @@ export class PermissionsService {
 
   view(projectId: string): PermissionsView {
     const { state } = this.project(projectId);
-    return buildPermissionsView(projectId, state.policy, state.agents);
+    return buildPermissionsView(projectId, state.policy, state.agents, this.lastValid.get(projectId) ?? null);
   }
 
   effective(projectId: string, requester: string): EffectivePolicy {
     const { policy } = this.project(projectId).state;
     const resolution = resolveEffective(projectId, requester, policy, (project, id) => this.options.ephemeral.grant(project, id));
     const allowed = resolution.allowlist?.tools ?? [];
+    // Only agents ask (docs/api.md §11); for them, allowed, on ask and denied split the catalog.
+    const ask = resolution.requester.kind === 'agent' ? (resolution.allowlist?.askTools ?? []) : [];
     return {
       project: projectId,
       requester: { id: resolution.requester.id, kind: resolution.requester.kind },
       source: resolution.allowlist?.source ?? 'none',
       allowedTools: [...allowed],
-      deniedTools: complement(new Set(allowed), ALL_TOOLS),
+      ...(ask.length === 0 ? {} : { askTools: [...ask] }),
+      deniedTools: complement(new Set([...allowed, ...ask]), ALL_TOOLS),
       revision: policy.revision,
       boundIssue: resolution.boundIssue === null ? null : `#${resolution.boundIssue}`,
     };
   }
 
-  putDefault(projectId: string, tools: readonly string[], options: WriteOptions): Promise<PermissionsView> {
-    checkTools(tools);
-    return this.write(projectId, (policy) => withProjectDefault(policy.document, tools), options);
+  putDefault(projectId: string, lists: ToolLists, options: WriteOptions): Promise<PermissionsView> {
+    checkLists(lists);
+    return this.write(projectId, (policy) => withProjectDefault(policy.document, lists), options);
   }
 
   deleteDefault(projectId: string, options: WriteOptions): Promise<PermissionsView> {
     return this.write(projectId, (policy) => withProjectDefault(policy.document, null), options);
   }
 
-  putAgent(projectId: string, agentId: string, tools: readonly string[], options: WriteOptions): Promise<PermissionsView> {
+  putAgent(projectId: string, agentId: string, lists: ToolLists, options: WriteOptions): Promise<PermissionsView> {
     checkAgentId(agentId);
-    checkTools(tools);
-    return this.write(projectId, (policy) => withAgentOverride(policy.document, agentId, tools), options);
+    checkLists(lists);
+    return this.write(projectId, (policy) => withAgentOverride(policy.document, agentId, lists), options);
+  }
+
+  /**
+   * The answer `always` to an approval (docs/api.md §11): `tool` joins the agent's `allowedTools`
+   * through the same serialized, atomic write as every other write.
+   */
+  async allowAlways(projectId: string, agentId: string, tool: string): Promise<void> {
+    checkAgentId(agentId);
+    await this.write(projectId, (policy) => withToolAlwaysAllowed(policy, agentId, tool), {});
   }
 
   deleteAgent(projectId: string, agentId: string, options: WriteOptions): Promise<PermissionsView> {
@@ -100,12 +133,14 @@ export class PermissionsService {
   /** Replaces the whole document: the repair path of an invalid file. */
   putDocument(projectId: string, document: PolicyDocument, options: WriteOptions): Promise<PermissionsView> {
     for (const agent of document.agents ?? []) checkAgentId(agent.agentId);
+    const tools = mergeProblems([
+      toolListsProblems(document.projectDefault),
+      ...(document.agents ?? []).map((agent) => toolListsProblems(agent.policy)),
+    ]);
+    // Before the document's own check, which refuses a tool both allowed and on ask too, but without the details.
+    if (tools?.conflicts?.length) throw invalidTools(tools);
     const problem = documentProblem(document);
     if (problem) throw new ApiError('invalid_request', `Invalid policy document: ${problem.message}.`, { ...problem });
-    const tools = mergeProblems([
-      document.projectDefault ? allowlistProblems(document.projectDefault.allowedTools) : null,
-      ...(document.agents ?? []).map((agent) => allowlistProblems(agent.policy.allowedTools)),
-    ]);
     if (tools) throw invalidTools(tools);
     return this.write(projectId, () => document, { ...options, allowInvalid: true });
   }
@@ -141,7 +176,7 @@ export class PermissionsService {
       const state = await project.write(edit, options);
       metrics?.recordPolicyWrite('ok');
       logger.info({ project: projectId, revision: state.policy.revision }, 'policy written');
-      return buildPermissionsView(project.id, state.policy, state.agents);
+      return buildPermissionsView(project.id, state.policy, state.agents, this.lastValid.get(projectId) ?? null);
     } catch (error) {
       metrics?.recordPolicyWrite(error instanceof ApiError || error instanceof ProjectWriteError ? error.code : 'internal_error');
       throw error;
@@ -157,6 +192,11 @@ export class PermissionsService {
 
 function checkTools(tools: readonly string[]): void {
   const problems = allowlistProblems(tools);
+  if (problems) throw invalidTools(problems);
+}
+
+function checkLists(lists: ToolLists): void {
+  const problems = toolListsProblems(lists);
   if (problems) throw invalidTools(problems);
 }
 
@@ -180,6 +220,7 @@ function invalidTools(details: InvalidToolsDetails): ApiError {
     details.unknown.length ? `unknown: ${details.unknown.join(', ')}` : '',
     details.duplicates.length ? `duplicates: ${details.duplicates.join(', ')}` : '',
     details.empty ? `${details.empty} empty name(s)` : '',
+    details.conflicts?.length ? `both allowed and on ask: ${details.conflicts.join(', ')}` : '',
   ].filter(Boolean);
   return new ApiError('invalid_tools', `Invalid allowlist (${parts.join('; ')}); nothing was written.`, { ...details });
 }

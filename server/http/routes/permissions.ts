@@ -57,7 +57,7 @@ const WRITES = [
     summary: 'Set the project default allowlist (update_project_mcp_tool_permissions)',
     params: ProjectParamsSchema,
     body: AllowlistBodySchema,
-    write: (permissions, { project }, { allowedTools }, options) => permissions.putDefault(project, allowedTools, options),
+    write: (permissions, { project }, lists, options) => permissions.putDefault(project, lists, options),
   }),
   writeRoute({
     method: 'DELETE',
@@ -73,7 +73,7 @@ const WRITES = [
     summary: "Set an agent's override allowlist (update_agent_mcp_tool_permissions)",
     params: AgentParamsSchema,
     body: AllowlistBodySchema,
-    write: (permissions, { project, agentId }, { allowedTools }, options) => permissions.putAgent(project, agentId, allowedTools, options),
+    write: (permissions, { project, agentId }, lists, options) => permissions.putAgent(project, agentId, lists, options),
   }),
   writeRoute({
     method: 'DELETE',

@@ -1,0 +1,144 @@
+/**
+ * Approvals and temporary grants as the HTTP routes and the decisions use them (docs/api.md §11):
+ * the project checks, the clock, the audit log lines of every answer and grant change, and the
+ * mapping of the core's errors onto the API's codes.
+ */
+import type { Logger } from 'pino';
+import type { Approval, ApprovalAnswer, ApprovalAnswerResponse, ApprovalStatus, Grant } from '../../schemas/index.js';
+import type { ApprovalsPort } from '../domain/decide.js';
+import { ApiError, unknownProject } from '../errors.js';
+import { ApprovalsError } from './errors.js';
+import type { Approvals } from './open-approvals.js';
+
+export interface ApprovalsServiceOptions {
+  readonly approvals: Approvals;
+  /** Whether the service serves this project now. */
+  readonly hasProject: (project: string) => boolean;
+  readonly logger: Logger;
+  readonly clock?: () => number;
+}
+
+/** Who answers: only the admin token reaches the routes that change approvals and grants (docs/api.md §7). */
+const WHO = 'admin';
+
+export class ApprovalsService {
+  /** What `/decide` consults after an agent's allowlist. */
+  readonly port: ApprovalsPort;
+  private readonly clock: () => number;
+  private closed = false;
+
+  constructor(private readonly options: ApprovalsServiceOptions) {
+    const clock = options.clock ?? Date.now;
+    this.clock = clock;
+    const { requests, grants } = options.approvals;
+    this.port = {
+      granted: (project, requester, tool) => grants.has(project, requester, tool, clock()),
+      consumeOnce: (project, requester, tool, issueRef) => requests.consumeOnce(project, requester, tool, issueRef, clock()),
+      request: (project, requester, tool, issueRef) => requests.request(project, requester, tool, issueRef, clock()),
+    };
+  }
+
+  /** The kept requests of a project, newest first. */
+  list(project: string, status: ApprovalStatus | undefined): Approval[] {
+    this.check(project);
+    return this.options.approvals.requests.list(project, status, this.clock());
+  }
+
+  /** One request; with `waitSeconds`, once it is no longer pending, or changes, or after that long (long-poll). */
+  async wait(project: string, id: string, waitSeconds: number, signal: AbortSignal): Promise<Approval> {
+    this.check(project);
+    // Once closing, a long-poll answers at once so that it cannot hold the shutdown.
+    const waitMs = this.closed ? 0 : waitSeconds * 1000;
+    return this.options.approvals.requests.wait(project, id, waitMs, signal).catch(rethrow);
+  }
+
+  /** The user's answer; logged whatever it is, once its effect is in place. */
+  async answer(project: string, id: string, answer: ApprovalAnswer, ttlSeconds: number | undefined): Promise<ApprovalAnswerResponse> {
+    this.check(project);
+    const outcome = await this.options.approvals.requests.answer(project, id, answer, ttlSeconds, this.clock()).catch(rethrow);
+    const { approval, grant } = outcome;
+    this.options.logger.info(
+      {
+        project,
+        approval: approval.id,
+        requester: approval.requester,
+        tool: approval.tool,
+        ...(approval.issueRef === undefined ? {} : { issueRef: approval.issueRef }),
+        answer,
+        ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+        ...(grant === undefined ? {} : { grant: grant.id, expiresAt: grant.expiresAt }),
+        who: WHO,
+      },
+      'approval answered',
+    );
+    return outcome;
+  }
+
+  listGrants(project: string): Grant[] {
+    this.check(project);
+    return this.options.approvals.grants.list(project, this.clock());
+  }
+
+  createGrant(project: string, requester: string, tools: readonly string[], ttlSeconds: number): Grant {
+    this.check(project);
+    const grant = wrap(() => this.options.approvals.grants.create(project, requester, tools, ttlSeconds, this.clock()));
+    this.options.logger.info(
+      { project, grant: grant.id, requester, tools: grant.tools, ttlSeconds, expiresAt: grant.expiresAt, who: WHO },
+      'grant created',
+    );
+    return grant;
+  }
+
+  revokeGrant(project: string, id: string): Grant {
+    this.check(project);
+    try {
+      const grant = wrap(() => this.options.approvals.grants.revoke(project, id, this.clock()));
+      this.options.logger.info({ project, grant: id, requester: grant.requester, tools: grant.tools, who: WHO }, 'grant revoked');
+      return grant;
+    } catch (error) {
+      // A revocation that could not be saved still holds in memory: it is logged as what it is.
+      if (error instanceof ApiError && error.code === 'write_failed') {
+        this.options.logger.error({ project, grant: id, who: WHO, err: error }, 'grant revoked but not saved');
+      }
+      throw error;
+    }
+  }
+
+  /** What could not be loaded from the state file, to log at start. */
+  get warnings(): readonly string[] {
+    return this.options.approvals.warnings;
+  }
+
+  /** Forgets everything of a project that is no longer served. */
+  dropProject(project: string): void {
+    this.options.approvals.requests.dropProject(project);
+    this.options.approvals.grants.dropProject(project);
+  }
+
+  /** Releases the long-polls and stops the periodic expiry (shutdown). */
+  close(): void {
+    this.closed = true;
+    this.options.approvals.close();
+  }
+
+  private check(project: string): void {
+    if (!this.options.hasProject(project)) throw unknownProject(project);
+  }
+}
+
+/** The API error of a core error: an out-of-range `ttlSeconds` is a malformed request. */
+function toApiError(error: ApprovalsError): ApiError {
+  return new ApiError(error.code === 'invalid_ttl' ? 'invalid_request' : error.code, error.message, error.details);
+}
+
+function rethrow(error: unknown): never {
+  throw error instanceof ApprovalsError ? toApiError(error) : error;
+}
+
+function wrap<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    return rethrow(error);
+  }
+}

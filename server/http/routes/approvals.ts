@@ -1,0 +1,123 @@
+/** Approval requests and temporary grants (docs/api.md §11). */
+import {
+  ApprovalAnswerBodySchema,
+  ApprovalAnswerResponseSchema,
+  ApprovalParamsSchema,
+  ApprovalSchema,
+  ApprovalsQuerySchema,
+  ApprovalsResponseSchema,
+  ApprovalWaitQuerySchema,
+  GrantCreateBodySchema,
+  GrantParamsSchema,
+  GrantSchema,
+  GrantsResponseSchema,
+  ProjectParamsSchema,
+} from '../../../schemas/index.js';
+import type { ApprovalsService } from '../../approvals/approvals-service.js';
+import { emptyBodyIsNoBody, errors, type TypedApp } from './common.js';
+
+export async function approvalsRoutes(app: TypedApp, { approvals }: { approvals: ApprovalsService }): Promise<void> {
+  app.get(
+    '/projects/:project/approvals',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: ['approvals'],
+        summary: 'Approval requests of a project, newest first',
+        description: 'Pending requests and the most recently answered or expired ones; `status` keeps only those in that state.',
+        params: ProjectParamsSchema,
+        querystring: ApprovalsQuerySchema,
+        response: { 200: ApprovalsResponseSchema, ...errors(400, 401, 404) },
+      },
+    },
+    async (request) => ({ approvals: approvals.list(request.params.project, request.query.status) }),
+  );
+
+  app.get(
+    '/projects/:project/approvals/:id',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: ['approvals'],
+        summary: 'One approval request; with waitSeconds, a long-poll',
+        description:
+          'Answers at once when the request is no longer pending; else, with `waitSeconds` (at most 60), when it changes or after that long, with its state then.',
+        params: ApprovalParamsSchema,
+        querystring: ApprovalWaitQuerySchema,
+        response: { 200: ApprovalSchema, ...errors(400, 401, 404) },
+      },
+    },
+    async (request, reply) => {
+      // A client that goes away stops the wait at once rather than holding a waiter for up to a minute.
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      return approvals.wait(request.params.project, request.params.id, request.query.waitSeconds ?? 0, gone.signal);
+    },
+  );
+
+  app.post(
+    '/projects/:project/approvals/:id',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['approvals'],
+        summary: 'Answer an approval request (admin token only: an agent never approves itself)',
+        description:
+          "`once` allows the next matching call only; `for` creates a temporary grant of `ttlSeconds`; `always` adds the tool to the agent's allowedTools (creating its override from its effective policy) and takes it off askTools; `deny` refuses, and the same call answers `approval_denied` for 60 s. A request that is no longer pending answers 409 approval_closed.",
+        params: ApprovalParamsSchema,
+        body: ApprovalAnswerBodySchema,
+        response: { 200: ApprovalAnswerResponseSchema, ...errors(400, 401, 404, 409, 412, 413, 500) },
+      },
+    },
+    async (request) => approvals.answer(request.params.project, request.params.id, request.body.answer, request.body.ttlSeconds),
+  );
+
+  app.get(
+    '/projects/:project/grants',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: ['grants'],
+        summary: 'Live temporary grants of a project, newest first',
+        params: ProjectParamsSchema,
+        response: { 200: GrantsResponseSchema, ...errors(401, 404) },
+      },
+    },
+    async (request) => ({ grants: approvals.listGrants(request.params.project) }),
+  );
+
+  app.post(
+    '/projects/:project/grants',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['grants'],
+        summary: 'Let an agent call these tools for ttlSeconds',
+        description: 'Agents only; the tools are distinct catalog names (else 400 invalid_tools). Survives a restart.',
+        params: ProjectParamsSchema,
+        body: GrantCreateBodySchema,
+        response: { 200: GrantSchema, ...errors(400, 401, 404, 409, 413, 500) },
+      },
+    },
+    async (request) => {
+      const { requester, tools, ttlSeconds } = request.body;
+      return approvals.createGrant(request.params.project, requester, tools, ttlSeconds);
+    },
+  );
+
+  app.delete(
+    '/projects/:project/grants/:id',
+    {
+      config: { access: 'admin' },
+      onRequest: emptyBodyIsNoBody,
+      schema: {
+        tags: ['grants'],
+        summary: 'Revoke a temporary grant: the next call is decided without it',
+        description: 'Answers the revoked grant; an unknown or expired one is 404 not_found.',
+        params: GrantParamsSchema,
+        response: { 200: GrantSchema, ...errors(401, 404, 500) },
+      },
+    },
+    async (request) => approvals.revokeGrant(request.params.project, request.params.id),
+  );
+}
