@@ -61,7 +61,7 @@ export async function saveAtomicallyOnThisThread(file: string, content: string):
 }
 
 /** Saves `content` the way editors do: a temp file in the same folder, renamed over the target. */
-export async function saveAtomically(file: string, content: string): Promise<void> {
+export async function saveAtomically(file: string, content: string | Buffer): Promise<void> {
   const temp = path.join(path.dirname(file), `.editor-${process.pid}-${saves++}.tmp`);
   await writeFile(temp, content);
   await rename(temp, file);
