@@ -161,7 +161,8 @@ describe('the idea-mcp-permissions-client tarball, installed into an empty proje
         "import * as openai from 'idea-mcp-permissions-client/openai';",
         'let mcp = null;',
         "try { await import('idea-mcp-permissions-client/mcp'); mcp = 'loaded'; } catch (error) { mcp = error.code; }",
-        'const client = new root.PdpClient({ baseUrl: process.argv[2], token: process.argv[3] });',
+        // A generous deadline: this is about the package, and the whole suite may load the machine.
+        'const client = new root.PdpClient({ baseUrl: process.argv[2], token: process.argv[3], timeoutMs: 5000 });',
         "const decision = await client.decide({ project: 'demo', requester: 'QA', tool: 'idea_memory_write' });",
         "const check = await client.check({ project: 'demo' });",
         "const { outputs } = await openai.guardOpenAiToolCalls([{ id: 'c1', type: 'function', function: { name: 'idea_ticket_read', arguments: '{}' } }], { client, project: 'demo', requester: 'QA', invoke: () => 'read' });",
@@ -193,7 +194,7 @@ describe('the idea-mcp-permissions-client tarball, installed into an empty proje
       "import { z } from 'zod';",
       "import { PdpClient } from 'idea-mcp-permissions-client';",
       "import { guardMcpServer, type McpGuard } from 'idea-mcp-permissions-client/mcp';",
-      "const pdp = new PdpClient({ baseUrl: process.env['PDP_URL'] ?? 'http://127.0.0.1:8787', token: process.env['PDP_DECIDE_TOKEN'] });",
+      "const pdp = new PdpClient({ baseUrl: process.env['PDP_URL'] ?? 'http://127.0.0.1:8787', token: process.env['PDP_DECIDE_TOKEN'], timeoutMs: 5000 });",
       "const server = new McpServer({ name: 'integrator', version: '1.0.0' });",
       "const guard: McpGuard = guardMcpServer(server, { client: pdp, project: 'demo', requester: process.env['IDEA_AGENT_ID'] ?? '', filterToolsList: true });",
       "for (const name of ['idea_ticket_read', 'idea_memory_write']) {",
