@@ -188,7 +188,7 @@ describe('broken and absurd policy files', () => {
     expect((await repair()).statusCode).toBe(200);
   });
 
-  it('starts, and fails closed, when the files are already a FIFO, a device, a folder or huge at start (read synchronously then)', async () => {
+  it('starts, and fails closed, when the files are already a FIFO, a device, a folder or huge at start', async () => {
     const grant = policyText(undefined, { QA: ['idea_memory_write'] });
     const made = await makeTree({ fifo: null, zero: null, folder: null, huge: null, fifoAgents: grant, good: grant });
     const fifoOutside = path.join(made.outer, 'outside.fifo');
