@@ -15,7 +15,15 @@
  *
  * @packageDocumentation
  */
-export { PdpClient, MAX_DECISION_BYTES, type CallOptions, type PermissionsResult, type WriteOptions } from './pdp-client.js';
+export {
+  PdpClient,
+  MAX_DECISION_BYTES,
+  type AllowlistWriteOptions,
+  type CallOptions,
+  type PermissionsResult,
+  type WriteOptions,
+} from './pdp-client.js';
+export type { ApprovalWaitOptions } from './approval-wait.js';
 export type { PdpClientOptions } from './options.js';
 export type { CheckFailureReason, CheckOptions, CheckResult } from './check.js';
 export type { EventHandlers, EventSubscription } from './event-stream.js';
@@ -48,3 +56,12 @@ export type {
   RequesterKind,
 } from '../schemas/api.js';
 export type { PolicyDocument } from '../schemas/policy.js';
+export type {
+  Approval,
+  ApprovalAnswer,
+  ApprovalAnswerResponse,
+  ApprovalStatus,
+  DecisionApproval,
+  Grant,
+  GrantCreateBody,
+} from '../schemas/approvals.js';

@@ -18,7 +18,8 @@ import { parseRequester } from '../schemas/requester.js';
 import { errorText } from './causes.js';
 import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from './decision.js';
 import { resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
-import { ToolListFollower } from './tool-list-follower.js';
+import { listedTools, ToolListFollower } from './tool-list-follower.js';
+import { approvalWaitMsOf, settleApproval, type ApprovalWaitOptions } from './approval-wait.js';
 
 /** The `extra` argument the SDK passes to request handlers (session id, auth info, abort signal, ...). */
 export type McpRequestExtra = Record<string, unknown> & { sessionId?: string | undefined; signal?: AbortSignal | undefined };
@@ -41,15 +42,23 @@ export interface McpGuardOptions {
   requester: HostValue<[extra: McpRequestExtra]>;
   /**
    * When true, `tools/list` only lists the tools the requester may call, from
-   * `GET /projects/:p/requesters/:r/effective`. If that lookup fails the list is EMPTY (fail
+   * `GET /projects/:p/requesters/:r/effective`: its allowed tools and its tools on ask (a tool
+   * the model never sees could never be approved). If that lookup fails the list is EMPTY (fail
    * closed: a tool the service did not confirm is never advertised). Calls are still decided one
    * by one either way. The guard then also follows the service's events (`GET /events`) and sends
-   * `notifications/tools/list_changed` whenever a listed requester's tools change, and once when
-   * the service is reachable again after an outage.
+   * `notifications/tools/list_changed` whenever a listed requester's tools change (a policy
+   * change, an answered approval), and once when the service is reachable again after an outage.
    */
   filterToolsList?: boolean | undefined;
   /** Words the text of a refused call (default: the decision's message). Give the OpenAI guard the same function to keep parity. */
   formatRefusal?: FormatRefusal | undefined;
+  /**
+   * Calls that need the user's approval (`approval_required`, docs/api.md §11): with `waitMs` > 0
+   * the `tools/call` waits up to that long for the answer, then runs or is refused. Default 0:
+   * refused at once with a text that says approval was requested and to retry later. The MCP
+   * client's own request timeout (60 s in the SDK) must be longer than `waitMs`.
+   */
+  approval?: ApprovalWaitOptions | undefined;
   logger?: GuardLogger | undefined;
   /** Called with every decision the guard acts on (audit, tests). */
   onDecision?: ((decision: ClientDecision) => void) | undefined;
@@ -114,6 +123,7 @@ export function mcpRefusal(decision: ClientDecision, formatRefusal?: FormatRefus
 export function guardMcpServer(server: object, options: McpGuardOptions): McpGuard {
   const target = lowLevelServer(server) as { [GUARD_STATE]?: GuardState };
   const existing = target[GUARD_STATE];
+  approvalWaitMsOf('guardMcpServer', options.approval);
   if (existing !== undefined) {
     existing.options = options;
     existing.follower.restart();
@@ -227,7 +237,10 @@ async function decideToolCall(state: GuardState, request: unknown, extra: unknow
   if (args !== undefined && !isJsonObject(args)) {
     return localDenial({ project: project.value, requester: who.value, tool: name }, 'invalid_call', 'the arguments are not a JSON object');
   }
-  return options.client.decide(decideQueryFor(project.value, who.value, name, args), { signal: signalOf(context) });
+  const query = decideQueryFor(project.value, who.value, name, args);
+  const signal = signalOf(context);
+  const decision = await options.client.decide(query, { signal });
+  return settleApproval(options.client, query, decision, approvalWaitMsOf('guardMcpServer', options.approval), signal);
 }
 
 async function filterToolsList(state: GuardState, result: unknown, extra: unknown): Promise<unknown> {
@@ -249,8 +262,9 @@ async function filterToolsList(state: GuardState, result: unknown, extra: unknow
       signal: signalOf(context),
     });
     if (effective.project !== project.value) throw new Error(`effective policy of project ${effective.project}`);
-    state.follower.noteListed(project.value, who.value, effective.allowedTools);
-    const allowed = new Set(effective.allowedTools);
+    const callable = listedTools(effective);
+    state.follower.noteListed(project.value, who.value, callable);
+    const allowed = new Set(callable);
     return { ...result, tools: tools.filter((tool) => isJsonObject(tool) && allowed.has(tool['name'] as string)) };
   } catch (error) {
     state.follower.noteListed(project.value, who.value, null);

@@ -16,4 +16,5 @@
  */
 export { guardMcpServer, mcpRefusal, type McpGuard, type McpGuardOptions, type McpRefusal, type McpRequestExtra } from './mcp-guard.js';
 export type { ClientDecision, FormatRefusal } from './decision.js';
+export type { ApprovalWaitOptions } from './approval-wait.js';
 export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';

@@ -7,6 +7,7 @@ import { errorText } from './causes.js';
 import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from './decision.js';
 import { resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue, type Resolved } from './guard-common.js';
 import type { DecideQuery } from '../schemas/api.js';
+import { approvalWaitMsOf, settleApproval, type ApprovalWaitOptions } from './approval-wait.js';
 
 /** A Chat Completions `tool_calls[]` entry (`ChatCompletionMessageToolCall` of the `openai` package). */
 export interface ChatCompletionToolCall {
@@ -69,10 +70,16 @@ export interface OpenAiGuardOptions<C extends OpenAiToolCall> {
   concurrency?: number | undefined;
   /** Words the text of a refused call (default: the decision's message). Give the MCP guard the same function to keep parity. */
   formatRefusal?: FormatRefusal | undefined;
-  /** The turn was abandoned: the decisions still pending are denied at once. */
+  /**
+   * Calls that need the user's approval (`approval_required`, docs/api.md §11): with `waitMs` > 0
+   * they wait up to that long for the answer (side by side), then run or are refused. Default 0:
+   * refused at once with a text that says approval was requested and to retry later.
+   */
+  approval?: ApprovalWaitOptions | undefined;
+  /** The turn was abandoned: the decisions still pending (and approvals awaited) are denied at once. */
   signal?: AbortSignal | undefined;
   logger?: GuardLogger | undefined;
-  /** Called with every call's decision, in order, before any call runs (audit, tests). */
+  /** Called with every call's final decision (after any approval wait), in order, before any call runs (audit, tests). */
   onDecision?: ((decision: ClientDecision, call: C) => void) | undefined;
 }
 
@@ -117,6 +124,7 @@ export async function guardOpenAiToolCalls<C extends OpenAiToolCall>(
   options: OpenAiGuardOptions<C>,
 ): Promise<GuardedToolCalls<C>> {
   const concurrency = concurrencyOf(options.concurrency);
+  const waitMs = approvalWaitMsOf('guardOpenAiToolCalls', options.approval);
   const [project, who] = await Promise.all([resolveHostValue(options.project), resolveHostValue(options.requester)]);
   const prepared = calls.map((call) => prepare(call, project, who));
   const queries: DecideQuery[] = [];
@@ -133,6 +141,15 @@ export async function guardOpenAiToolCalls<C extends OpenAiToolCall>(
     decisions[callIndex] =
       answers[answerIndex] ?? localDenial(queries[answerIndex] as DecideQuery, 'pdp_unavailable', 'no decision for this call');
   });
+  if (waitMs > 0) {
+    // Calls waiting for an approval wait side by side; each runs only if decided again as allowed.
+    await Promise.all(
+      queryIndex.map(async (callIndex, answerIndex) => {
+        const first = decisions[callIndex] as ClientDecision;
+        decisions[callIndex] = await settleApproval(options.client, queries[answerIndex] as DecideQuery, first, waitMs, options.signal);
+      }),
+    );
+  }
   const decided = decisions as ClientDecision[];
   calls.forEach((call, index) => options.onDecision?.(decided[index] as ClientDecision, call));
 

@@ -28,4 +28,5 @@ export {
   type ResponsesFunctionCallOutput,
 } from './openai-guard.js';
 export type { ClientDecision, FormatRefusal } from './decision.js';
+export type { ApprovalWaitOptions } from './approval-wait.js';
 export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';

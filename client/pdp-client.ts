@@ -23,7 +23,21 @@ import {
   type ProjectsResponse,
   type RecentDecision,
 } from '../schemas/api.js';
-import type { PolicyDocument } from '../schemas/policy.js';
+import type { Allowlist, PolicyDocument } from '../schemas/policy.js';
+import {
+  ApprovalAnswerResponseSchema,
+  ApprovalSchema,
+  ApprovalsResponseSchema,
+  GrantSchema,
+  GrantsResponseSchema,
+  MAX_APPROVAL_WAIT_SECONDS,
+  type Approval,
+  type ApprovalAnswer,
+  type ApprovalAnswerResponse,
+  type ApprovalStatus,
+  type Grant,
+  type GrantCreateBody,
+} from '../schemas/approvals.js';
 import { decisionFromAnswer, decisionsFromBatchAnswer, errorBodyOf, failureText, firstError, httpCause, parseJson } from './answers.js';
 import { oneLine } from './causes.js';
 import { checkService, type CheckOptions, type CheckResult } from './check.js';
@@ -32,7 +46,7 @@ import { followEvents, type EventHandlers, type EventSubscription } from './even
 import { PdpError } from './errors.js';
 import { checkOptions, displayUrl, type PdpClientOptions } from './options.js';
 import { RequestSlots } from './request-slots.js';
-import { Deadline, exchangeWithDeadline, type Exchange, type ExchangeRequest } from './transport.js';
+import { Deadline, exchangeWithDeadline, transportFailure, type Exchange, type ExchangeRequest } from './transport.js';
 
 // Compiled once per process: validating an answer costs well under a microsecond.
 const catalogCheck = TypeCompiler.Compile(CatalogResponseSchema);
@@ -42,6 +56,11 @@ const effectiveCheck = TypeCompiler.Compile(EffectivePolicySchema);
 const recentCheck = TypeCompiler.Compile(RecentDecisionsResponseSchema);
 const ephemeralCheck = TypeCompiler.Compile(EphemeralPolicySchema);
 const ephemeralListCheck = TypeCompiler.Compile(EphemeralPoliciesResponseSchema);
+const approvalCheck = TypeCompiler.Compile(ApprovalSchema);
+const approvalsCheck = TypeCompiler.Compile(ApprovalsResponseSchema);
+const approvalAnswerCheck = TypeCompiler.Compile(ApprovalAnswerResponseSchema);
+const grantCheck = TypeCompiler.Compile(GrantSchema);
+const grantsCheck = TypeCompiler.Compile(GrantsResponseSchema);
 
 /** Largest decision answer read (docs/api.md §8): a bigger one is refused before it is parsed. */
 export const MAX_DECISION_BYTES = 64 * 1024;
@@ -57,6 +76,21 @@ export interface CallOptions {
 /** Conditional-write option of the permission writes: the `ETag` (revision) last read. */
 export interface WriteOptions {
   ifMatch?: string | undefined;
+}
+
+/** Options of `putDefault` and `putAgent`: the tools on ask (run with the user's approval, docs/api.md §11) beside the allowlist. */
+export interface AllowlistWriteOptions extends WriteOptions {
+  askTools?: readonly string[] | undefined;
+}
+
+/** Options of one admin call. */
+interface AdminCallOptions {
+  headers?: Record<string, string> | undefined;
+  /** Default: the client's `adminTimeoutMs`. */
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** On a connection of its own (a long-poll), not one of the shared slots. */
+  dedicated?: boolean | undefined;
 }
 
 /** The permissions view of a project with its `ETag` (the revision, for `If-Match`). */
@@ -106,6 +140,8 @@ export class PdpClient {
   private closing: Promise<void> | undefined;
   private readonly origin: string;
   private readonly subscriptions = new Set<EventSubscription>();
+  /** Long-polls on their own connections, ended by `close()`. */
+  private readonly dedicated = new Set<Deadline>();
 
   /** @throws TypeError or RangeError for a `baseUrl` that is not an absolute http(s) URL, or a bad duration. */
   constructor(options: PdpClientOptions) {
@@ -140,6 +176,7 @@ export class PdpClient {
    */
   close(): Promise<void> {
     for (const subscription of this.subscriptions) subscription.close();
+    for (const deadline of this.dedicated) deadline.fail('client closed');
     this.closing ??= this.slots.close();
     return this.closing;
   }
@@ -276,8 +313,8 @@ export class PdpClient {
   }
 
   /** Replaces the project default allowlist (a complete list, not a patch). */
-  async putDefault(project: string, allowedTools: readonly string[], options: WriteOptions = {}): Promise<PermissionsResult> {
-    return this.permissionsCall('PUT', `${permissionsPath(project)}/default`, { allowedTools }, options);
+  async putDefault(project: string, allowedTools: readonly string[], options: AllowlistWriteOptions = {}): Promise<PermissionsResult> {
+    return this.permissionsCall('PUT', `${permissionsPath(project)}/default`, allowlistBody(allowedTools, options), options);
   }
 
   /** Removes the project default: agents without an override are back to the read-only set. */
@@ -299,9 +336,9 @@ export class PdpClient {
     project: string,
     agentId: string,
     allowedTools: readonly string[],
-    options: WriteOptions = {},
+    options: AllowlistWriteOptions = {},
   ): Promise<PermissionsResult> {
-    return this.permissionsCall('PUT', agentPath(project, agentId), { allowedTools }, options);
+    return this.permissionsCall('PUT', agentPath(project, agentId), allowlistBody(allowedTools, options), options);
   }
 
   /** Removes the override of `agentId`: it inherits the project default again (idempotent). */
@@ -317,7 +354,7 @@ export class PdpClient {
   /** `GET /projects/:project/requesters/:requester/effective`: what `requester` may call. */
   async effective(project: string, requester: string, options: CallOptions & { timeoutMs?: number } = {}): Promise<EffectivePolicy> {
     const path = `/projects/${segment(project)}/requesters/${segment(requester)}/effective`;
-    return (await this.admin('GET', path, undefined, effectiveCheck, {}, options.timeoutMs, options.signal)).body;
+    return (await this.admin('GET', path, undefined, effectiveCheck, { timeoutMs: options.timeoutMs, signal: options.signal })).body;
   }
 
   /** `GET /projects/:project/decisions`: the latest decisions, newest first. */
@@ -344,6 +381,72 @@ export class PdpClient {
     return (await this.admin('GET', `/projects/${segment(project)}/ephemeral-policies`, undefined, ephemeralListCheck)).body.policies;
   }
 
+  // ------------------------------------------------------------------ approvals and grants (docs/api.md §11)
+
+  /** `GET /projects/:project/approvals`: pending requests and the latest closed ones, newest first; `status` keeps one state. */
+  async listApprovals(project: string, status?: ApprovalStatus): Promise<Approval[]> {
+    const query = status === undefined ? '' : `?status=${encodeURIComponent(status)}`;
+    return (await this.admin('GET', `${approvalsPath(project)}${query}`, undefined, approvalsCheck)).body.approvals;
+  }
+
+  /**
+   * `GET /projects/:project/approvals/:id`: one request. With `waitSeconds` (at most 60) it is a
+   * long-poll that answers once the request is no longer pending, or changes, or after that long;
+   * it runs on a connection of its own, so waiting never delays a decision. Its deadline is
+   * `timeoutMs`, by default `adminTimeoutMs` plus the wait; `signal` ends it at once.
+   *
+   * @example
+   * ```ts
+   * const decision = await pdp.decide({ project: 'demo', requester: 'QA', tool: 'idea_memory_write' });
+   * if (decision.reason === 'approval_required' && decision.approval !== undefined) {
+   *   const approval = await pdp.getApproval('demo', decision.approval.id, { waitSeconds: 30 });
+   *   if (approval.status === 'approved') await pdp.decide({ project: 'demo', requester: 'QA', tool: 'idea_memory_write' });
+   * }
+   * ```
+   */
+  async getApproval(
+    project: string,
+    id: string,
+    options: { waitSeconds?: number; timeoutMs?: number; signal?: AbortSignal | undefined } = {},
+  ): Promise<Approval> {
+    const waitSeconds = options.waitSeconds ?? 0;
+    if (!Number.isInteger(waitSeconds) || waitSeconds < 0 || waitSeconds > MAX_APPROVAL_WAIT_SECONDS) {
+      throw new RangeError(
+        `getApproval: waitSeconds must be a whole number from 0 to ${String(MAX_APPROVAL_WAIT_SECONDS)} (got ${String(waitSeconds)})`,
+      );
+    }
+    const query = waitSeconds === 0 ? '' : `?waitSeconds=${String(waitSeconds)}`;
+    const timeoutMs = options.timeoutMs ?? this.adminTimeoutMs + waitSeconds * 1000;
+    const call = { timeoutMs, signal: options.signal, dedicated: waitSeconds > 0 };
+    return (await this.admin('GET', `${approvalsPath(project)}/${segment(id)}${query}`, undefined, approvalCheck, call)).body;
+  }
+
+  /**
+   * `POST /projects/:project/approvals/:id` (admin token): `once` lets the next matching call run,
+   * `for` grants the tool for `ttlSeconds` (required then), `always` adds it to the agent's
+   * allowlist, `deny` refuses. A request no longer pending throws `approval_closed`.
+   */
+  async answerApproval(project: string, id: string, answer: ApprovalAnswer, ttlSeconds?: number): Promise<ApprovalAnswerResponse> {
+    const body = ttlSeconds === undefined ? { answer } : { answer, ttlSeconds };
+    return (await this.admin('POST', `${approvalsPath(project)}/${segment(id)}`, body, approvalAnswerCheck)).body;
+  }
+
+  /** `GET /projects/:project/grants`: the live temporary grants, newest first. */
+  async listGrants(project: string): Promise<Grant[]> {
+    return (await this.admin('GET', grantsPath(project), undefined, grantsCheck)).body.grants;
+  }
+
+  /** `POST /projects/:project/grants` (admin token): lets an agent call `tools` for `ttlSeconds` (1 to 86,400). */
+  async createGrant(project: string, grant: GrantCreateBody): Promise<Grant> {
+    const body: GrantCreateBody = { requester: grant.requester, tools: [...grant.tools], ttlSeconds: grant.ttlSeconds };
+    return (await this.admin('POST', grantsPath(project), body, grantCheck)).body;
+  }
+
+  /** `DELETE /projects/:project/grants/:id` (admin token): the next call is decided without it. Answers the revoked grant. */
+  async revokeGrant(project: string, id: string): Promise<Grant> {
+    return (await this.admin('DELETE', `${grantsPath(project)}/${segment(id)}`, undefined, grantCheck)).body;
+  }
+
   // ------------------------------------------------------------------ plumbing
 
   private async permissionsCall(
@@ -354,7 +457,7 @@ export class PdpClient {
   ): Promise<PermissionsResult> {
     const headers: Record<string, string> = {};
     if (options.ifMatch !== undefined) headers['if-match'] = quoteEtag(options.ifMatch);
-    const answer = await this.admin(method, path, body, permissionsCheck, headers);
+    const answer = await this.admin(method, path, body, permissionsCheck, { headers });
     const etagHeader = answer.headers['etag'];
     const etag = typeof etagHeader === 'string' ? unquoteEtag(etagHeader) : answer.body.revision;
     return { permissions: answer.body, etag, revision: answer.body.revision };
@@ -365,18 +468,22 @@ export class PdpClient {
     path: string,
     body: unknown,
     check: TypeCheck<T> | undefined,
-    headers: Record<string, string> = {},
-    timeoutMs = this.adminTimeoutMs,
-    signal?: AbortSignal,
+    options: AdminCallOptions = {},
   ): Promise<{ body: Static<T>; headers: Exchange['headers'] }> {
     const what = oneLine(`${method} ${path}`, 120);
-    const deadline = new Deadline(timeoutMs, signal);
+    const deadline = new Deadline(options.timeoutMs ?? this.adminTimeoutMs, options.signal);
     let answer: Exchange;
     try {
       // Reads are retried on a stale socket; writes never (a replayed write could answer 412).
-      const request: ExchangeRequest = { method, path, headers, maxBodyBytes: MAX_ADMIN_BYTES, retryOnStaleSocket: method === 'GET' };
+      const request: ExchangeRequest = {
+        method,
+        path,
+        headers: options.headers ?? {},
+        maxBodyBytes: MAX_ADMIN_BYTES,
+        retryOnStaleSocket: method === 'GET',
+      };
       if (body !== undefined) request.body = JSON.stringify(body);
-      answer = await this.exchange(request, deadline);
+      answer = options.dedicated === true ? await this.exchangeAlone(request, deadline) : await this.exchange(request, deadline);
     } catch (error) {
       throw new PdpError('pdp_unavailable', `${what}: policy service unreachable (${failureText(error)})`, { cause: error });
     } finally {
@@ -397,10 +504,33 @@ export class PdpClient {
   }
 
   private exchange(request: Omit<ExchangeRequest, 'headers'> & { headers?: Record<string, string> }, deadline: Deadline) {
+    return exchangeWithDeadline(this.slots, this.fullRequest(request), deadline);
+  }
+
+  private fullRequest(request: Omit<ExchangeRequest, 'headers'> & { headers?: Record<string, string> }): ExchangeRequest {
     const headers: Record<string, string> = { ...this.baseHeaders, ...request.headers };
     if (request.body !== undefined) headers['content-type'] = 'application/json';
-    const full: ExchangeRequest = { ...request, path: this.pathPrefix + request.path, headers };
-    return exchangeWithDeadline(this.slots, full, deadline);
+    return { ...request, path: this.pathPrefix + request.path, headers };
+  }
+
+  /**
+   * One exchange on a connection of its own, closed afterwards: a long-poll may last a minute and
+   * must never hold one of the slots the decisions queue for.
+   */
+  private async exchangeAlone(request: ExchangeRequest, deadline: Deadline): Promise<Exchange> {
+    if (this.closing !== undefined) throw transportFailure('client closed');
+    const backstopMs = Math.ceil(deadline.timeoutMs) + 1_000;
+    const slots = new RequestSlots(
+      1,
+      () => new Client(this.origin, { headersTimeout: backstopMs, bodyTimeout: backstopMs, maxResponseSize: MAX_ADMIN_BYTES }),
+    );
+    this.dedicated.add(deadline);
+    try {
+      return await exchangeWithDeadline(slots, this.fullRequest(request), deadline);
+    } finally {
+      this.dedicated.delete(deadline);
+      void slots.close();
+    }
   }
 
   /** A decision query: one literal object and shared headers, as a burst holds thousands of them at once. */
@@ -421,6 +551,20 @@ function permissionsPath(project: string): string {
 
 function agentPath(project: string, agentId: string): string {
   return `${permissionsPath(project)}/agents/${segment(agentId)}`;
+}
+
+function allowlistBody(allowedTools: readonly string[], options: AllowlistWriteOptions): Allowlist {
+  return options.askTools === undefined
+    ? { allowedTools: [...allowedTools] }
+    : { allowedTools: [...allowedTools], askTools: [...options.askTools] };
+}
+
+function approvalsPath(project: string): string {
+  return `/projects/${segment(project)}/approvals`;
+}
+
+function grantsPath(project: string): string {
+  return `/projects/${segment(project)}/grants`;
 }
 
 function ephemeralPath(project: string, requester: string): string {

@@ -6,6 +6,7 @@
  */
 import { errorText } from './causes.js';
 import type { EventSubscription } from './event-stream.js';
+import type { EffectivePolicy } from '../schemas/api.js';
 import type { GuardClient, GuardLogger } from './guard-common.js';
 
 /** What the follower needs from the guard: its live options and a way to notify the host. */
@@ -53,6 +54,10 @@ export class ToolListFollower {
         this.outage = true;
       },
       onPolicy: (event) => void this.refresh(event.project),
+      // An answer `always` changes the policy, and an answer `for` what the requester may call.
+      onApproval: (event) => {
+        if (event.status !== 'pending') void this.refresh(event.project);
+      },
     });
   }
 
@@ -99,7 +104,7 @@ export class ToolListFollower {
       [...requesters].map(async ([requester, before]) => {
         try {
           const effective = await client.effective(project, requester, { timeoutMs: client.timeoutMs });
-          const now = key(effective.allowedTools);
+          const now = key(listedTools(effective));
           if (now === before) return;
           requesters.set(requester, now);
           changed = true;
@@ -132,6 +137,11 @@ export class ToolListFollower {
     this.retryTimer.unref();
     this.retryMs = Math.min(this.retryMs * 2, LAST_RETRY_MS);
   }
+}
+
+/** What a filtered `tools/list` shows: the tools allowed and the tools on ask (which run once approved). */
+export function listedTools(effective: Pick<EffectivePolicy, 'allowedTools' | 'askTools'>): string[] {
+  return [...effective.allowedTools, ...(effective.askTools ?? [])];
 }
 
 function key(tools: readonly string[]): string {

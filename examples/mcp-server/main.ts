@@ -11,6 +11,7 @@
  * Env: IDEA_AGENT_ID (the agent id of this session), PDP_URL (default http://127.0.0.1:8787),
  * PDP_PROJECT (default demo), PDP_DECIDE_TOKEN, PDP_TIMEOUT_MS (default 500),
  * PDP_FILTER_TOOLS_LIST=1 to list only the tools the agent may call (and follow changes live),
+ * PDP_APPROVAL_WAIT_MS (how long a call on ask waits for the user's answer; default 0, no wait),
  * IDEA_TOOL_LOG (a file the stubs append their runs to, one JSON line each).
  * stdout carries the MCP protocol only: logs go to stderr.
  */
@@ -36,6 +37,7 @@ guardMcpServer(server, {
   project,
   requester,
   filterToolsList: env['PDP_FILTER_TOOLS_LIST'] === '1',
+  approval: { waitMs: Number(env['PDP_APPROVAL_WAIT_MS'] || 0) },
   logger,
   onDecision: (decision) => {
     if (!decision.allow) logger.info({ tool: decision.tool.name, reason: decision.reason }, 'tool call denied');

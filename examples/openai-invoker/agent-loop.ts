@@ -36,6 +36,8 @@ export interface AgentLoopOptions {
   maxTurns?: number;
   /** How many allowed calls of one turn run at once (outputs stay in the model's order). Default 1. */
   concurrency?: number;
+  /** How long a call on ask waits for the user's approval, in ms. Default 0: refused at once, to retry later. */
+  approvalWaitMs?: number;
 }
 
 export interface AgentLoopResult {
@@ -65,6 +67,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       requester: options.requester,
       invoke: (name, args, call) => options.invoke(name, args, call as ChatCompletionToolCall),
       concurrency: options.concurrency,
+      approval: { waitMs: options.approvalWaitMs ?? 0 },
     });
     messages.push(...outputs);
   }

@@ -8,7 +8,8 @@
  * The loop runs as one agent: its id comes from IDEA_AGENT_ID (unset: the anonymous, read-only
  * requester). Env: OPENAI_BASE_URL (default: the OpenAI API), OPENAI_API_KEY, OPENAI_MODEL
  * (default gpt-4o-mini), PDP_URL (default http://127.0.0.1:8787), PDP_PROJECT (default demo),
- * PDP_DECIDE_TOKEN, IDEA_TOOL_LOG (file the stubs append to).
+ * PDP_DECIDE_TOKEN, PDP_APPROVAL_WAIT_MS (how long a call on ask waits for the user's answer;
+ * default 0, no wait), IDEA_TOOL_LOG (file the stubs append to).
  */
 import OpenAI from 'openai';
 import { pino } from 'pino';
@@ -38,6 +39,7 @@ try {
     requester,
     prompt,
     concurrency: 4,
+    approvalWaitMs: Number(env['PDP_APPROVAL_WAIT_MS'] || 0),
     invoke: (name, args) => {
       recorder.record(name, args);
       logger.info({ tool: name }, 'tool ran');
