@@ -10,7 +10,10 @@ export const PUBLISHED_SCHEMA_PATH = fileURLToPath(new URL('./mcp-tool-permissio
 
 /** The published text: draft 2020-12 JSON Schema, pretty-printed. */
 export function publishedSchemaText(): string {
-  const schema = { $schema: 'https://json-schema.org/draft/2020-12/schema', ...JSON.parse(JSON.stringify(PolicyDocumentSchema)) };
+  const schema = {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    ...(JSON.parse(JSON.stringify(PolicyDocumentSchema)) as Record<string, unknown>),
+  };
   return `${JSON.stringify(schema, null, 2)}\n`;
 }
 

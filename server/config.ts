@@ -86,11 +86,11 @@ export function demoProjectsRoot(): string {
 }
 
 export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<ServiceConfig> {
-  const host = env['PDP_HOST'] || '127.0.0.1';
-  const port = Number(env['PDP_PORT'] || 8787);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PDP_PORT: invalid port ${env['PDP_PORT']}`);
-  const projects = env['PDP_PROJECTS'] ? parseProjectsList(env['PDP_PROJECTS']) : {};
-  let projectsRoot = env['PDP_PROJECTS_ROOT'] || undefined;
+  const host = env.PDP_HOST || '127.0.0.1';
+  const port = Number(env.PDP_PORT || 8787);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PDP_PORT: invalid port ${env.PDP_PORT}`);
+  const projects = env.PDP_PROJECTS ? parseProjectsList(env.PDP_PROJECTS) : {};
+  let projectsRoot = env.PDP_PROJECTS_ROOT || undefined;
   if (projectsRoot === undefined && Object.keys(projects).length === 0) projectsRoot = demoProjectsRoot();
   const decideToken = await secret(env, 'PDP_DECIDE_TOKEN');
   if (!isLoopback(host) && decideToken === undefined) {
@@ -98,8 +98,8 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       `Refusing to listen on ${host} without PDP_DECIDE_TOKEN: decisions and policies would be readable by anyone on the network.`,
     );
   }
-  const stateDir = path.resolve(env['PDP_STATE_DIR'] || '.pdp');
-  const approvalTtlSeconds = approvalTtlOf(env['PDP_APPROVAL_TTL_SECONDS']);
+  const stateDir = path.resolve(env.PDP_STATE_DIR || '.pdp');
+  const approvalTtlSeconds = approvalTtlOf(env.PDP_APPROVAL_TTL_SECONDS);
   let adminToken = await secret(env, 'PDP_ADMIN_TOKEN');
   let generatedTokenFile: string | undefined;
   let adminTokenReused = false;
@@ -122,7 +122,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     adminTokenReused,
     decideToken,
     stateDir,
-    auditFile: env['PDP_AUDIT_FILE'] || undefined,
+    auditFile: env.PDP_AUDIT_FILE || undefined,
     approvalTtlSeconds,
   };
 }
@@ -131,7 +131,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
 export const ADMIN_TOKEN_FILE = 'admin-token';
 /** What a kept admin token may look like: printable ASCII, no space, 16 to 1,024 characters. */
 const TOKEN_TEXT = /^[\x21-\x7e]{16,1024}$/;
-const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+const NO_FOLLOW = constants.O_NOFOLLOW;
 const serviceUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
 const octal = (mode: number): string => `0${(mode & 0o777).toString(8)}`;
 

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     auditFile: config.auditFile,
     loopbackHostsOnly: isLoopback(config.host),
     logger,
-    maxConnections: maxConnectionsOf(process.env['PDP_MAX_CONNECTIONS']),
+    maxConnections: maxConnectionsOf(process.env.PDP_MAX_CONNECTIONS),
     stateDir: config.stateDir,
     approvalTtlSeconds: config.approvalTtlSeconds,
   });
@@ -51,8 +51,12 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => {
+    shutdown('SIGTERM');
+  });
+  process.on('SIGINT', () => {
+    shutdown('SIGINT');
+  });
   const address = await app.listen({ host: config.host, port: config.port });
   logger.info(
     {

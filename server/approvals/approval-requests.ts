@@ -96,7 +96,9 @@ export class ApprovalRequests {
   constructor(private readonly options: ApprovalRequestsOptions) {
     this.ttlMs = (options.ttlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) * 1000;
     this.clock = options.clock ?? Date.now;
-    this.sweeper = setInterval(() => this.sweep(this.clock()), options.sweepIntervalMs ?? 1000);
+    this.sweeper = setInterval(() => {
+      this.sweep(this.clock());
+    }, options.sweepIntervalMs ?? 1000);
     this.sweeper.unref();
   }
 
@@ -284,8 +286,7 @@ export class ApprovalRequests {
       record.answeredAt = now;
     }
     const state = this.projects.get(record.project);
-    if (state !== undefined && state.pending.get(record.requester, record.tool) === record)
-      state.pending.delete(record.requester, record.tool);
+    if (state?.pending.get(record.requester, record.tool) === record) state.pending.delete(record.requester, record.tool);
     if (state?.byId.get(record.id) === record) this.changed(record);
     wake(record);
   }

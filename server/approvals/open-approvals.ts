@@ -35,7 +35,13 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
   const file = options.stateDirectory === undefined ? undefined : new ApprovalsStateFile(options.stateDirectory);
   const loaded = file?.load() ?? { grants: [], onces: [] };
   const saving = {
-    ...(file === undefined ? {} : { persist: () => file.write({ grants: grants.persisted(), onces: onces.persisted() }) }),
+    ...(file === undefined
+      ? {}
+      : {
+          persist: () => {
+            file.write({ grants: grants.persisted(), onces: onces.persisted() });
+          },
+        }),
     ...(options.onPersistFailure === undefined ? {} : { onPersistFailure: options.onPersistFailure }),
   };
   const grants = new TemporaryGrants(saving);
@@ -54,5 +60,12 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
     ...(options.approvalTtlSeconds === undefined ? {} : { ttlSeconds: options.approvalTtlSeconds }),
     ...(options.onChange === undefined ? {} : { onChange: options.onChange }),
   });
-  return { requests, grants, warnings, close: () => requests.close() };
+  return {
+    requests,
+    grants,
+    warnings,
+    close: () => {
+      requests.close();
+    },
+  };
 }

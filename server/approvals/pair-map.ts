@@ -26,7 +26,7 @@ export class PairMap<V> {
 
   delete(first: string, second: string): boolean {
     const inner = this.outer.get(first);
-    if (inner === undefined || !inner.delete(second)) return false;
+    if (!inner?.delete(second)) return false;
     this.count -= 1;
     if (inner.size === 0) this.outer.delete(first);
     return true;

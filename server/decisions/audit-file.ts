@@ -185,8 +185,13 @@ export function createAuditFile(path: string, options: AuditFileOptions = {}): A
 
   const endStream = (ending: WriteStream): Promise<void> =>
     new Promise((resolve) => {
-      if (ending.destroyed) return resolve();
-      ending.once('close', () => resolve());
+      if (ending.destroyed) {
+        resolve();
+        return;
+      }
+      ending.once('close', () => {
+        resolve();
+      });
       ending.end();
     });
 

@@ -29,23 +29,19 @@ export function parseAgentsFile(text: string): AgentsFileState {
     const reason = (error as Error).message.replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '');
     return { exists: true, agents: [], error: `${AGENTS_FILE}: invalid JSON (${reason})` };
   }
-  const list = Array.isArray(parsed)
-    ? parsed
-    : isRecord(parsed) && Array.isArray(parsed['agents'])
-      ? (parsed['agents'] as unknown[])
-      : null;
+  const list = Array.isArray(parsed) ? parsed : isRecord(parsed) && Array.isArray(parsed.agents) ? (parsed.agents as unknown[]) : null;
   if (!list) {
     return { exists: true, agents: [], error: `${AGENTS_FILE}: expected an array of agents or { "agents": [...] }` };
   }
   const agents = new Map<string, DeclaredAgent>();
   const skipped: number[] = [];
   list.forEach((entry, index) => {
-    const id = isRecord(entry) ? (typeof entry['id'] === 'string' ? entry['id'] : entry['agentId']) : undefined;
+    const id = isRecord(entry) ? (typeof entry.id === 'string' ? entry.id : entry.agentId) : undefined;
     if (!isRecord(entry) || typeof id !== 'string' || !AGENT_ID_REGEX.test(id) || agents.has(id)) {
       skipped.push(index);
       return;
     }
-    const name = typeof entry['name'] === 'string' && entry['name'] !== '' ? entry['name'] : id;
+    const name = typeof entry.name === 'string' && entry.name !== '' ? entry.name : id;
     agents.set(id, { id, name });
   });
   return {

@@ -201,7 +201,7 @@ export function documentProblem(value: unknown): { message: string; path?: strin
     return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/' };
   }
   const seen = new Set<string>();
-  const document = value as PolicyDocument;
+  const document = value;
   const agents = document.agents ?? [];
   for (const [index, agent] of agents.entries()) {
     const path = `/agents/${index}/agentId`;

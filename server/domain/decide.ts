@@ -190,7 +190,7 @@ export function decide(
     );
   }
   if (resolution.boundIssue !== null && tool.issueScoped) {
-    const issueRef = input.arguments?.['issueRef'];
+    const issueRef = input.arguments?.issueRef;
     const asked = typeof issueRef === 'string' || typeof issueRef === 'number' ? normalizeIssueRef(String(issueRef)) : null;
     if (asked !== resolution.boundIssue) {
       const target = asked === null ? 'no issueRef' : `#${asked}`;
@@ -262,6 +262,6 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
 
 /** The ticket a call names in `arguments.issueRef`, as written. */
 function issueRefOf(input: DecisionInput): string | undefined {
-  const issueRef = input.arguments?.['issueRef'];
+  const issueRef = input.arguments?.issueRef;
   return typeof issueRef === 'string' || typeof issueRef === 'number' ? String(issueRef) : undefined;
 }

@@ -9,8 +9,10 @@ export type StrictJsonProblem =
   | { readonly kind: 'depth'; readonly offset: number }
   | { readonly kind: 'duplicate'; readonly offset: number; readonly key: string };
 
-class Stop {
-  constructor(readonly problem: StrictJsonProblem) {}
+class Stop extends Error {
+  constructor(readonly problem: StrictJsonProblem) {
+    super(problem.kind);
+  }
 }
 
 /** The characters a string may hold as they are; a native regular expression skips them faster than a loop. */

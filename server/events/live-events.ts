@@ -42,7 +42,12 @@ export class LiveEvents {
 
   constructor(private readonly options: LiveEventsOptions) {
     this.maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
-    this.pingTimer = setInterval(() => this.broadcast(undefined, ': ping\n\n'), options.pingMs ?? EVENTS_PING_SECONDS * 1000);
+    this.pingTimer = setInterval(
+      () => {
+        this.broadcast(undefined, ': ping\n\n');
+      },
+      options.pingMs ?? EVENTS_PING_SECONDS * 1000,
+    );
     this.pingTimer.unref();
   }
 

@@ -6,7 +6,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { ApprovalsService } from '../approvals/approvals-service.js';
 import { openApprovals } from '../approvals/open-approvals.js';
@@ -105,12 +105,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Fastify's own warnings (a reply sent twice, a hook failing after the answer) go to the service's logger.
-  app.setChildLoggerFactory(() => logger as unknown as FastifyBaseLogger);
+  app.setChildLoggerFactory(() => logger);
 
   const audit =
     options.auditFile === undefined || options.auditFile === ''
       ? undefined
-      : createAuditFile(options.auditFile, { onError: (error) => logger.warn({ err: error }, 'audit file error') });
+      : createAuditFile(options.auditFile, {
+          onError: (error) => {
+            logger.warn({ err: error }, 'audit file error');
+          },
+        });
   const ephemeral = new EphemeralPolicies();
   // The closures below read `permissions`, `events` and `registry` only when called, once they exist.
   const approvals = new ApprovalsService({
@@ -118,8 +122,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       stateDirectory: options.stateDir,
       approvalTtlSeconds: options.approvalTtlSeconds,
       makeAlways: (project, requester, tool) => permissions.allowAlways(project, requester, tool),
-      onChange: (change) => events.approvalChanged(change),
-      onPersistFailure: (error) => logger.error({ err: error }, 'approvals state not saved'),
+      onChange: (change) => {
+        events.approvalChanged(change);
+      },
+      onPersistFailure: (error) => {
+        logger.error({ err: error }, 'approvals state not saved');
+      },
     }),
     hasProject: (project) => registry.get(project) !== undefined,
     logger,
@@ -214,7 +222,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     approvals.close();
   });
   app.addHook('onClose', async () => {
-    await registry.close();
+    registry.close();
     ephemeral.close();
     await audit?.close();
   });

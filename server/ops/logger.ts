@@ -65,5 +65,5 @@ function stdoutDestination(): DestinationStream {
 
 /** The service's logger: JSON lines at `PDP_LOG_LEVEL` (default info), secrets redacted, on stdout. */
 export function createLogger(options: LoggerOptions = {}, destination: DestinationStream = stdoutDestination()): Logger {
-  return pino({ level: process.env['PDP_LOG_LEVEL'] ?? 'info', redact: REDACT, ...options }, destination);
+  return pino({ level: process.env.PDP_LOG_LEVEL ?? 'info', redact: REDACT, ...options }, destination);
 }

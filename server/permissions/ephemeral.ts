@@ -23,7 +23,9 @@ export class EphemeralPolicies {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly now: () => number = Date.now) {
-    this.sweeper = setInterval(() => this.sweep(), 30_000);
+    this.sweeper = setInterval(() => {
+      this.sweep();
+    }, 30_000);
     this.sweeper.unref();
   }
 

@@ -39,8 +39,8 @@ export async function writeFileAtomic(target: string, contents: string, options:
   const folder = path.dirname(realTarget);
   const createdFolder = await fs.mkdir(folder, { recursive: false }).then(
     () => true,
-    (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
+    (error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       return false;
     },
   );
@@ -74,8 +74,8 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
     // Only a regular file's mode is kept (not that of a FIFO or a device the file was replaced by).
     // Owner read and write are added: a repair of a file of mode 000 must leave one the service can read.
     .then((stats) => (stats.isFile() ? (stats.mode & 0o7777) | 0o600 : (options.defaultMode ?? 0o644)))
-    .catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return options.defaultMode ?? 0o644;
+    .catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return options.defaultMode ?? 0o644;
       throw error;
     });
   const temp = tempPathFor(realTarget);

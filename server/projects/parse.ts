@@ -47,7 +47,9 @@ class ParseWorker {
     const worker = (this.worker ??= this.start());
     const id = this.nextId++;
     return new Promise<ParseResponse>((resolve, reject) => {
-      const timer = setTimeout(() => this.fail(worker, new Error(`not compiled within ${PARSE_TIMEOUT_MS} ms`)), PARSE_TIMEOUT_MS);
+      const timer = setTimeout(() => {
+        this.fail(worker, new Error(`not compiled within ${PARSE_TIMEOUT_MS} ms`));
+      }, PARSE_TIMEOUT_MS);
       timer.unref();
       this.pending.set(id, { resolve, reject, timer });
       // Held open while it has work: an idle worker never keeps the process alive.
@@ -70,8 +72,12 @@ class ParseWorker {
       if (this.pending.size === 0) worker.unref();
       pending.resolve(response);
     });
-    worker.on('error', (error) => this.fail(worker, error));
-    worker.on('exit', (code) => this.fail(worker, new Error(`the parse worker exited (code ${code})`)));
+    worker.on('error', (error) => {
+      this.fail(worker, error);
+    });
+    worker.on('exit', (code) => {
+      this.fail(worker, new Error(`the parse worker exited (code ${code})`));
+    });
     worker.unref();
     return worker;
   }

@@ -135,7 +135,7 @@ export class Project {
           { error: policy.error },
         );
       }
-      if (files.policy.ok === false && files.policy.code === OUTSIDE_LINK) throw outsideFailure(this.id);
+      if (!files.policy.ok && files.policy.code === OUTSIDE_LINK) throw outsideFailure(this.id);
       const base: ValidPolicy = policy.status === 'ok' ? policy : builtinPolicy();
       const bytes = serializeDocument(edit(base));
       let written: WrittenFile;
@@ -150,6 +150,7 @@ export class Project {
         });
       } catch (error) {
         // A link that leads outside is refused whatever changed; a changed file is read again.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the callback above, which TypeScript does not follow
         if (outside) throw outsideFailure(this.id);
         if (error instanceof TargetChangedError && attempt < MAX_WRITE_ATTEMPTS) continue;
         throw await this.writeFailure(error);
@@ -157,7 +158,7 @@ export class Project {
       const compiled = await compilePolicy(Buffer.from(bytes, 'utf8'));
       const stats = await fs.stat(this.policyPath, { bigint: true }).catch(() => undefined);
       // A file that replaced ours since the rename is read at the next check (its key differs from any stat).
-      const policyKey = stats !== undefined && stats.dev === written.dev && stats.ino === written.ino ? keyOf(stats) : READ_AGAIN;
+      const policyKey = stats?.dev === written.dev && stats.ino === written.ino ? keyOf(stats) : READ_AGAIN;
       const agentsKey = files.agents.key;
       clearTimeout(this.graceTimer);
       this.vanishedAt = undefined;
@@ -283,6 +284,6 @@ function sameAgents(previous: AgentsFileState, next: AgentsFileState): AgentsFil
     previous.exists === next.exists &&
     previous.error === next.error &&
     previous.agents.length === next.agents.length &&
-    previous.agents.every((agent, index) => agent.id === next.agents[index]?.id && agent.name === next.agents[index]?.name);
+    previous.agents.every((agent, index) => agent.id === next.agents[index]?.id && agent.name === next.agents[index].name);
   return same ? previous : next;
 }

@@ -70,7 +70,9 @@ export class ProjectRegistry {
     this.watcher = startWatcher(
       scope,
       {
-        onProject: (root) => this.reloadFolder(root),
+        onProject: (root) => {
+          this.reloadFolder(root);
+        },
         onRootEntry: (name) => void this.checkRootEntry(name),
         onRootListing: () => void this.recheckRoot(),
       },
@@ -105,7 +107,7 @@ export class ProjectRegistry {
     return [...this.projects.values()].sort((a, b) => compareIds(a.id, b.id));
   }
 
-  async close(): Promise<void> {
+  close(): void {
     this.closed = true;
     clearInterval(this.rescanTimer);
     for (const timer of this.confirmations.values()) clearTimeout(timer);
@@ -201,7 +203,10 @@ export class ProjectRegistry {
     if (this.projects.has(id) || this.closed) return;
     // Watched before it is read: a change made while it is read is heard.
     this.watcher?.addProject(root);
-    const project = await Project.open(id, root, (change) => this.changed(project, change));
+    const project = await Project.open(id, root, (change) => {
+      this.changed(project, change);
+    });
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may have run during the await
     if (this.projects.has(id) || this.closed) {
       this.watcher?.removeProject(root);
       project.close();

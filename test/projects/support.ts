@@ -82,7 +82,9 @@ export async function startRegistry(options: Omit<RegistryOptions, 'logger'>): P
     logger: silent,
     onReload: (project, change) => changes.push({ project, change }),
   });
-  cleanups.push(() => registry.close());
+  cleanups.push(async () => {
+    registry.close();
+  });
   await registry.start();
   return { registry, changes };
 }

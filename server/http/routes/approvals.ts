@@ -50,7 +50,9 @@ export async function approvalsRoutes(app: TypedApp, { approvals }: { approvals:
     async (request, reply) => {
       // A client that goes away stops the wait at once rather than holding a waiter for up to a minute.
       const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
+      reply.raw.once('close', () => {
+        gone.abort();
+      });
       return approvals.wait(request.params.project, request.params.id, request.query.waitSeconds ?? 0, gone.signal);
     },
   );

@@ -125,7 +125,7 @@ export async function permissionsRoutes(
       handler: async (request, reply) =>
         sendView(
           reply,
-          await route.write(permissions, request.params as Static<TObject>, request.body as Static<TObject>, {
+          await route.write(permissions, request.params, request.body as Static<TObject>, {
             ifMatch: ifMatchOf(request),
           }),
         ),

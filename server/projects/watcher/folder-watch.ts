@@ -61,7 +61,9 @@ export class FolderWatch {
 
   private start(): FSWatcher | undefined {
     try {
-      const handle = watch(this.path, { persistent: false }, (_event, name) => this.onEvent(name));
+      const handle = watch(this.path, { persistent: false }, (_event, name) => {
+        this.onEvent(name);
+      });
       // An error ends the watch; the next refresh (an event of the parent, the rescan) starts another.
       handle.on('error', () => {
         if (this.handle === handle) this.stop();

@@ -61,7 +61,13 @@ class FolderWatcher implements Watcher {
   ) {
     const { root } = scope;
     if (root !== undefined) {
-      this.rootWatch = new FolderWatch(root, (name) => this.onRootEvent(name), this.onFailure);
+      this.rootWatch = new FolderWatch(
+        root,
+        (name) => {
+          this.onRootEvent(name);
+        },
+        this.onFailure,
+      );
       this.rootWatch.refresh();
       this.watchParentFor(root);
     }
@@ -75,8 +81,20 @@ class FolderWatcher implements Watcher {
       return;
     }
     const project: WatchedProject = {
-      folder: new FolderWatch(root, (name) => this.onProjectEvent(root, name), this.onFailure),
-      ideai: new FolderWatch(path.join(root, '.ideai'), (name) => this.onIdeaiEvent(root, name), this.onFailure),
+      folder: new FolderWatch(
+        root,
+        (name) => {
+          this.onProjectEvent(root, name);
+        },
+        this.onFailure,
+      ),
+      ideai: new FolderWatch(
+        path.join(root, '.ideai'),
+        (name) => {
+          this.onIdeaiEvent(root, name);
+        },
+        this.onFailure,
+      ),
       users: 1,
     };
     this.projects.set(root, project);
@@ -119,7 +137,16 @@ class FolderWatcher implements Watcher {
     let entry = this.parents.get(parent);
     if (entry === undefined) {
       const names = new Set<string>();
-      entry = { watch: new FolderWatch(parent, (name) => this.onParentEvent(parent, names, name), this.onFailure), names };
+      entry = {
+        watch: new FolderWatch(
+          parent,
+          (name) => {
+            this.onParentEvent(parent, names, name);
+          },
+          this.onFailure,
+        ),
+        names,
+      };
       this.parents.set(parent, entry);
       entry.watch.refresh();
     }
