@@ -1,10 +1,11 @@
 /**
  * Parity of the two guards, real service: the same call through the MCP guard and the OpenAI guard
  * gets the same decision and the same refusal text, with the default wording, with the host's
- * `formatRefusal`, and for the SDK's own denials (rejected, unreachable, invalid requester).
+ * `formatRefusal`, for the SDK's own denials (rejected, unreachable, invalid requester), and for
+ * approvals (asked, waited for, granted, denied).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PdpClient, type ClientDecision, type FormatRefusal } from '../../client/index.js';
+import { PdpClient, type ApprovalWaitOptions, type ClientDecision, type FormatRefusal } from '../../client/index.js';
 import { guardOpenAiToolCalls } from '../../client/openai.js';
 import { closedPortUrl } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
@@ -44,13 +45,14 @@ const strip = (decision: ClientDecision | undefined) => {
 };
 
 /** Runs `call` through both guards; asserts they agree; answers the decision and the text. */
-async function throughBothGuards(client: PdpClient, call: Call, formatRefusal?: FormatRefusal) {
+async function throughBothGuards(client: PdpClient, call: Call, formatRefusal?: FormatRefusal, approval?: ApprovalWaitOptions) {
   let mcpDecision: ClientDecision | undefined;
   const mcp = await connectGuardedIdeaServer({
     client,
     project: call.project,
     requester: call.requester,
     formatRefusal,
+    approval,
     onDecision: (decision) => (mcpDecision = decision),
   });
   const mcpResult = await mcp.call(call.tool, call.args);
@@ -58,7 +60,7 @@ async function throughBothGuards(client: PdpClient, call: Call, formatRefusal?: 
 
   const { outputs, decisions } = await guardOpenAiToolCalls(
     [{ id: 'c', type: 'function', function: { name: call.tool, arguments: JSON.stringify(call.args) } }],
-    { client, project: call.project, requester: call.requester, formatRefusal, invoke: (name) => `${name} done` },
+    { client, project: call.project, requester: call.requester, formatRefusal, approval, invoke: (name) => `${name} done` },
   );
   expect(strip(decisions[0])).toEqual(strip(mcpDecision));
   expect(mcpResult.isError).toBe(!mcpDecision?.allow);
@@ -129,5 +131,38 @@ describe('parity of the two guards, real service', () => {
     } finally {
       await Promise.all([wrongToken.close(), nobody.close()]);
     }
+  });
+});
+
+describe('parity of the two guards for approvals, real service', () => {
+  it('refuses a call on ask with the same decision and text, without a wait and after a wait nobody answered', async () => {
+    await pdp.admin.putAgent('demo', 'Reviewer', ['idea_ticket_read'], { askTools: ['idea_memory_write'] });
+    const call: Call = { project: 'demo', requester: 'Reviewer', tool: 'idea_memory_write', args: { text: 'x' } };
+    const now = await throughBothGuards(pdp.decider, call);
+    expect(now.decision).toMatchObject({ allow: false, reason: 'approval_required', approval: { status: 'pending' } });
+    expect(now.text).toMatch(/approval was requested.*retried once it is granted/);
+
+    const started = performance.now();
+    const waited = await throughBothGuards(pdp.decider, call, undefined, { waitMs: 300 });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(2 * 290); // each guard waited
+    expect(strip(waited.decision)).toEqual(strip(now.decision)); // the same request, reused
+    expect(waited.text).toBe(now.text);
+  });
+
+  it('runs the call in both guards once the user allowed it, and refuses it in both after a denial', async () => {
+    await pdp.admin.putAgent('demo', 'Scribe', ['idea_ticket_read'], { askTools: ['idea_memory_write'] });
+    const call: Call = { project: 'demo', requester: 'Scribe', tool: 'idea_memory_write', args: { text: 'x' } };
+    const first = await pdp.decider.decide({ project: 'demo', requester: 'Scribe', tool: 'idea_memory_write' });
+    await pdp.admin.answerApproval('demo', first.approval?.id ?? '', 'for', 60);
+    const allowed = await throughBothGuards(pdp.decider, call, undefined, { waitMs: 5_000 });
+    expect(allowed.decision).toMatchObject({ allow: true, source: 'grant' });
+    expect(allowed.text).toBe('idea_memory_write done');
+
+    await pdp.admin.putAgent('demo', 'Censor', ['idea_ticket_read'], { askTools: ['idea_memory_write'] });
+    const denied = { ...call, requester: 'Censor' };
+    const opened = await pdp.decider.decide({ project: 'demo', requester: 'Censor', tool: 'idea_memory_write' });
+    await pdp.admin.answerApproval('demo', opened.approval?.id ?? '', 'deny');
+    const refused = await throughBothGuards(pdp.decider, denied, undefined, { waitMs: 5_000 });
+    expect(refused.decision.reason).toBe('approval_denied');
   });
 });
