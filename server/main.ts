@@ -32,7 +32,10 @@ async function main(): Promise<void> {
     stateDir: config.stateDir,
     approvalTtlSeconds: config.approvalTtlSeconds,
   });
-  if (config.generatedTokenFile) logger.info({ file: config.generatedTokenFile }, 'admin token generated (PDP_ADMIN_TOKEN unset)');
+  if (config.generatedTokenFile) {
+    const how = config.adminTokenReused ? 'reused' : 'generated';
+    logger.info({ file: config.generatedTokenFile }, `admin token ${how} (PDP_ADMIN_TOKEN unset)`);
+  }
   let closing = false;
   const shutdown = (signal: string): void => {
     if (closing) return;

@@ -96,7 +96,7 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
     await syncFolder(folder);
     return written;
   } catch (error) {
-    // Renamed but not durable: a failed write must change nothing (SPEC §5), so the old file (or
+    // Renamed but not durable: a failed write must change nothing (docs/api.md §5), so the old file (or
     // no file) is put back before failing. Should that fail too, nobody can say what is on disk.
     throw (await undoRename(realTarget, previous, written)) ? error : new WriteOutcomeUnknownError(error);
   } finally {

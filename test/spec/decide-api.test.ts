@@ -1,4 +1,4 @@
-/** SPEC §5: /decide and /decide/batch validation, /catalog, /projects, /healthz, /readyz. */
+/** docs/api.md §5: /decide and /decide/batch validation, /catalog, /projects, /healthz, /readyz. */
 import { describe, expect, it } from 'vitest';
 import { call, setupSpecFile, decide, decideBatch, errorCode, sharedServer, startServer } from '../support/app.js';
 import { policyDoc } from '../support/files.js';

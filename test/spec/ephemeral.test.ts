@@ -1,4 +1,4 @@
-/** SPEC §6 (and §4 ticket-assistant resolution): ephemeral ticket-assistant policies. */
+/** docs/api.md §6 (and §4 ticket-assistant resolution): ephemeral ticket-assistant policies. */
 import { describe, expect, it } from 'vitest';
 import type { DecideQuery } from '../../schemas/index.js';
 import { call, setupSpecFile, decide, ephemeralUrl, errorCode, startServer } from '../support/app.js';

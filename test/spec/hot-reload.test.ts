@@ -1,5 +1,5 @@
 /**
- * SPEC §3 and §4 freshness, end to end: a real port, real files and the real watcher. Each check
+ * docs/api.md §3 and §4 freshness, end to end: a real port, real files and the real watcher. Each check
  * polls /decide every 10 ms for up to 5 s (never a fixed sleep).
  */
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -75,7 +75,7 @@ describe('§4 hot reload through the watcher', () => {
     }
   });
 
-  it('with default options, successive edits are each visible well within 1 s (SPEC §4 freshness)', async () => {
+  it('with default options, successive edits are each visible well within 1 s (docs/api.md §4 freshness)', async () => {
     const server = await startServer({ demo: { policy: withdraw } });
     const base = await listenServer(server);
     for (let i = 0; i < 6; i += 1) {

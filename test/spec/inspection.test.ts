@@ -1,4 +1,4 @@
-/** SPEC §5 inspection: effective policy of a requester, and recent decisions. */
+/** docs/api.md §5 inspection: effective policy of a requester, and recent decisions. */
 import { describe, expect, it } from 'vitest';
 import type { EffectivePolicy, RecentDecision } from '../../schemas/index.js';
 import { call, setupSpecFile, decide, ephemeralUrl, errorCode, startServer } from '../support/app.js';

@@ -1,4 +1,4 @@
-/** SPEC §3 and §5: GET /projects/:project/mcp-tool-permissions (the UI's get_mcp_tool_permissions). */
+/** docs/api.md §3 and §5: GET /projects/:project/mcp-tool-permissions (the UI's get_mcp_tool_permissions). */
 import { describe, expect, it } from 'vitest';
 import type { PermissionsView } from '../../schemas/index.js';
 import { call, setupSpecFile, errorCode, permissionsUrl, startServer } from '../support/app.js';

@@ -1,4 +1,4 @@
-/** SPEC §5 writes: PUT/DELETE default and agent, whole-document PUT, If-Match, validation, file format. */
+/** docs/api.md §5 writes: PUT/DELETE default and agent, whole-document PUT, If-Match, validation, file format. */
 import { chmod, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -282,7 +282,7 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
       expect(['invalid_request', 'invalid_tools', 'invalid_agent_id']).toContain(errorCode(response));
     }
     expect(await readText(server.policyPath('demo'))).toBe(before);
-    // SPEC §5: a bad agent id is `400 invalid_agent_id`, in a whole document too.
+    // docs/api.md §5: a bad agent id is `400 invalid_agent_id`, in a whole document too.
     for (const agentId of ['a:b', ' lead', 'x'.repeat(129), '', 7]) {
       const doc = {
         version: 1,

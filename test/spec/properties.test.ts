@@ -1,6 +1,6 @@
 /**
  * Property tests at the HTTP level (inject): random allowlists written through the API, then every
- * (requester, tool) decision must equal the model computed from SPEC §4.
+ * (requester, tool) decision must equal the model computed from docs/api.md §4.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +36,7 @@ function malformed(requester: string): boolean {
   );
 }
 
-/** SPEC §4, written independently of the server. */
+/** docs/api.md §4, written independently of the server. */
 function expected(model: Model, requester: string, tool: string): Expected {
   if (malformed(requester)) return { allow: false, reason: 'invalid_requester', source: 'none' };
   if (!ALL_TOOLS.includes(tool)) return { allow: false, reason: 'unknown_tool' };
@@ -149,7 +149,7 @@ async function checkView(model: Model): Promise<void> {
   expect(view.agents.map((a) => a.agentId)).toEqual([...new Set([...AGENTS, ...model.overrides.keys()])].sort());
 }
 
-describe('properties: decisions equal the SPEC §4 model', () => {
+describe('properties: decisions equal the docs/api.md §4 model', () => {
   it('after random allowlists written through the per-route API', async () => {
     await fc.assert(
       fc.asyncProperty(modelArb, async (model) => {

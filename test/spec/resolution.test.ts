@@ -1,4 +1,4 @@
-/** SPEC §4: how a decision is resolved, and fail-closed on every bad policy file. */
+/** docs/api.md §4: how a decision is resolved, and fail-closed on every bad policy file. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { waitFor } from '../support/wait.js';
 
 setupSpecFile();
 
-/** The message must name the tool, the requester and the project (SPEC §5). */
+/** The message must name the tool, the requester and the project (docs/api.md §5). */
 function expectMessageNames(decision: Decision, tool: string, requester: string, project: string): void {
   expect(decision.message).toContain(tool);
   expect(decision.message).toContain(project);

@@ -1,4 +1,4 @@
-/** SPEC §7: tokens, body limits, prototype-pollution ids, path traversal. */
+/** docs/api.md §7: tokens, body limits, prototype-pollution ids, path traversal. */
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -322,7 +322,7 @@ describe('§5 and §7 logs', () => {
       reason: 'not_in_allowlist',
       source: 'builtin-read-only',
     });
-    // "with the same fields" as its recent-decisions entry (SPEC §5), `at` and `allow` included.
+    // "with the same fields" as its recent-decisions entry (docs/api.md §5), `at` and `allow` included.
     const recent = (await call(server.app, 'GET', '/projects/demo/decisions?allow=false', { headers: auth })).json<{
       decisions: Record<string, unknown>[];
     }>();
