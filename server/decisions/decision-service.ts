@@ -38,7 +38,19 @@ export class DecisionService {
     // Nothing is memoized: a grant, a `once` answer or a request changes the next decision.
     const body = decide(query, this.options.policyOf(query.project), this.options.ephemeral, this.options.approvals);
     const sequence = ++this.sequence;
-    const decision: Decision = { ...body, decisionId: decisionIdOf(this.idPrefix, sequence) };
+    // Field by field, not `{ ...body, decisionId }` (bench/README.md, "Metrics on the hot path").
+    const decision: Decision = {
+      allow: body.allow,
+      reason: body.reason,
+      message: body.message,
+      source: body.source,
+      requester: body.requester,
+      tool: body.tool,
+      project: body.project,
+      revision: body.revision,
+      decisionId: decisionIdOf(this.idPrefix, sequence),
+    };
+    if (body.approval !== undefined) decision.approval = body.approval;
     this.keep(query, decision, sequence);
     this.options.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
     return decision;

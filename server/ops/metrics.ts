@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics of the service (docs/api.md §5 `GET /metrics`): decisions by outcome and
- * reason, decision latency, policy reloads and writes, projects served and invalid, HTTP requests,
- * dropped log lines. Each {@link createMetrics} call has its own prom-client `Registry`, so several
+ * reason, decision latency, policy reloads and writes, projects served and invalid, dropped log
+ * lines (HTTP requests: server/http/http-metrics.ts). Each {@link createMetrics} call has its own prom-client `Registry`, so several
  * apps in one test process never clash on metric names.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -12,12 +12,11 @@ import { droppedLogLines, logWriteErrors } from './logger.js';
 export const DECISION_BUCKETS = [
   0.000001, 0.0000025, 0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
 ];
-/** Upper bounds (seconds) of the HTTP request latency histogram. */
-export const HTTP_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /** What a reload of a project's policy file found. */
 export type PolicyReloadOutcome = 'ok' | 'invalid';
 const RELOAD_OUTCOMES: readonly PolicyReloadOutcome[] = ['ok', 'invalid'];
+const REASON_INDEX = Object.fromEntries(DECISION_REASONS.map((reason, index) => [reason, index])) as Record<DecisionReason, number>;
 
 /** Numbers exported by the `pdp_projects` and `pdp_projects_invalid` gauges. */
 export interface ProjectCounts {
@@ -42,25 +41,30 @@ export interface PdpMetrics {
   forgetProject(project: string): void;
   /** Counts one policy write through the API: `ok` or the error code answered. */
   recordPolicyWrite(outcome: string): void;
-  /** Counts one HTTP answer; `route` is the route pattern (`/projects/:project`), never the raw URL. */
-  recordHttpRequest(method: string, route: string, statusCode: number, seconds: number): void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<string>;
 }
-
-/** A NaN, infinite or negative duration is a caller's bug; prom-client would throw on the first two. */
-const isDuration = (seconds: number): boolean => Number.isFinite(seconds) && seconds >= 0;
 
 export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'pdp_' });
   const registers = [registry];
 
+  // Counted in plain numbers, handed to prom-client when scraped (bench/README.md, "Metrics on the hot path").
+  const decided = new Float64Array(2 * DECISION_REASONS.length);
   const decisions = new Counter({
     name: 'pdp_decisions_total',
     help: 'Decisions answered, by outcome and reason.',
     labelNames: ['allow', 'reason'] as const,
     registers,
+    collect() {
+      decided.forEach((count, slot) => {
+        if (count === 0) return;
+        const allow = slot < DECISION_REASONS.length;
+        this.labels(allow ? 'true' : 'false', DECISION_REASONS[slot % DECISION_REASONS.length] ?? '').inc(count);
+        decided[slot] = 0;
+      });
+    },
   });
   // The series that can happen exist from the start at 0, so rate() works from the first scrape.
   decisions.labels('true', 'allowed').inc(0);
@@ -128,25 +132,13 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
   processCounter('pdp_log_lines_dropped_total', 'Log lines dropped because stdout could not keep up (queue over 8 MiB).', droppedLogLines);
   processCounter('pdp_log_write_errors_total', 'Failed writes to stdout (the lines stay queued and are tried again).', logWriteErrors);
 
-  const httpRequests = new Counter({
-    name: 'pdp_http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers,
-  });
-  const httpSeconds = new Histogram({
-    name: 'pdp_http_request_duration_seconds',
-    help: 'HTTP request duration in seconds, by method and route pattern.',
-    labelNames: ['method', 'route'] as const,
-    buckets: HTTP_BUCKETS,
-    registers,
-  });
-
   return {
     registry,
     recordDecision(allow, reason, seconds) {
-      decisions.labels(allow ? 'true' : 'false', reason).inc();
-      if (isDuration(seconds)) decisionSeconds.observe(seconds);
+      const slot = (allow ? 0 : DECISION_REASONS.length) + REASON_INDEX[reason];
+      decided[slot] = (decided[slot] ?? 0) + 1;
+      // A NaN, infinite or negative duration is a caller's bug; prom-client would throw on the first two.
+      if (Number.isFinite(seconds) && seconds >= 0) decisionSeconds.observe(seconds);
     },
     recordReload(project, outcome) {
       reloads.labels(project, outcome).inc();
@@ -156,10 +148,6 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
     },
     recordPolicyWrite(outcome) {
       writes.labels(outcome).inc();
-    },
-    recordHttpRequest(method, route, statusCode, seconds) {
-      httpRequests.labels(method, route, String(statusCode)).inc();
-      if (isDuration(seconds)) httpSeconds.labels(method, route).observe(seconds);
     },
     render: () => registry.metrics(),
   };
