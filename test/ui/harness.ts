@@ -26,8 +26,8 @@ export interface Harness {
   openPanel(token?: string | null, options?: { live?: boolean }): Promise<void>;
   /** The button of a target ("Défaut projet" or an agent name) in the target column. */
   target(name: string): Locator;
-  /** A tool checkbox by its full accessible label. */
-  toolBox(label: string, name: string): Locator;
+  /** One choice (Autorisé unless told) of a tool row, found by the row's full accessible label. */
+  toolBox(label: string, name: string, choice?: 'Autorisé' | 'Demander' | 'Refusé'): Locator;
   /** Writes a project's policy file as an editor would, and waits until the service has read it. */
   editPolicyFile(contents: unknown, project?: string): Promise<void>;
   /** The id of the focused element. */
@@ -100,7 +100,8 @@ export function useBrowserHarness(): Harness {
       await current.locator('#editor-title').waitFor();
     },
     target: (name) => harness.page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) }),
-    toolBox: (label, name) => harness.page.getByRole('checkbox', { name: `${label}, ${name}`, exact: true }),
+    toolBox: (label, name, choice = 'Autorisé') =>
+      harness.page.getByRole('radiogroup', { name: `${label}, ${name}`, exact: true }).getByRole('radio', { name: choice, exact: true }),
     async editPolicyFile(contents, project = 'demo') {
       const file = path.join(harness.service.projectsRoot, project, '.ideai', 'mcp-tool-permissions.json');
       const before = (await harness.service.permissions(project)).view.revision;

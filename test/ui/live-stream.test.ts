@@ -1,12 +1,15 @@
 /**
  * The panel's live stream without a browser: the SSE parser on awkward chunkings, and
  * {@link LiveStream} against a real HTTP server (token header, reconnection with backoff, a
- * refused token, a silent connection, a proxy's HTML page, restart and stop).
+ * refused token, a silent connection, a proxy's HTML page, restart and stop), and the pure parts
+ * of the approvals (event parsing, remaining times, the French of the answers).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventsNeedReload, policyEventOf, type ShownPolicy } from '../../ui/src/live-sync.js';
+import { remainingText } from '../../ui/src/countdown.js';
+import { approvalEventOf, eventsNeedReload, policyEventOf, type ShownPolicy } from '../../ui/src/live-sync.js';
+import { GRANT_DURATIONS, answeredText } from '../../ui/src/requests.js';
 import { LiveStream, type LiveState } from '../../ui/src/live-stream.js';
 import { MAX_SSE_LINE, SseParser, type SseMessage } from '../../ui/src/sse.js';
 
@@ -225,5 +228,27 @@ describe('LiveStream (real HTTP server)', () => {
     });
     expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => bare.delayFor(n, 0))).toEqual([500, 1000, 2000, 4000, 8000, 15000, 15000, 15000]);
     expect(bare.delayFor(1, 1)).toBe(625);
+  });
+});
+
+describe('approvals in the panel: events, remaining times, answers in French', () => {
+  it('parses approval events and ignores anything else', () => {
+    expect(approvalEventOf('{"project":"demo","id":"a1","status":"pending"}')).toEqual({ project: 'demo', id: 'a1', status: 'pending' });
+    expect(approvalEventOf('{"project":"demo","id":1,"status":"pending"}')).toBeNull();
+    expect(approvalEventOf('[')).toBeNull();
+  });
+
+  it('words remaining times and answers', () => {
+    expect(remainingText(0)).toBe('0 s');
+    expect(remainingText(-5000)).toBe('0 s');
+    expect(remainingText(12_000)).toBe('12 s');
+    expect(remainingText(288_000)).toBe('4 min 48 s');
+    expect(remainingText(3_900_000)).toBe('1 h 05 min');
+    expect(remainingText(1)).toBe('1 s'); // never "0 s" before it is over
+    expect(answeredText('QA', 'idea_memory_write', 'once')).toBe('Demande de QA pour idea_memory_write autorisée une fois.');
+    expect(answeredText('QA', 'idea_memory_write', 'for', 3600)).toBe('Demande de QA pour idea_memory_write autorisée pendant 1 heure.');
+    expect(answeredText('QA', 'idea_memory_write', 'always')).toContain('ajouté aux tools autorisés de QA');
+    expect(answeredText('QA', 'idea_memory_write', 'deny')).toBe('Demande de QA pour idea_memory_write refusée.');
+    expect(GRANT_DURATIONS.map((duration) => duration.seconds)).toEqual([900, 3600, 28_800]);
   });
 });

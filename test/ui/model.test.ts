@@ -10,7 +10,9 @@ import {
   groupOpenByDefault,
   groupTools,
   rowState,
+  listsToSave,
   summaryText,
+  toolState,
 } from '../../ui/src/model.js';
 
 const catalog: CatalogResponse = {
@@ -43,6 +45,17 @@ describe('UI wording', () => {
     override.delete('idea_sprint_list');
     expect(differenceText(catalog, override, readOnly)).toBe('Diffère du défaut : +2 écriture, -1 lecture');
     expect(differenceText(catalog, readOnly, readOnly)).toBeNull();
+    expect(differenceText(catalog, readOnly, readOnly, new Set(['idea_memory_write']))).toBe('Diffère du défaut : +1 sur demande');
+    expect(differenceText(catalog, readOnly, readOnly, new Set(), new Set(['idea_memory_write']))).toBe(
+      'Diffère du défaut : -1 sur demande',
+    );
+  });
+
+  it('counts the tools on ask apart from the allowed ones', () => {
+    const ask = new Set(['idea_memory_write', 'idea_ask_agent']);
+    expect(summaryText(catalog, readOnly, ask)).toBe('9 lecture autorisés · 0 écriture autorisé · 2 sur demande');
+    expect(counterText(1, 7, 2)).toBe('1/7 autorisé · 2 sur demande');
+    expect(groupAccessibleName('Tickets', 1, 7, 2)).toBe('Tickets, 1 sur 7 autorisé, 2 sur demande');
   });
 });
 
@@ -56,6 +69,16 @@ describe('row states', () => {
     const agent = { kind: 'agent', agentId: 'QA' } as const;
     expect(rowState(agent, false, true, true)).toBe('Hérité');
     expect(rowState(agent, false, false, false)).toBe('Refusé');
+  });
+
+  it('says Demander for a tool on ask, and Demander (hérité) for an agent that inherits it', () => {
+    const agent = { kind: 'agent', agentId: 'QA' } as const;
+    expect(rowState({ kind: 'default' }, true, false, false, true)).toBe('Demander');
+    expect(rowState(agent, false, false, false, true)).toBe('Demander (hérité)');
+    expect(rowState(agent, true, false, true, true)).toBe('Demander');
+    expect(toolState('a', new Set(['a']), new Set())).toBe('allow');
+    expect(toolState('a', new Set(), new Set(['a']))).toBe('ask');
+    expect(toolState('a', new Set(), new Set())).toBe('deny');
   });
 
   it('compares an override with the default: Ajouté, Retiré, Autorisé, Refusé', () => {
@@ -90,5 +113,16 @@ describe('groups and saves', () => {
   it('never saves unknown names, and saves in catalog order', () => {
     const allowed = new Set(['idea_memory_write', 'idea_bogus_tool', 'idea_list_agents']);
     expect(allowlistToSave(catalog, allowed)).toEqual(['idea_list_agents', 'idea_memory_write']);
+  });
+
+  it('sends askTools only when a tool is on ask, never a name in both lists', () => {
+    expect(listsToSave(catalog, new Set(['idea_list_agents']), new Set())).toEqual({ allowedTools: ['idea_list_agents'] });
+    expect(
+      listsToSave(
+        catalog,
+        new Set(['idea_list_agents']),
+        new Set(['idea_memory_write', 'idea_list_agents', 'idea_bogus_tool', 'idea_ask_agent']),
+      ),
+    ).toEqual({ allowedTools: ['idea_list_agents'], askTools: ['idea_ask_agent', 'idea_memory_write'] });
   });
 });

@@ -57,7 +57,7 @@ describe.skipIf(!browserTestsEnabled)('panel agents and keyboard (chromium, real
     expect(await text(page().locator('#agent-warning'))).toContain('c\u2019est lui que /decide reçoit');
     expect(await text(page().locator('#override-refusal'))).toContain('Aucun override possible pour cet agent : Caractère invisible');
     expect(await page().getByRole('button', { name: 'Créer un override' }).count()).toBe(0);
-    expect(await page().getByRole('group', { name: 'Accord rapide' }).getByRole('checkbox').count()).toBe(0);
+    expect(await page().getByRole('group', { name: 'Accord rapide' }).getByRole('radio').count()).toBe(0);
     await fullwidth.click();
     expect(await page().getByRole('button', { name: 'Créer un override' }).count()).toBe(0);
     await release.click();
@@ -70,10 +70,10 @@ describe.skipIf(!browserTestsEnabled)('panel agents and keyboard (chromium, real
     const quick = page().getByRole('group', { name: 'Accord rapide' });
     expect(await text(quick)).toContain('Partiel : 1 sur 4'); // DevFrontend has idea_ticket_update_carnet only
     await target('QA').click();
-    await quick.getByRole('checkbox', { name: 'Écrire la mémoire' }).check();
+    await quick.getByRole('radiogroup', { name: 'Écrire la mémoire' }).getByRole('radio', { name: 'Autorisé' }).check();
     expect(await text(page().locator('.mode'))).toContain('Override personnalisé');
     expect(await toolBox('Écrire la mémoire projet', 'idea_memory_write').isChecked()).toBe(true);
-    await quick.getByRole('checkbox', { name: 'Modifier les tickets' }).check();
+    await quick.getByRole('radiogroup', { name: 'Modifier les tickets' }).getByRole('radio', { name: 'Autorisé' }).check();
     expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 5 écriture autorisés');
     await page().getByRole('button', { name: 'Enregistrer' }).click();
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
@@ -91,11 +91,11 @@ describe.skipIf(!browserTestsEnabled)('panel agents and keyboard (chromium, real
       await page().locator('#target-agent-DevFrontend').focus();
       for (let count = 1; count <= 80; count += 1) {
         await page().keyboard.press('Tab');
-        if ((await harness.focusedId()) === goal) return count;
+        if ((await harness.focusedId()).startsWith(goal)) return count;
       }
       throw new Error(`never reached #${goal}`);
     };
-    const toMemoryWrite = await presses('tool-idea_memory_write');
+    const toMemoryWrite = await presses('tool-idea_memory_write-'); // the row's chosen radio holds its Tab stop
     const toSave = await presses('save');
     process.stdout.write(`Tab presses from DevFrontend's target: idea_memory_write ${toMemoryWrite}, Enregistrer ${toSave}\n`);
     // Before: 22 and 43, each of the 7 groups costing three stops (toggle, Tout autoriser, Tout retirer).
@@ -109,6 +109,8 @@ describe.skipIf(!browserTestsEnabled)('panel agents and keyboard (chromium, real
     expect(await page().getByRole('toolbar', { name: 'Groupe Tickets' }).count()).toBe(1);
     await page().keyboard.press('Enter');
     expect(await page().getByRole('button', { name: 'Tickets, 7 sur 7 autorisés' }).count()).toBe(1);
+    await page().keyboard.press('ArrowRight');
+    expect(await harness.focusedId()).toBe('group-ask-tickets');
     await page().keyboard.press('ArrowRight');
     expect(await harness.focusedId()).toBe('group-none-tickets');
     await page().keyboard.press('ArrowRight'); // wraps to the group button

@@ -50,7 +50,7 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     expect(await text(page().locator('.mode'))).toContain('Override personnalisé');
     const carnet = toolBox("Modifier le carnet d'un ticket", 'idea_ticket_update_carnet');
     expect(await carnet.isChecked()).toBe(true);
-    await carnet.uncheck();
+    await toolBox("Modifier le carnet d'un ticket", 'idea_ticket_update_carnet', 'Refusé').check();
     expect(await page().getByRole('button', { name: 'Tickets, 0 sur 7 autorisé' }).count()).toBe(1);
     expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 0 écriture autorisé');
     await page().getByRole('button', { name: 'Enregistrer' }).click();
@@ -98,7 +98,7 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     expect((await service().permissions('demo')).view.agents.find((agent) => agent.agentId === 'QA')?.mode).toBe('inherit');
   });
 
-  it('works with the keyboard only: tabs with arrows, targets, override, checkbox and save', async () => {
+  it('works with the keyboard only: tabs with arrows, targets, override, a tool\u2019s choice and save', async () => {
     await page().goto(`${service().baseUrl}/ui/`);
     await page().locator('#token-input').waitFor();
     const focusedId = (): Promise<string> => page().evaluate(() => document.activeElement?.id ?? '');
@@ -128,8 +128,11 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     await page().keyboard.press('Enter');
     await tabTo('create-override');
     await page().keyboard.press('Enter');
-    await tabTo('tool-idea_ask_agent');
-    await page().keyboard.press('Space');
+    // The row's Tab stop is its chosen radio (Refusé); arrows choose Demander, then Autorisé.
+    await tabTo('tool-idea_ask_agent-deny');
+    await page().keyboard.press('ArrowLeft');
+    expect(await toolBox('Déléguer une demande à un agent', 'idea_ask_agent', 'Demander').isChecked()).toBe(true);
+    await page().keyboard.press('ArrowLeft');
     expect(await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').isChecked()).toBe(true);
     await tabTo('save');
     await page().keyboard.press('Enter');

@@ -60,7 +60,7 @@ describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, 
     expect(await harness.status()).toContain('Permissions mises à jour');
     // The view on screen is the service's current revision: a save goes through without a conflict.
     const sent = puts();
-    await memory().uncheck();
+    await toolBox('Écrire la mémoire projet', 'idea_memory_write', 'Refusé').check();
     await page().getByRole('button', { name: 'Enregistrer' }).click();
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
     expect(sent).toEqual([`"${write.headers.get('etag')?.replace(/"/g, '')}"`]);

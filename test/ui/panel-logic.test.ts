@@ -9,7 +9,7 @@ import { agentFlags, overrideRefusal, showsId, skeleton, visibleText } from '../
 import { ApiError } from '../../ui/src/api.js';
 import { basisOf, changeText, conflictSides, sameBasis } from '../../ui/src/draft-rebase.js';
 import { ERROR_SENTENCES, frenchError, frenchPolicyError } from '../../ui/src/errors-fr.js';
-import { quickGrantText, quickGrants } from '../../ui/src/quick-grants.js';
+import { quickGrantState, quickGrantText, quickGrants } from '../../ui/src/quick-grants.js';
 import { tokenFromFragment } from '../../ui/src/token.js';
 
 const catalog: CatalogResponse = {
@@ -156,7 +156,10 @@ describe('draft re-basing', () => {
     const own = view({ agents: [agent('QA', 'inherit', readOnly), agent('DevFrontend', 'override', readOnly)] });
     const after = basisOf(own, target, false);
     expect(sameBasis(before, after)).toBe(false);
-    const sides = conflictSides(catalog, target, before, after, [...readOnly, 'idea_ticket_update_carnet', 'idea_memory_write']);
+    const sides = conflictSides(catalog, target, before, after, {
+      allowed: [...readOnly, 'idea_ticket_update_carnet', 'idea_memory_write'],
+      ask: [],
+    });
     expect(changeText(sides.mine)).toBe('+ idea_memory_write');
     expect(changeText(sides.theirs)).toBe('\u2212 idea_ticket_update_carnet');
   });
@@ -169,8 +172,26 @@ describe('draft re-basing', () => {
     expect(sameBasis(before, revoked)).toBe(false);
     expect(conflictSides(catalog, target, before, revoked, before.effective).defaultChanged).toEqual({
       added: [],
+      asked: [],
       removed: ['idea_memory_write'],
     });
+  });
+
+  it('sees a change of the tools on ask as a change of the target, and words it', () => {
+    const target = { kind: 'agent', agentId: 'DevFrontend' } as const;
+    const before = basisOf(view({}), target, false);
+    const asked = view({
+      agents: [
+        agent('QA', 'inherit', readOnly),
+        { ...agent('DevFrontend', 'override', [...readOnly, 'idea_ticket_update_carnet']), askTools: ['idea_memory_write'] },
+      ],
+    });
+    const after = basisOf(asked, target, false);
+    expect(sameBasis(before, after)).toBe(false);
+    const sides = conflictSides(catalog, target, before, after, { allowed: readOnly, ask: ['idea_ticket_update_carnet'] });
+    expect(changeText(sides.theirs)).toBe('? idea_memory_write (sur demande)');
+    expect(changeText(sides.mine)).toBe('? idea_ticket_update_carnet (sur demande)');
+    expect(changeText({ added: [], asked: [], removed: [] })).toBe('aucun changement de tools');
   });
 });
 
@@ -182,6 +203,12 @@ describe('quick grants and the address token', () => {
     expect(quickGrantText(tickets, new Set(['idea_ticket_update_carnet']))).toBe('Partiel : 1 sur 4');
     expect(quickGrantText(tickets, new Set(tickets.tools))).toBe('Accordé');
     expect(quickGrantText(tickets, new Set())).toBe('Non accordé');
+    expect(quickGrantText(tickets, new Set(), new Set(tickets.tools))).toBe('Sur demande');
+    expect(quickGrantText(tickets, new Set(['idea_ticket_update']), new Set(['idea_ticket_update_status', 'idea_ticket_update']))).toBe(
+      'Partiel : 1 sur 4, 1 sur demande',
+    );
+    expect(quickGrantState(tickets, new Set(), new Set(tickets.tools))).toBe('ask');
+    expect(quickGrantState(tickets, new Set(['idea_ticket_update']), new Set())).toBe('mixed');
   });
 
   it('reads the token of a #token= fragment only', () => {

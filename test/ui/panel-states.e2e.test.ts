@@ -76,7 +76,7 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     await openPanel(null);
     await target('DevFrontend').click();
     expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 1 écriture autorisé');
-    expect(await page().getByRole('checkbox').count()).toBe(0);
+    expect(await page().getByRole('radio').count()).toBe(0);
     expect(await page().getByRole('button', { name: 'Enregistrer' }).count()).toBe(0);
     expect(await page().getByRole('button', { name: 'Réinitialiser l\u2019override' }).count()).toBe(0);
     expect(await text(page().locator('#state-idea_ticket_update_carnet'))).toBe('Ajouté');
@@ -115,11 +115,11 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     expect(await text(banner)).not.toContain('Unexpected'); // the engine's English stays folded
     await banner.getByText('Détails').click();
     expect(await text(banner)).toMatch(/mcp-tool-permissions\.json:\d+:\d+ — invalid JSON/);
-    expect(await page().getByRole('checkbox').count()).toBe(0); // partial writes would be refused (409)
+    expect(await page().getByRole('radio').count()).toBe(0); // partial writes would be refused (409)
     await harness.editPolicyFile({ version: 1 });
     await page().getByRole('button', { name: 'Actualiser' }).click();
     await expect.poll(() => page().getByRole('alert').count(), POLL).toBe(0);
-    expect(await page().getByRole('checkbox').count()).toBeGreaterThan(0);
+    expect(await page().getByRole('radio').count()).toBeGreaterThan(0);
   });
 
   it('shows a load error with "Réessayer", a project selector, and the empty state of a project without agents', async () => {

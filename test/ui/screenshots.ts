@@ -1,7 +1,7 @@
 /**
  * Takes the screenshots of the permissions panel committed under `docs/screenshots/` (shown in
  * docs/ui.md), against the real service over a temp copy of the demo projects:
- *   npx tsx test/ui/screenshots.ts
+ *   npx tsx test/ui/screenshots.ts [file-name ...]   (no names: all of them)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -27,7 +27,19 @@ const policyFile = (service: RunningService): string => path.join(service.projec
 const agentsFile = (service: RunningService): string => path.join(service.projectsRoot, 'demo', '.ideai', 'agents.json');
 const agent = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) });
-const box = (page: Page, name: string) => page.locator(`#tool-${name}`);
+/** The "Autorisé" choice of a tool row. */
+const box = (page: Page, name: string) => page.locator(`#tool-${name}-allow`);
+const READ_TOOLS = [
+  'idea_list_agents',
+  'idea_context_read',
+  'idea_memory_read',
+  'idea_skill_read',
+  'idea_workstate_read',
+  'idea_ticket_read',
+  'idea_ticket_list',
+  'idea_ticket_read_carnet',
+  'idea_sprint_list',
+];
 
 const SHOTS: Shot[] = [
   {
@@ -128,6 +140,37 @@ const SHOTS: Shot[] = [
     },
   },
   {
+    file: 'permissions-ask.png',
+    width: 1280,
+    height: 800,
+    before: async (service) => {
+      await service.admin('PUT', '/projects/demo/mcp-tool-permissions/agents/DevFrontend', {
+        allowedTools: [...READ_TOOLS, 'idea_ticket_update_carnet'],
+        askTools: ['idea_ask_agent', 'idea_memory_write', 'idea_ticket_update_status'],
+      });
+    },
+    prepare: async (page) => {
+      await agent(page, 'DevFrontend').click();
+      await page.locator('#quick-grants').scrollIntoViewIfNeeded();
+      await page.evaluate(() => window.scrollBy(0, 160));
+    },
+  },
+  {
+    file: 'permissions-live-drift.png',
+    width: 1280,
+    height: 800,
+    prepare: async (page, service) => {
+      await agent(page, 'QA').click();
+      await page.locator('#create-override').click();
+      await box(page, 'idea_memory_write').check();
+      const document = JSON.parse(await readFile(policyFile(service), 'utf8')) as { agents: unknown[] };
+      document.agents.push({ agentId: 'Git', policy: { allowedTools: ['idea_ticket_list'] } });
+      await writeFile(policyFile(service), JSON.stringify(document, null, 2));
+      await page.locator('#drift-notice').waitFor();
+      await page.locator('#save').scrollIntoViewIfNeeded();
+    },
+  },
+  {
     file: 'permissions-narrow.png',
     width: 420,
     height: 900,
@@ -143,6 +186,26 @@ const SHOTS: Shot[] = [
       await agent(page, 'DevFrontend').click();
       await page.getByRole('button', { name: /^Tickets, / }).scrollIntoViewIfNeeded();
       await page.evaluate(() => window.scrollBy(0, -60));
+    },
+  },
+  // Last: its requests and grant stay in the service's memory.
+  {
+    file: 'permissions-requests.png',
+    width: 1280,
+    height: 800,
+    before: async (service) => {
+      await service.admin('PUT', '/projects/demo/mcp-tool-permissions/agents/QA', {
+        allowedTools: READ_TOOLS,
+        askTools: ['idea_memory_write', 'idea_ticket_update_carnet'],
+      });
+      await service.decide('demo', 'QA', 'idea_memory_write');
+      await service.decide('demo', 'QA', 'idea_ticket_update_carnet');
+      await service.admin('POST', '/projects/demo/grants', { requester: 'DevFrontend', tools: ['idea_ask_agent'], ttlSeconds: 3600 });
+    },
+    prepare: async (page) => {
+      await page.getByRole('tab', { name: /^Demandes/ }).click();
+      await page.locator('.request').first().waitFor();
+      await page.locator('.request').first().getByRole('button', { name: 'Autoriser pendant…' }).click();
     },
   },
 ];
@@ -180,8 +243,10 @@ try {
     policy: await readFile(path.join(DEMO_PROJECTS, 'demo', '.ideai', 'mcp-tool-permissions.json'), 'utf8'),
     agents: await readFile(path.join(DEMO_PROJECTS, 'demo', '.ideai', 'agents.json'), 'utf8'),
   };
-  for (const shot of SHOTS) await capture(browser, service, shot, originals);
-  process.stdout.write(`${SHOTS.length} screenshots written to ${path.relative(process.cwd(), outDir)}\n`);
+  const wanted = process.argv.slice(2);
+  const shots = wanted.length === 0 ? SHOTS : SHOTS.filter((shot) => wanted.includes(shot.file));
+  for (const shot of shots) await capture(browser, service, shot, originals);
+  process.stdout.write(`${shots.length} screenshots written to ${path.relative(process.cwd(), outDir)}\n`);
 } finally {
   await browser.close();
   await service.close();

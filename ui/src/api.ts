@@ -3,7 +3,9 @@
  * token (admin, or decide token for read-only use) is sent on every request when the user gave one.
  */
 import type { CatalogResponse, PermissionsView, ProjectsResponse } from '../../schemas/api.js';
+import type { ApprovalAnswer, ApprovalAnswerResponse, ApprovalsResponse, Grant, GrantsResponse } from '../../schemas/approvals.js';
 import type { PolicyDocument } from '../../schemas/policy.js';
+import type { WriteLists } from './model.js';
 
 /** An API failure, with the stable `error.code` of the service (or a local code for the network). */
 export class ApiError extends Error {
@@ -79,9 +81,9 @@ export class PermissionsApi {
     return this.versioned('GET', this.permissionsPath(project));
   }
 
-  /** `PUT .../default` or `.../agents/:agentId` with a complete allowlist, guarded by the revision. */
-  putAllowlist(project: string, agentId: string | null, allowedTools: string[], revision: string): Promise<VersionedView> {
-    return this.versioned('PUT', this.targetPath(project, agentId), { revision, body: { allowedTools } });
+  /** `PUT .../default` or `.../agents/:agentId` with complete lists (not a patch), guarded by the revision. */
+  putAllowlist(project: string, agentId: string | null, lists: WriteLists, revision: string): Promise<VersionedView> {
+    return this.versioned('PUT', this.targetPath(project, agentId), { revision, body: lists });
   }
 
   /** `DELETE .../default` (back to read-only) or `.../agents/:agentId` (the agent inherits again). */
@@ -94,8 +96,31 @@ export class PermissionsApi {
     return this.versioned('PUT', this.permissionsPath(project), { revision, body: document });
   }
 
+  /** The pending approval requests of a project (docs/api.md §11). */
+  approvals(project: string): Promise<ApprovalsResponse> {
+    return this.json<ApprovalsResponse>('GET', `${this.projectPath(project)}/approvals?status=pending`);
+  }
+
+  /** Answers a request (admin token only): `once`, `for` (with `ttlSeconds`), `always` or `deny`. */
+  answerApproval(project: string, id: string, answer: ApprovalAnswer, ttlSeconds?: number): Promise<ApprovalAnswerResponse> {
+    const body = ttlSeconds === undefined ? { answer } : { answer, ttlSeconds };
+    return this.json<ApprovalAnswerResponse>('POST', `${this.projectPath(project)}/approvals/${encodeURIComponent(id)}`, { body });
+  }
+
+  grants(project: string): Promise<GrantsResponse> {
+    return this.json<GrantsResponse>('GET', `${this.projectPath(project)}/grants`);
+  }
+
+  revokeGrant(project: string, id: string): Promise<Grant> {
+    return this.json<Grant>('DELETE', `${this.projectPath(project)}/grants/${encodeURIComponent(id)}`);
+  }
+
+  private projectPath(project: string): string {
+    return `projects/${encodeURIComponent(project)}`;
+  }
+
   private permissionsPath(project: string): string {
-    return `projects/${encodeURIComponent(project)}/mcp-tool-permissions`;
+    return `${this.projectPath(project)}/mcp-tool-permissions`;
   }
 
   private targetPath(project: string, agentId: string | null): string {

@@ -4,32 +4,41 @@
  * basis untouched; otherwise the user sees both sides and chooses. Pure, unit-tested.
  */
 import type { CatalogResponse, PermissionsView } from '../../schemas/api.js';
-import { findAgent, type TargetKey } from './model.js';
+import { findAgent, toolState, type TargetKey } from './model.js';
 
 /** The part of a view one target's draft depends on. */
 export interface TargetBasis {
-  /** The target's own state: `null` for an agent without override, else its allowlist (and unknown names). */
-  own: { allowed: string[]; unknown: string[] } | null;
+  /** The target's own state: `null` for an agent without override, else its lists (and unknown names). */
+  own: { allowed: string[]; ask: string[]; unknown: string[] } | null;
   /** The agent exists in the view (declared or with an override). Always true for the default. */
   exists: boolean;
   /** The project default, when the draft was seeded from it (a new override of an inheriting agent). */
-  seededFrom: string[] | null;
-  /** The effective allowlist the user saw. */
-  effective: string[];
+  seededFrom: ToolLists | null;
+  /** The effective lists the user saw. */
+  effective: ToolLists;
+}
+
+/** Allowed and asked tools, as the view lists them. */
+export interface ToolLists {
+  allowed: string[];
+  ask: string[];
 }
 
 export function basisOf(view: PermissionsView, target: TargetKey, seededFromDefault: boolean): TargetBasis {
-  const seededFrom = seededFromDefault ? [...view.projectDefault.allowedTools] : null;
+  const defaults = listsOf(view.projectDefault);
+  const seededFrom = seededFromDefault ? defaults : null;
   if (target.kind === 'default') {
-    const own =
-      view.projectDefault.mode === 'custom'
-        ? { allowed: [...view.projectDefault.allowedTools], unknown: [...view.projectDefault.unknownTools] }
-        : null;
-    return { own, exists: true, seededFrom, effective: [...view.projectDefault.allowedTools] };
+    const own = view.projectDefault.mode === 'custom' ? { ...defaults, unknown: [...view.projectDefault.unknownTools] } : null;
+    return { own, exists: true, seededFrom, effective: defaults };
   }
   const agent = findAgent(view, target.agentId);
-  const own = agent?.mode === 'override' ? { allowed: [...agent.allowedTools], unknown: [...agent.unknownTools] } : null;
-  return { own, exists: agent !== undefined, seededFrom, effective: [...(agent?.allowedTools ?? [])] };
+  const lists = agent === undefined ? { allowed: [], ask: [] } : listsOf(agent);
+  const own = agent?.mode === 'override' ? { ...lists, unknown: [...agent.unknownTools] } : null;
+  return { own, exists: agent !== undefined, seededFrom, effective: lists };
+}
+
+function listsOf(entry: { allowedTools: readonly string[]; askTools?: readonly string[] | undefined }): ToolLists {
+  return { allowed: [...entry.allowedTools], ask: [...(entry.askTools ?? [])] };
 }
 
 /** True when nothing the draft depends on changed between the two bases. */
@@ -37,25 +46,38 @@ export function sameBasis(a: TargetBasis, b: TargetBasis): boolean {
   return JSON.stringify([a.own, a.exists, a.seededFrom]) === JSON.stringify([b.own, b.exists, b.seededFrom]);
 }
 
+/** The tools whose state changed, by their new state. */
 export interface Change {
+  /** Now allowed. */
   added: string[];
+  /** Now on ask. */
+  asked: string[];
+  /** Now denied. */
   removed: string[];
 }
 
-/** Tools added and removed from `before` to `after`, in catalog order. */
-export function changeBetween(catalog: CatalogResponse, before: Iterable<string>, after: Iterable<string>): Change {
-  const from = new Set(before);
-  const to = new Set(after);
-  const names = catalog.tools.map((tool) => tool.name);
-  return {
-    added: names.filter((name) => to.has(name) && !from.has(name)),
-    removed: names.filter((name) => from.has(name) && !to.has(name)),
-  };
+/** What changed from `before` to `after`, in catalog order. */
+export function changeBetween(catalog: CatalogResponse, before: ToolLists, after: ToolLists): Change {
+  const change: Change = { added: [], asked: [], removed: [] };
+  const [fromAllowed, fromAsk, toAllowed, toAsk] = [before.allowed, before.ask, after.allowed, after.ask].map((list) => new Set(list));
+  for (const { name } of catalog.tools) {
+    const from = toolState(name, fromAllowed!, fromAsk!);
+    const to = toolState(name, toAllowed!, toAsk!);
+    if (from === to) continue;
+    if (to === 'allow') change.added.push(name);
+    else if (to === 'ask') change.asked.push(name);
+    else change.removed.push(name);
+  }
+  return change;
 }
 
-/** "+ idea_memory_write ; − idea_ask_agent", or "aucun changement de tools". */
+/** "+ idea_memory_write ; ? idea_ask_agent (sur demande) ; − idea_stop_agent", or "aucun changement de tools". */
 export function changeText(change: Change): string {
-  const parts = [...change.added.map((name) => `+ ${name}`), ...change.removed.map((name) => `\u2212 ${name}`)];
+  const parts = [
+    ...change.added.map((name) => `+ ${name}`),
+    ...change.asked.map((name) => `? ${name} (sur demande)`),
+    ...change.removed.map((name) => `\u2212 ${name}`),
+  ];
   return parts.length === 0 ? 'aucun changement de tools' : parts.join(' ; ');
 }
 
@@ -81,14 +103,14 @@ export function conflictSides(
   target: TargetKey,
   before: TargetBasis,
   after: TargetBasis,
-  draftAllowed: Iterable<string>,
+  draft: ToolLists,
 ): ConflictSides {
   const defaultChanged =
     before.seededFrom !== null && after.seededFrom !== null && JSON.stringify(before.seededFrom) !== JSON.stringify(after.seededFrom)
       ? changeBetween(catalog, before.seededFrom, after.seededFrom)
       : null;
   return {
-    mine: changeBetween(catalog, before.effective, draftAllowed),
+    mine: changeBetween(catalog, before.effective, draft),
     theirs: changeBetween(catalog, before.effective, after.effective),
     theirsMode: modeChangeText(target, before, after),
     defaultChanged,

@@ -1,15 +1,23 @@
 /**
- * Draft edits of the selected target: ticking tools, group actions, quick grants, the inline
+ * Draft edits of the selected target: tool states (Autorisé, Demander, Refusé), group actions, quick grants, the inline
  * confirmation of write tools on the project default, and the group toolbars' roving focus.
  */
 import { basisOf } from './draft-rebase.js';
-import { groupTools, sameSet, type ToolGroupView } from './model.js';
+import { groupTools, sameSet, toolControlId, toolState, type ToolGroupView, type ToolState } from './model.js';
 import type { Panel } from './panel.js';
 import { quickGrantState, quickGrants } from './quick-grants.js';
 import type { Draft, WriteConfirmation } from './state.js';
 
-/** The items of a group's toolbar, in order: the group button, then its two actions. */
-export const TOOLBAR_ITEMS = ['group-toggle', 'group-all', 'group-none'] as const;
+/** The items of a group's toolbar, in order: the group button, then its three actions. */
+export const TOOLBAR_ITEMS = ['group-toggle', 'group-all', 'group-ask', 'group-none'] as const;
+
+/** Puts one tool in one state: in at most one of the two lists (the API refuses a name in both). */
+function place(allowed: Set<string>, ask: Set<string>, name: string, wanted: ToolState): void {
+  allowed.delete(name);
+  ask.delete(name);
+  if (wanted === 'allow') allowed.add(name);
+  else if (wanted === 'ask') ask.add(name);
+}
 
 export class Editing {
   constructor(private readonly panel: Panel) {}
@@ -23,6 +31,7 @@ export class Editing {
     state.draft = {
       target: state.target,
       allowed: new Set(saved.allowed),
+      ask: new Set(saved.ask),
       createsOverride: true,
       dropsUnknown: false,
       base: basisOf(state.view, state.target, true),
@@ -31,28 +40,27 @@ export class Editing {
     this.panel.changed();
   }
 
-  toggleTool(name: string, allowed: boolean): void {
+  /** Autorisé, Demander or Refusé for one tool; a new write grant on the default waits for confirmation. */
+  setTool(name: string, wanted: ToolState): void {
     const tool = this.panel.state.catalog?.tools.find((entry) => entry.name === name);
     if (tool === undefined || !this.panel.editable()) return;
-    if (allowed && this.needsConfirmation(name)) {
+    if (wanted === 'allow' && this.needsConfirmation(name)) {
       this.panel.state.confirmation = { groupId: tool.group, tools: [name] };
       this.panel.changed();
       return;
     }
-    this.changeAllowed((next) => (allowed ? next.add(name) : next.delete(name)));
+    this.change((allowed, ask) => place(allowed, ask, name, wanted));
   }
 
-  /** "Tout autoriser / Tout retirer dans ce groupe". New write grants on the default wait for confirmation. */
-  setGroup(groupId: string, allowed: boolean): void {
+  /** "Tout autoriser / Tout demander / Tout retirer dans ce groupe". New write grants on the default wait for confirmation. */
+  setGroup(groupId: string, wanted: ToolState): void {
     const group = this.group(groupId);
     if (group === undefined || !this.panel.editable()) return;
     const names = group.tools.map((tool) => tool.name);
-    const toConfirm = allowed ? names.filter((name) => !this.panel.shownAllowed().has(name) && this.needsConfirmation(name)) : [];
-    this.changeAllowed((next) => {
-      for (const name of names) {
-        if (!allowed) next.delete(name);
-        else if (!toConfirm.includes(name)) next.add(name);
-      }
+    const shown = this.panel.shownAllowed();
+    const toConfirm = wanted === 'allow' ? names.filter((name) => !shown.has(name) && this.needsConfirmation(name)) : [];
+    this.change((allowed, ask) => {
+      for (const name of names) if (!toConfirm.includes(name)) place(allowed, ask, name, wanted);
     });
     if (toConfirm.length > 0) {
       this.panel.state.confirmation = { groupId, tools: toConfirm };
@@ -60,19 +68,16 @@ export class Editing {
     }
   }
 
-  /** A quick grant adds or removes its whole bundle; on an inheriting agent it starts the override. */
-  setQuickGrant(grantId: string, allowed: boolean): void {
+  /** A quick grant puts its whole bundle in one state; on an inheriting agent it starts the override. */
+  setQuickGrant(grantId: string, wanted: ToolState): void {
     const { state } = this.panel;
     if (state.catalog === null || state.target.kind !== 'agent' || !this.panel.canWrite() || this.panel.overrideRefusal() !== null) return;
     const grant = quickGrants(state.catalog).find((entry) => entry.id === grantId);
     if (grant === undefined) return;
     if (!this.panel.overriding()) this.createOverride(false);
-    if (allowed === (quickGrantState(grant, this.panel.shownAllowed()) === 'all')) return this.panel.changed();
-    this.changeAllowed((next) => {
-      for (const name of grant.tools) {
-        if (allowed) next.add(name);
-        else next.delete(name);
-      }
+    if (quickGrantState(grant, this.panel.shownAllowed(), this.panel.shownAsk()) === wanted) return this.panel.changed();
+    this.change((allowed, ask) => {
+      for (const name of grant.tools) place(allowed, ask, name, wanted);
     });
   }
 
@@ -88,8 +93,8 @@ export class Editing {
     this.panel.state.confirmation = null;
     if (confirmation === null) return this.panel.changed();
     this.panel.state.focusAfterRender = this.confirmationFocus(confirmation);
-    this.changeAllowed((next) => {
-      for (const name of confirmation.tools) next.add(name);
+    this.change((allowed, ask) => {
+      for (const name of confirmation.tools) place(allowed, ask, name, 'allow');
     });
   }
 
@@ -102,31 +107,34 @@ export class Editing {
 
   private confirmationFocus(confirmation: WriteConfirmation): string {
     const [only] = confirmation.tools;
-    return confirmation.tools.length === 1 && only !== undefined ? `tool-${only}` : `group-toggle-${confirmation.groupId}`;
+    if (confirmation.tools.length !== 1 || only === undefined) return `group-toggle-${confirmation.groupId}`;
+    return toolControlId(only, toolState(only, this.panel.shownAllowed(), this.panel.shownAsk()));
   }
 
   /** Asks for the unknown names to be dropped (the next save only keeps catalog tools anyway). */
   dropUnknown(): void {
-    this.changeAllowed(() => undefined, true);
+    this.change(() => undefined, true);
   }
 
-  private changeAllowed(mutate: (next: Set<string>) => void, dropsUnknown = false): void {
+  private change(mutate: (allowed: Set<string>, ask: Set<string>) => void, dropsUnknown = false): void {
     const { state } = this.panel;
     const saved = this.panel.saved();
     // A save in flight sends a snapshot: edits made meanwhile would be lost when it succeeds.
     if (saved === undefined || state.view === null || state.saving) return this.panel.changed();
     const current = state.draft;
-    const next = new Set(this.panel.shownAllowed());
-    mutate(next);
+    const allowed = new Set(this.panel.shownAllowed());
+    const ask = new Set(this.panel.shownAsk());
+    mutate(allowed, ask);
     const draft: Draft = {
       target: state.target,
-      allowed: next,
+      allowed,
+      ask,
       createsOverride: current?.createsOverride ?? false,
       dropsUnknown: dropsUnknown || (current?.dropsUnknown ?? false),
       base: current?.base ?? basisOf(state.view, state.target, false),
     };
     // Back to exactly the saved state: nothing to save any more.
-    const clean = !draft.createsOverride && !draft.dropsUnknown && sameSet(next, saved.allowed);
+    const clean = !draft.createsOverride && !draft.dropsUnknown && sameSet(allowed, saved.allowed) && sameSet(ask, saved.ask);
     state.draft = clean ? null : draft;
     if (clean) state.drift = null;
     state.problem = null;

@@ -5,6 +5,7 @@
 import { agentFlags, showsId, visibleText } from './agent-names.js';
 import { changeText, type Change } from './draft-rebase.js';
 import { h, type Child } from './dom.js';
+import { renderChoice } from './choice-view.js';
 import { renderNotice, renderProblem } from './feedback-view.js';
 import { renderAccessSection, renderToolbarHint } from './groups-view.js';
 import { differenceText, findAgent, groupTools, sameTarget, summaryText } from './model.js';
@@ -31,7 +32,7 @@ export function renderEditor(panel: Panel): Child {
       'div',
       { class: 'summary' },
       h('h3', { id: 'summary-title' }, 'Résumé effectif'),
-      h('p', { id: 'summary', 'aria-live': 'polite' }, summaryText(catalog, allowed)),
+      h('p', { id: 'summary', 'aria-live': 'polite' }, summaryText(catalog, allowed, panel.shownAsk())),
     ),
     renderQuickGrants(panel),
     renderRedundant(panel),
@@ -118,7 +119,9 @@ function renderMode(panel: Panel): Child {
     );
   }
   const overriding = panel.overriding();
-  const difference = overriding ? differenceText(catalog, panel.shownAllowed(), panel.defaultAllowed()) : null;
+  const difference = overriding
+    ? differenceText(catalog, panel.shownAllowed(), panel.defaultAllowed(), panel.shownAsk(), panel.defaultAsk())
+    : null;
   const refusal = panel.overrideRefusal();
   return h(
     'div',
@@ -166,35 +169,35 @@ function renderQuickGrants(panel: Panel): Child {
   const { catalog, target } = panel.state;
   if (catalog === null || target.kind !== 'agent') return null;
   const allowed = panel.shownAllowed();
+  const ask = panel.shownAsk();
   const writable = panel.canWrite() && panel.overrideRefusal() === null;
+  const marks = { allow: '✓', ask: '?', deny: '–', mixed: '±' } as const;
   return h(
     'fieldset',
     { class: 'quick-grants', id: 'quick-grants' },
     h('legend', null, 'Accord rapide'),
     quickGrants(catalog).map((grant) => {
       const id = `quick-${grant.id}`;
-      const state = quickGrantState(grant, allowed);
-      const text = h(
-        'span',
-        { id: `${id}-state`, class: `state ${state === 'all' ? 'state-added' : 'state-denied'}` },
-        quickGrantText(grant, allowed),
-      );
+      const state = quickGrantState(grant, allowed, ask);
+      const stateClass = state === 'allow' ? 'state-added' : state === 'ask' ? 'state-ask' : 'state-denied';
+      const text = h('span', { id: `${id}-state`, class: `state ${stateClass}` }, quickGrantText(grant, allowed, ask));
       const names = h('span', { class: 'quick-tools', id: `${id}-tools` }, grant.tools.join(', '));
       return h(
         'div',
-        { class: 'quick-grant' },
-        writable
-          ? h('input', {
-              id,
-              type: 'checkbox',
-              checked: state === 'all',
-              'aria-describedby': `${id}-state ${id}-tools`,
-              onchange: (event: Event) => panel.edit.setQuickGrant(grant.id, (event.target as HTMLInputElement).checked),
-            })
-          : h('span', { class: `mark${state === 'all' ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, state === 'all' ? '✓' : '–'),
-        h(writable ? 'label' : 'span', writable ? { for: id, class: 'quick-label' } : { class: 'quick-label' }, grant.label),
+        { class: `quick-grant${writable ? ' editable' : ''}` },
+        writable ? null : h('span', { class: `mark${state === 'allow' ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, marks[state]),
+        h('span', { class: 'quick-label', id: `${id}-label` }, grant.label),
         text,
         names,
+        writable
+          ? renderChoice({
+              label: grant.label,
+              name: id,
+              current: state,
+              describedBy: `${id}-state ${id}-tools`,
+              onChoose: (wanted) => panel.edit.setQuickGrant(grant.id, wanted),
+            })
+          : null,
       );
     }),
   );

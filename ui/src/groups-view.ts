@@ -1,11 +1,23 @@
 /**
  * "Détail des tools": the catalog's groups with counters, each headed by a toolbar (the group
- * button, "Tout autoriser", "Tout retirer") that costs one Tab stop; arrows move inside it.
+ * button, "Tout autoriser", "Tout demander", "Tout retirer") that costs one Tab stop; arrows move
+ * inside it. Each tool row offers Autorisé, Demander, Refusé when the target is editable.
  */
+import { renderChoice } from './choice-view.js';
 import { h, type Child } from './dom.js';
 import { TOOLBAR_ITEMS } from './editing.js';
-import { checkboxLabel, counterText, groupAccessibleName, rowState, type CatalogTool, type ToolGroupView } from './model.js';
+import {
+  checkboxLabel,
+  counterText,
+  groupAccessibleName,
+  rowState,
+  toolState,
+  type CatalogTool,
+  type ToolGroupView,
+  type ToolState,
+} from './model.js';
 import type { Panel } from './panel.js';
+import { renderGrantBadge } from './requests-view.js';
 
 const STATE_CLASS: Record<string, string> = {
   Autorisé: 'state-allowed',
@@ -13,7 +25,11 @@ const STATE_CLASS: Record<string, string> = {
   Hérité: 'state-inherited',
   Ajouté: 'state-added',
   Retiré: 'state-removed',
+  Demander: 'state-ask',
+  'Demander (hérité)': 'state-ask',
 };
+
+const MARKS: Record<ToolState, string> = { allow: '✓', ask: '?', deny: '–' };
 
 export function renderAccessSection(panel: Panel, access: 'read' | 'write', title: string, groups: ToolGroupView[]): Child {
   const own = groups.filter((group) => group.access === access);
@@ -28,7 +44,7 @@ export function renderAccessSection(panel: Panel, access: 'read' | 'write', titl
   );
 }
 
-function renderToolbar(panel: Panel, group: ToolGroupView, open: boolean, count: number, bodyId: string): Child {
+function renderToolbar(panel: Panel, group: ToolGroupView, open: boolean, count: number, asked: number, bodyId: string): Child {
   const editable = panel.editable();
   const stop = panel.edit.toolbarStop(group.id);
   const tabindex = (index: number): number => (index === stop ? 0 : -1);
@@ -42,16 +58,16 @@ function renderToolbar(panel: Panel, group: ToolGroupView, open: boolean, count:
       tabindex: tabindex(0),
       'aria-expanded': String(open),
       'aria-controls': bodyId,
-      'aria-label': groupAccessibleName(group.label, count, group.tools.length),
+      'aria-label': groupAccessibleName(group.label, count, group.tools.length, asked),
       onfocus: remember(0),
       onclick: () => panel.toggleGroup(group.id, group.access),
     },
     h('span', { class: 'chevron', 'aria-hidden': 'true' }, open ? '▾' : '▸'),
     h('span', { class: 'group-label' }, group.label),
-    h('span', { class: 'counter' }, counterText(count, group.tools.length)),
+    h('span', { class: 'counter' }, counterText(count, group.tools.length, asked)),
   );
   if (!editable) return h('div', { class: 'group-head' }, toggle);
-  const action = (index: 1 | 2, allowed: boolean, text: string): Child =>
+  const action = (index: 1 | 2 | 3, wanted: ToolState, text: string): Child =>
     h(
       'button',
       {
@@ -59,9 +75,10 @@ function renderToolbar(panel: Panel, group: ToolGroupView, open: boolean, count:
         class: 'button button-quiet',
         type: 'button',
         tabindex: tabindex(index),
-        'aria-label': `${text} (${group.label})`,
+        // Short on screen (the toolbar names the group); complete for assistive technologies.
+        'aria-label': `${text} dans ce groupe (${group.label})`,
         onfocus: remember(index),
-        onclick: () => panel.edit.setGroup(group.id, allowed),
+        onclick: () => panel.edit.setGroup(group.id, wanted),
       },
       text,
     );
@@ -78,13 +95,21 @@ function renderToolbar(panel: Panel, group: ToolGroupView, open: boolean, count:
       onkeydown: onKeydown,
     },
     toggle,
-    h('div', { class: 'group-actions' }, action(1, true, 'Tout autoriser dans ce groupe'), action(2, false, 'Tout retirer dans ce groupe')),
+    h(
+      'div',
+      { class: 'group-actions' },
+      action(1, 'allow', 'Tout autoriser'),
+      action(2, 'ask', 'Tout demander'),
+      action(3, 'deny', 'Tout retirer'),
+    ),
   );
 }
 
 function renderGroup(panel: Panel, group: ToolGroupView): Child {
   const allowed = panel.shownAllowed();
+  const ask = panel.shownAsk();
   const count = group.tools.filter((tool) => allowed.has(tool.name)).length;
+  const asked = group.tools.filter((tool) => !allowed.has(tool.name) && ask.has(tool.name)).length;
   const open = panel.groupOpen(group.id, group.access);
   const bodyId = `group-body-${group.id}`;
   const confirmation = panel.state.confirmation;
@@ -92,7 +117,7 @@ function renderGroup(panel: Panel, group: ToolGroupView): Child {
   return h(
     'div',
     { class: 'group' },
-    renderToolbar(panel, group, open, count, bodyId),
+    renderToolbar(panel, group, open, count, asked, bodyId),
     h(
       'div',
       { id: bodyId, class: 'group-body', hidden: !open },
@@ -107,39 +132,36 @@ function renderGroup(panel: Panel, group: ToolGroupView): Child {
 }
 
 function renderTool(panel: Panel, tool: CatalogTool): Child {
-  const allowed = panel.shownAllowed().has(tool.name);
+  const current = toolState(tool.name, panel.shownAllowed(), panel.shownAsk());
   const editable = panel.editable();
-  const state = rowState(panel.state.target, panel.overriding(), allowed, panel.defaultAllowed().has(tool.name));
+  const defaultAllowed = panel.defaultAllowed().has(tool.name);
+  const state = rowState(panel.state.target, panel.overriding(), current === 'allow', defaultAllowed, current === 'ask');
   const inheritedLook = panel.state.target.kind === 'agent' && !panel.overriding();
   const confirmation = panel.state.confirmation;
   const awaiting = confirmation !== null && confirmation.tools.length === 1 && confirmation.tools[0] === tool.name;
-  const id = `tool-${tool.name}`;
+  const stateId = `state-${tool.name}`;
   const control = editable
-    ? h('input', {
-        id,
-        type: 'checkbox',
-        class: 'tool-check',
-        checked: allowed,
-        'aria-label': checkboxLabel(tool),
-        'aria-describedby': `state-${tool.name}`,
-        onchange: (event: Event) => panel.edit.toggleTool(tool.name, (event.target as HTMLInputElement).checked),
-      })
-    : h('span', { class: `mark${allowed ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, allowed ? '✓' : '–');
+    ? null
+    : h('span', { class: `mark${current === 'allow' ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, MARKS[current]);
   return h(
     'li',
-    { class: `tool-row access-${tool.access}${inheritedLook ? ' inherited' : ''}` },
+    { class: `tool-row access-${tool.access}${inheritedLook ? ' inherited' : ''}${editable ? ' editable' : ''}` },
     h(
       'div',
       { class: 'tool-line' },
       control,
-      h(
-        editable ? 'label' : 'span',
-        editable ? { for: id, class: 'tool-text' } : { class: 'tool-text' },
-        h('code', { class: 'tool-name' }, tool.name),
-        h('span', { class: 'tool-label' }, tool.label),
-      ),
+      h('span', { class: 'tool-text' }, h('code', { class: 'tool-name' }, tool.name), h('span', { class: 'tool-label' }, tool.label)),
       tool.access === 'read' ? h('span', { class: 'badge badge-read' }, 'Lecture') : h('span', { class: 'badge badge-write' }, 'Écriture'),
-      h('span', { id: `state-${tool.name}`, class: `state ${STATE_CLASS[state] ?? ''}` }, state),
+      h('span', { id: stateId, class: `state ${STATE_CLASS[state] ?? ''}` }, state, renderGrantBadge(panel, tool.name)),
+      editable
+        ? renderChoice({
+            label: checkboxLabel(tool),
+            name: `tool-${tool.name}`,
+            current,
+            describedBy: stateId,
+            onChoose: (wanted) => panel.edit.setTool(tool.name, wanted),
+          })
+        : null,
     ),
     awaiting ? renderConfirmation(panel, [tool.name]) : null,
   );
@@ -172,6 +194,6 @@ export function renderToolbarHint(): Child {
   return h(
     'p',
     { id: 'toolbar-hint', class: 'visually-hidden' },
-    'Flèches gauche et droite : Tout autoriser, Tout retirer dans ce groupe.',
+    'Flèches gauche et droite : Tout autoriser, Tout demander, Tout retirer dans ce groupe.',
   );
 }

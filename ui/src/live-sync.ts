@@ -1,11 +1,11 @@
 /**
- * What the panel does with the live events: a `policy` event that tells something the panel does
+ * What the panel does with the live events (an `approval` event goes to {@link Requests}): a `policy` event that tells something the panel does
  * not show yet (another revision of the open project, a project added, removed, broken or
  * repaired) reloads through {@link Panel.reloadView}, which keeps a draft. Events are gathered
  * for a moment so a burst (a whole state on reconnection) costs one reload, and never acted on
  * while a load or a write is in flight (the panel calls {@link LiveSync.settled} afterwards).
  */
-import type { PolicyEvent } from '../../schemas/events.js';
+import type { ApprovalEvent, PolicyEvent } from '../../schemas/events.js';
 import { LiveStream, type LiveState } from './live-stream.js';
 import type { Panel } from './panel.js';
 import type { SseMessage } from './sse.js';
@@ -42,6 +42,17 @@ export function policyEventOf(data: string): PolicyEvent | null {
     const statuses: readonly unknown[] = ['ok', 'invalid', 'removed'];
     if (typeof value.project !== 'string' || typeof value.revision !== 'string' || !statuses.includes(value.status)) return null;
     return { project: value.project, revision: value.revision, status: value.status as PolicyEvent['status'] };
+  } catch {
+    return null;
+  }
+}
+
+/** Parses the data of an `approval` event, or null. */
+export function approvalEventOf(data: string): ApprovalEvent | null {
+  try {
+    const value = JSON.parse(data) as Partial<ApprovalEvent>;
+    if (typeof value.project !== 'string' || typeof value.id !== 'string' || typeof value.status !== 'string') return null;
+    return { project: value.project, id: value.id, status: value.status };
   } catch {
     return null;
   }
@@ -94,6 +105,11 @@ export class LiveSync {
   }
 
   private onMessage(message: SseMessage): void {
+    if (message.event === 'approval') {
+      const event = approvalEventOf(message.data);
+      if (event !== null) this.panel.requests.onEvent(event);
+      return;
+    }
     if (message.event !== 'policy') return;
     const event = policyEventOf(message.data);
     if (event === null) return;

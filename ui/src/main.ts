@@ -2,6 +2,7 @@
 import { PermissionsApi, apiRoot } from './api.js';
 import { renderInto } from './dom.js';
 import { Panel } from './panel.js';
+import { startCountdowns } from './countdown.js';
 import { PressHold } from './press-hold.js';
 import { TokenStore, takeTokenFromLocation } from './token.js';
 import { renderPage } from './view.js';
@@ -50,6 +51,9 @@ if (addressToken !== null) {
   panel.live.start();
   void panel.load(projectId);
 }
+
+// Remaining times of requests and grants count down in place; one that ends reads the lists again.
+startCountdowns(document, () => void panel.requests.refresh());
 
 // Leaving the page (reload, close) with unsaved changes asks the browser's own confirmation.
 window.addEventListener('beforeunload', (event) => {

@@ -14,7 +14,26 @@ export type Access = CatalogTool['access'];
 export type TargetKey = { kind: 'default' } | { kind: 'agent'; agentId: string };
 
 /** The state a tool row displays, worded exactly as the ticket's labels. */
-export type RowState = 'Autorisé' | 'Refusé' | 'Hérité' | 'Ajouté' | 'Retiré';
+export type RowState = 'Autorisé' | 'Refusé' | 'Hérité' | 'Ajouté' | 'Retiré' | 'Demander' | 'Demander (hérité)';
+
+/** What a policy says of one tool: allowed, asked (runs with the user's approval, docs/api.md §11), or denied. */
+export type ToolState = 'allow' | 'ask' | 'deny';
+
+/** The three choices of a tool row, in the order they are shown. */
+export const TOOL_STATES: readonly { id: ToolState; label: string }[] = [
+  { id: 'allow', label: 'Autorisé' },
+  { id: 'ask', label: 'Demander' },
+  { id: 'deny', label: 'Refusé' },
+];
+
+export function toolState(name: string, allowed: ReadonlySet<string>, ask: ReadonlySet<string>): ToolState {
+  return allowed.has(name) ? 'allow' : ask.has(name) ? 'ask' : 'deny';
+}
+
+/** The DOM id of one choice of a tool row (the focus follows it across re-renders; see choice-view.ts). */
+export function toolControlId(name: string, state: ToolState): string {
+  return `tool-${name}-${state}`;
+}
 
 export const DEFAULT_TARGET: TargetKey = { kind: 'default' };
 
@@ -32,26 +51,30 @@ export function autorise(count: number): string {
   return count > 1 ? 'autorisés' : 'autorisé';
 }
 
-/** "9 lecture autorisés · 2 écriture autorisés" for the allowed set. */
-export function summaryText(catalog: CatalogResponse, allowed: ReadonlySet<string>): string {
+/** "9 lecture autorisés · 2 écriture autorisés", then " · 3 sur demande" when tools are on ask. */
+export function summaryText(catalog: CatalogResponse, allowed: ReadonlySet<string>, ask: ReadonlySet<string> = new Set()): string {
   let read = 0;
   let write = 0;
+  let asked = 0;
   for (const tool of catalog.tools) {
-    if (!allowed.has(tool.name)) continue;
+    if (!allowed.has(tool.name)) {
+      if (ask.has(tool.name)) asked += 1;
+      continue;
+    }
     if (tool.access === 'read') read += 1;
     else write += 1;
   }
-  return `${read} lecture ${autorise(read)} · ${write} écriture ${autorise(write)}`;
+  return `${read} lecture ${autorise(read)} · ${write} écriture ${autorise(write)}${asked > 0 ? ` · ${asked} sur demande` : ''}`;
 }
 
-/** The visible group counter, "3/7 autorisés". */
-export function counterText(allowed: number, total: number): string {
-  return `${allowed}/${total} ${autorise(allowed)}`;
+/** The visible group counter, "3/7 autorisés" (then " · 1 sur demande"). */
+export function counterText(allowed: number, total: number, asked = 0): string {
+  return `${allowed}/${total} ${autorise(allowed)}${asked > 0 ? ` · ${asked} sur demande` : ''}`;
 }
 
-/** The accessible name of a group button, "Tickets, 1 sur 7 autorisé". */
-export function groupAccessibleName(label: string, allowed: number, total: number): string {
-  return `${label}, ${allowed} sur ${total} ${autorise(allowed)}`;
+/** The accessible name of a group button, "Tickets, 1 sur 7 autorisé" (then ", 1 sur demande"). */
+export function groupAccessibleName(label: string, allowed: number, total: number, asked = 0): string {
+  return `${label}, ${allowed} sur ${total} ${autorise(allowed)}${asked > 0 ? `, ${asked} sur demande` : ''}`;
 }
 
 /** The full label of a tool checkbox, "Modifier le carnet d'un ticket, idea_ticket_update_carnet". */
@@ -63,16 +86,25 @@ export function checkboxLabel(tool: Pick<CatalogTool, 'label' | 'name'>): string
  * The state of one row. The project default and an agent that inherits show the plain effective
  * state ("Hérité" for an inherited grant); an override is compared with the project default.
  */
-export function rowState(target: TargetKey, overriding: boolean, allowed: boolean, allowedByDefault: boolean): RowState {
-  if (target.kind === 'default') return allowed ? 'Autorisé' : 'Refusé';
-  if (!overriding) return allowed ? 'Hérité' : 'Refusé';
+export function rowState(target: TargetKey, overriding: boolean, allowed: boolean, allowedByDefault: boolean, asked = false): RowState {
+  if (target.kind === 'default') return allowed ? 'Autorisé' : asked ? 'Demander' : 'Refusé';
+  if (!overriding) return allowed ? 'Hérité' : asked ? 'Demander (hérité)' : 'Refusé';
   if (allowed) return allowedByDefault ? 'Autorisé' : 'Ajouté';
+  if (asked) return 'Demander';
   return allowedByDefault ? 'Retiré' : 'Refusé';
 }
 
 /** "Diffère du défaut : +2 écriture, -1 lecture", or null when the override equals the default. */
-export function differenceText(catalog: CatalogResponse, allowed: ReadonlySet<string>, defaultAllowed: ReadonlySet<string>): string | null {
+export function differenceText(
+  catalog: CatalogResponse,
+  allowed: ReadonlySet<string>,
+  defaultAllowed: ReadonlySet<string>,
+  ask: ReadonlySet<string> = new Set(),
+  defaultAsk: ReadonlySet<string> = new Set(),
+): string | null {
   const parts: string[] = [];
+  const asked = catalog.tools.filter((tool) => !allowed.has(tool.name) && ask.has(tool.name) && !defaultAsk.has(tool.name)).length;
+  const unasked = catalog.tools.filter((tool) => defaultAsk.has(tool.name) && !ask.has(tool.name)).length;
   for (const access of ['write', 'read'] as const) {
     const tools = catalog.tools.filter((tool) => tool.access === access);
     const added = tools.filter((tool) => allowed.has(tool.name) && !defaultAllowed.has(tool.name)).length;
@@ -81,12 +113,27 @@ export function differenceText(catalog: CatalogResponse, allowed: ReadonlySet<st
     if (added > 0) parts.push(`+${added} ${word}`);
     if (removed > 0) parts.push(`-${removed} ${word}`);
   }
+  if (asked > 0) parts.push(`+${asked} sur demande`);
+  if (unasked > 0) parts.push(`-${unasked} sur demande`);
   return parts.length === 0 ? null : `Diffère du défaut : ${parts.join(', ')}`;
 }
 
 /** The allowlist a save sends: catalog tools only, in catalog order (unknown names are dropped). */
 export function allowlistToSave(catalog: CatalogResponse, allowed: ReadonlySet<string>): string[] {
   return catalog.tools.filter((tool) => allowed.has(tool.name)).map((tool) => tool.name);
+}
+
+/** The two lists of a write; `askTools` only when some tool is on ask (absent means none). */
+export interface WriteLists {
+  allowedTools: string[];
+  askTools?: string[];
+}
+
+/** What a save sends: a tool allowed is never also on ask (the API refuses a name in both). */
+export function listsToSave(catalog: CatalogResponse, allowed: ReadonlySet<string>, ask: ReadonlySet<string>): WriteLists {
+  const allowedTools = allowlistToSave(catalog, allowed);
+  const askTools = catalog.tools.filter((tool) => ask.has(tool.name) && !allowed.has(tool.name)).map((tool) => tool.name);
+  return askTools.length === 0 ? { allowedTools } : { allowedTools, askTools };
 }
 
 export function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
@@ -126,6 +173,8 @@ export function findAgent(view: PermissionsView, agentId: string): AgentPermissi
 /** What the service currently holds for a target: saved allowlist, override flag, unknown names. */
 export interface SavedTarget {
   allowed: Set<string>;
+  /** Tools on ask (effective, for an agent that inherits). */
+  ask: Set<string>;
   /** The target has its own allowlist (custom default, or an agent override). */
   overriding: boolean;
   unknownTools: string[];
@@ -136,6 +185,7 @@ export function savedTarget(view: PermissionsView, target: TargetKey): SavedTarg
   if (target.kind === 'default') {
     return {
       allowed: new Set(view.projectDefault.allowedTools),
+      ask: new Set(view.projectDefault.askTools ?? []),
       overriding: view.projectDefault.mode === 'custom',
       unknownTools: view.projectDefault.unknownTools,
       redundant: false,
@@ -145,6 +195,7 @@ export function savedTarget(view: PermissionsView, target: TargetKey): SavedTarg
   if (agent === undefined) return undefined;
   return {
     allowed: new Set(agent.allowedTools),
+    ask: new Set(agent.askTools ?? []),
     overriding: agent.mode === 'override',
     unknownTools: agent.unknownTools,
     redundant: agent.redundant,

@@ -9,6 +9,7 @@ import { basisOf, conflictSides, sameBasis } from './draft-rebase.js';
 import { Editing } from './editing.js';
 import { frenchError } from './errors-fr.js';
 import { LiveSync } from './live-sync.js';
+import { Requests } from './requests.js';
 import {
   DEFAULT_TARGET,
   findAgent,
@@ -28,6 +29,7 @@ export class Panel {
   readonly edit: Editing;
   readonly writes: Writes;
   readonly live: LiveSync;
+  readonly requests: Requests;
 
   constructor(
     readonly api: PermissionsApi,
@@ -38,6 +40,7 @@ export class Panel {
     this.edit = new Editing(this);
     this.writes = new Writes(this);
     this.live = new LiveSync(this, api.eventsUrl());
+    this.requests = new Requests(this);
   }
 
   /** Asks for a re-render (coalesced by the caller). */
@@ -57,6 +60,13 @@ export class Panel {
     const draft = this.state.draft;
     if (draft !== null && sameTarget(draft.target, this.state.target)) return draft.allowed;
     return this.saved()?.allowed ?? new Set();
+  }
+
+  /** The tools on ask the editor shows: the draft's if there is one, else the saved state's. */
+  shownAsk(): Set<string> {
+    const draft = this.state.draft;
+    if (draft !== null && sameTarget(draft.target, this.state.target)) return draft.ask;
+    return this.saved()?.ask ?? new Set();
   }
 
   /** Whether the shown target is (or is about to be) its own allowlist rather than inherited. */
@@ -103,6 +113,10 @@ export class Panel {
     return new Set(this.state.view?.projectDefault.allowedTools ?? []);
   }
 
+  defaultAsk(): Set<string> {
+    return new Set(this.state.view?.projectDefault.askTools ?? []);
+  }
+
   targetName(target: TargetKey): string {
     if (target.kind === 'default') return 'Défaut projet';
     const agent = this.state.view === null ? undefined : findAgent(this.state.view, target.agentId);
@@ -147,6 +161,7 @@ export class Panel {
       if (chosen !== state.projectId) {
         state.target = DEFAULT_TARGET;
         this.clearEditing();
+        this.requests.switchProject(state.projectId);
       }
       const sameProject = chosen === state.projectId;
       const before = state.revision;
@@ -158,6 +173,8 @@ export class Panel {
         const fresh = await this.api.permissions(chosen);
         this.adoptView(fresh);
         if (sameProject && before !== null && fresh.revision !== before) this.changedElsewhere();
+        // Not awaited: the requests have their own errors and never hold the view back.
+        void this.requests.refresh();
       }
     } catch (error) {
       state.loadError = asApiError(error);
@@ -236,7 +253,7 @@ export class Panel {
     const fromSave = this.state.conflict?.fromSave ?? false;
     this.state.conflict = {
       target: draft.target,
-      sides: conflictSides(catalog, draft.target, draft.base, after, draft.allowed),
+      sides: conflictSides(catalog, draft.target, draft.base, after, { allowed: [...draft.allowed], ask: [...draft.ask] }),
       after,
       fromSave,
     };

@@ -4,6 +4,7 @@
  * write tool still comes from the catalog, and a bundle shrinks to the tools the catalog has.
  */
 import type { CatalogResponse } from '../../schemas/api.js';
+import { toolState, type ToolState } from './model.js';
 
 export interface QuickGrant {
   id: string;
@@ -29,16 +30,22 @@ export function quickGrants(catalog: CatalogResponse): QuickGrant[] {
   );
 }
 
-export type QuickGrantState = 'all' | 'some' | 'none';
+/** The state of a whole bundle: one state shared by all its tools, or `mixed`. */
+export type QuickGrantState = ToolState | 'mixed';
 
-export function quickGrantState(grant: QuickGrant, allowed: ReadonlySet<string>): QuickGrantState {
-  const count = grant.tools.filter((name) => allowed.has(name)).length;
-  return count === grant.tools.length ? 'all' : count === 0 ? 'none' : 'some';
+export function quickGrantState(grant: QuickGrant, allowed: ReadonlySet<string>, ask: ReadonlySet<string> = new Set()): QuickGrantState {
+  const states = new Set(grant.tools.map((name) => toolState(name, allowed, ask)));
+  const [only] = states;
+  return states.size === 1 && only !== undefined ? only : 'mixed';
 }
 
-/** The text beside a quick grant: "Accordé", "Partiel : 1 sur 4" or "Non accordé". */
-export function quickGrantText(grant: QuickGrant, allowed: ReadonlySet<string>): string {
+/** The text beside a quick grant: "Accordé", "Sur demande", "Non accordé" or "Partiel : 1 sur 4" (", 2 sur demande"). */
+export function quickGrantText(grant: QuickGrant, allowed: ReadonlySet<string>, ask: ReadonlySet<string> = new Set()): string {
+  const state = quickGrantState(grant, allowed, ask);
+  if (state === 'allow') return 'Accordé';
+  if (state === 'ask') return 'Sur demande';
+  if (state === 'deny') return 'Non accordé';
   const count = grant.tools.filter((name) => allowed.has(name)).length;
-  const state = quickGrantState(grant, allowed);
-  return state === 'all' ? 'Accordé' : state === 'none' ? 'Non accordé' : `Partiel : ${count} sur ${grant.tools.length}`;
+  const asked = grant.tools.filter((name) => !allowed.has(name) && ask.has(name)).length;
+  return `Partiel : ${count} sur ${grant.tools.length}${asked > 0 ? `, ${asked} sur demande` : ''}`;
 }

@@ -1,17 +1,40 @@
 /** The panel's state: everything the views read. Only the Panel and its helpers change it. */
-import type { CatalogResponse, PolicyDocument, ProjectsResponse } from '../../schemas/index.js';
+import type { Approval, CatalogResponse, Grant, PolicyDocument, ProjectsResponse } from '../../schemas/index.js';
 import type { ApiError, PanelView, Role } from './api.js';
 import type { ConflictSides, TargetBasis } from './draft-rebase.js';
 import type { FrenchError } from './errors-fr.js';
 import type { LiveState } from './live-stream.js';
-import { DEFAULT_TARGET, type TargetKey } from './model.js';
+import { DEFAULT_TARGET, type TargetKey, type WriteLists } from './model.js';
 
-export type Tab = 'mcp' | 'system';
+export type Tab = 'mcp' | 'system' | 'requests';
+
+/** The "Demandes" tab: pending approval requests and temporary grants of the open project (docs/api.md §11). */
+export interface RequestsState {
+  /** The lists have been read once for the open project. */
+  loaded: boolean;
+  pending: Approval[];
+  grants: Grant[];
+  loadError: FrenchError | null;
+  /** The service has no approval routes (an older service). */
+  unsupported: boolean;
+  /** The request or grant being answered or revoked. */
+  busy: string | null;
+  /** The request whose "Autoriser pendant…" durations are shown. */
+  durationsFor: string | null;
+  /** The last answer's problem, shown above the list. */
+  problem: FrenchError | null;
+  /** What the last answer did, shown above the list. */
+  notice: string | null;
+  /** Other projects with requests seen pending in the live events (project → request ids). */
+  elsewhere: Map<string, Set<string>>;
+}
 
 /** Unsaved changes of one target. */
 export interface Draft {
   target: TargetKey;
   allowed: Set<string>;
+  /** Tools on ask (never also in `allowed`). */
+  ask: Set<string>;
   /** The agent inherits today: saving creates its override even if nothing else changed. */
   createsOverride: boolean;
   /** The user asked to drop the unknown names of the saved allowlist. */
@@ -44,7 +67,7 @@ export interface Conflict {
 export interface Undo {
   target: TargetKey;
   message: string;
-  previous: string[];
+  previous: WriteLists;
   /** The revision the reset produced: the undo is sent with it in `If-Match`. */
   revision: string;
   after: TargetBasis;
@@ -108,6 +131,7 @@ export interface PanelState {
   drift: string | null;
   /** Something the live events changed that the user did not do (a project gone), said at the top. */
   liveNotice: string | null;
+  requests: RequestsState;
   /** Text for the page's polite live region (`role="status"`), outside the re-rendered tree. */
   announcement: string;
 }
@@ -141,6 +165,22 @@ export function initialState(token: string | null): PanelState {
     live: 'stopped',
     drift: null,
     liveNotice: null,
+    requests: emptyRequests(),
     announcement: '',
+  };
+}
+
+export function emptyRequests(elsewhere: Map<string, Set<string>> = new Map()): RequestsState {
+  return {
+    loaded: false,
+    pending: [],
+    grants: [],
+    loadError: null,
+    unsupported: false,
+    busy: null,
+    durationsFor: null,
+    problem: null,
+    notice: null,
+    elsewhere,
   };
 }

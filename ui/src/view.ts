@@ -7,6 +7,7 @@ import { frenchError, frenchPolicyError } from './errors-fr.js';
 import { renderFrenchError } from './feedback-view.js';
 import type { Panel } from './panel.js';
 import { renderRepair } from './repair-view.js';
+import { renderRequests, renderRequestsTabLabel, requestsTabName } from './requests-view.js';
 import type { LiveState } from './live-stream.js';
 import type { Tab } from './state.js';
 import { renderTargets } from './targets-view.js';
@@ -14,6 +15,7 @@ import { renderTargets } from './targets-view.js';
 const TABS: readonly { id: Tab; label: string }[] = [
   { id: 'system', label: 'Système' },
   { id: 'mcp', label: 'Tools MCP IdeA' },
+  { id: 'requests', label: 'Demandes' },
 ];
 
 export function renderPage(panel: Panel): Child {
@@ -47,6 +49,11 @@ export function renderPage(panel: Panel): Child {
       ),
       h('p', null, 'Les permissions des tools MCP IdeA sont dans l\u2019onglet « Tools MCP IdeA ».'),
     ),
+    h(
+      'div',
+      { role: 'tabpanel', id: 'panel-requests', 'aria-labelledby': 'tab-requests', hidden: state.tab !== 'requests' },
+      state.tab === 'requests' ? renderRequests(panel) : null,
+    ),
   ];
 }
 
@@ -78,9 +85,10 @@ function renderTabs(panel: Panel): Child {
           'aria-selected': String(panel.state.tab === tab.id),
           'aria-controls': `panel-${tab.id}`,
           tabindex: panel.state.tab === tab.id ? 0 : -1,
+          'aria-label': tab.id === 'requests' ? requestsTabName(panel) : null,
           onclick: () => panel.setTab(tab.id),
         },
-        tab.label,
+        tab.id === 'requests' ? renderRequestsTabLabel(panel) : tab.label,
       ),
     ),
   );
@@ -118,15 +126,15 @@ function renderProjectSelector(panel: Panel): Child {
           panel.selectProject(wanted);
         },
       },
-      projects.map((project) =>
-        h(
-          'option',
-          { value: project.id, selected: project.id === projectId },
-          project.status === 'invalid' ? `${project.id} (policy invalide)` : project.id,
-        ),
-      ),
+      projects.map((project) => h('option', { value: project.id, selected: project.id === projectId }, projectOptionText(panel, project))),
     ),
   );
+}
+
+function projectOptionText(panel: Panel, project: { id: string; status: string }): string {
+  const invalid = project.status === 'invalid' ? ' (policy invalide)' : '';
+  const waiting = panel.state.requests.elsewhere.has(project.id) ? ' — demandes en attente' : '';
+  return `${project.id}${invalid}${waiting}`;
 }
 
 /** Who the panel acts as; never worded like a policy state ("Lecture seule" is the default's). */

@@ -7,7 +7,7 @@ import type { PolicyDocument } from '../../schemas/policy.js';
 import { ApiError, asApiError, type VersionedView } from './api.js';
 import { basisOf, sameBasis, type TargetBasis } from './draft-rebase.js';
 import { frenchError } from './errors-fr.js';
-import { allowlistToSave, sameSet, sameTarget, savedTarget, type TargetKey } from './model.js';
+import { listsToSave, sameSet, sameTarget, savedTarget, type TargetKey } from './model.js';
 import type { Panel } from './panel.js';
 import type { Problem, RepairChoice, Undo } from './state.js';
 
@@ -36,7 +36,7 @@ export class Writes {
     await this.write(
       async () => {
         const { result, reapplied } = await this.reapplying(draft.target, draft.createsOverride, expected, state.revision, (revision) =>
-          this.panel.api.putAllowlist(projectId, agentId, allowlistToSave(catalog, draft.allowed), revision),
+          this.panel.api.putAllowlist(projectId, agentId, listsToSave(catalog, draft.allowed, draft.ask), revision),
         );
         this.applyWritten(result);
         state.draft = null;
@@ -170,7 +170,8 @@ export class Writes {
     draft.base = basisOf(view, draft.target, seeded);
     state.conflict = null;
     const saved = savedTarget(view, draft.target);
-    if (!draft.createsOverride && !draft.dropsUnknown && saved !== undefined && sameSet(saved.allowed, draft.allowed)) state.draft = null;
+    const same = saved !== undefined && sameSet(saved.allowed, draft.allowed) && sameSet(saved.ask, draft.ask);
+    if (!draft.createsOverride && !draft.dropsUnknown && same) state.draft = null;
     state.focusAfterRender = 'save';
     if (conflict.fromSave && state.draft !== null) await this.save();
     else this.panel.changed();
@@ -201,7 +202,7 @@ export class Writes {
     }
     const saved = savedTarget(view, target);
     if (saved === undefined || !saved.overriding) return;
-    const previous = allowlistToSave(catalog, saved.allowed);
+    const previous = listsToSave(catalog, saved.allowed, saved.ask);
     const agentId = target.kind === 'agent' ? target.agentId : null;
     let base = basisOf(view, target, false);
     const expected: Expected = { get: () => base, set: (basis) => (base = basis) };
@@ -274,11 +275,14 @@ export class Writes {
         });
       const source = lastValid.document;
       const document: PolicyDocument = { version: 1 };
-      if (source.projectDefault !== undefined) document.projectDefault = { allowedTools: keep(source.projectDefault.allowedTools) };
-      document.agents = (source.agents ?? []).map((agent) => ({
-        agentId: agent.agentId,
-        policy: { allowedTools: keep(agent.policy.allowedTools) },
-      }));
+      // Tools on ask are kept (never one that is also allowed: the API refuses a name in both lists).
+      const lists = (policy: { allowedTools: string[]; askTools?: string[] | undefined }) => {
+        const allowedTools = keep(policy.allowedTools);
+        const askTools = keep(policy.askTools ?? []).filter((name) => !allowedTools.includes(name));
+        return askTools.length === 0 ? { allowedTools } : { allowedTools, askTools };
+      };
+      if (source.projectDefault !== undefined) document.projectDefault = lists(source.projectDefault);
+      document.agents = (source.agents ?? []).map((agent) => ({ agentId: agent.agentId, policy: lists(agent.policy) }));
       state.repair = { kind, document, dropped: [...dropped] };
     }
     state.focusAfterRender = 'repair-confirm';

@@ -1,0 +1,190 @@
+/**
+ * Approvals in the panel (issue 19) in chromium against the real service: requests appear live in
+ * "Demandes" and are answered there (once, for a while, always, deny), temporary grants are listed
+ * and revoked, and "Demander" is a third state of every tool. Each test uses its own agent and tool:
+ * the service keeps requests, refusals and grants in memory across the tests of this file.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
+import type { RunningService } from './service.js';
+
+const harness = useBrowserHarness();
+
+const READ_TOOLS = [
+  'idea_list_agents',
+  'idea_context_read',
+  'idea_memory_read',
+  'idea_skill_read',
+  'idea_workstate_read',
+  'idea_ticket_read',
+  'idea_ticket_list',
+  'idea_ticket_read_carnet',
+  'idea_sprint_list',
+];
+
+describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real service)', { timeout: 30_000 }, () => {
+  const { openPanel, target, toolBox } = harness;
+  const page = (): Page => harness.page;
+  const service = (): RunningService => harness.service;
+  const requestsTab = () => page().getByRole('tab', { name: /^Demandes/ });
+  const request = (agent: string, tool: string): Locator => page().locator('.request', { hasText: `${agent} veut appeler ${tool}` });
+  const askFor = async (agentId: string, askTools: string[]): Promise<void> => {
+    const put = await service().admin('PUT', `/projects/demo/mcp-tool-permissions/agents/${agentId}`, {
+      allowedTools: READ_TOOLS,
+      askTools,
+    });
+    expect(put.status).toBe(200);
+  };
+
+  it('shows a request live, and "Autoriser une fois" releases the waiting call and lets exactly the next call through', async () => {
+    await askFor('QA', ['idea_memory_write']);
+    await openPanel();
+    await requestsTab().click();
+    expect(await text(page().locator('#panel-requests'))).toContain('Aucune demande en attente.');
+
+    const asked = await service().decide('demo', 'QA', 'idea_memory_write');
+    expect(asked).toMatchObject({ allow: false, reason: 'approval_required', approval: { status: 'pending' } });
+    await expect.poll(() => request('QA', 'idea_memory_write').count(), POLL).toBe(1);
+    expect(await text(request('QA', 'idea_memory_write'))).toContain('QA veut appeler idea_memory_write');
+    expect(await text(request('QA', 'idea_memory_write'))).toMatch(/expire dans \d+ min \d\d s/);
+    expect(await requestsTab().getAttribute('aria-selected')).toBe('true');
+    expect(await page().getByRole('tab', { name: 'Demandes, 1 en attente' }).count()).toBe(1);
+    expect(await harness.status()).toContain('Nouvelle demande : QA veut appeler idea_memory_write');
+
+    // A guarded call waits for the answer the way the guards do: a long-poll on the request.
+    const id = (asked as { approval?: { id: string } }).approval?.id ?? '';
+    const waiting = service()
+      .admin('GET', `/projects/demo/approvals/${encodeURIComponent(id)}?waitSeconds=30`)
+      .then(async (response) => ({ at: Date.now(), body: (await response.json()) as { status: string; answer?: string } }));
+    await page().waitForTimeout(200); // the wait is open before the user answers
+    const clicked = Date.now();
+    await request('QA', 'idea_memory_write').getByRole('button', { name: 'Autoriser une fois' }).click();
+    const answered = await waiting;
+    expect(answered.body).toMatchObject({ status: 'approved', answer: 'once' });
+    expect(answered.at - clicked).toBeLessThan(5000); // the waiting call is released by the click, not by its timeout
+    await expect.poll(() => harness.status(), POLL).toBe('Demande de QA pour idea_memory_write autorisée une fois.');
+    expect(await request('QA', 'idea_memory_write').count()).toBe(0);
+    expect(await harness.focusedId()).toBe('requests-title'); // the list is empty: focus on its heading
+    expect(await service().decide('demo', 'QA', 'idea_memory_write')).toMatchObject({ allow: true, source: 'approval' });
+    // Once means once: the next call asks again, and the new request shows up by itself.
+    expect(await service().decide('demo', 'QA', 'idea_memory_write')).toMatchObject({ allow: false, reason: 'approval_required' });
+    await expect.poll(() => request('QA', 'idea_memory_write').count(), POLL).toBe(1);
+  });
+
+  it('grants for a while from "Autoriser pendant…", shows the grant with its remaining time, and "Retirer" ends it', async () => {
+    await askFor('Git', ['idea_ticket_update_carnet']);
+    await openPanel();
+    await requestsTab().click();
+    await service().decide('demo', 'Git', 'idea_ticket_update_carnet');
+    const pending = request('Git', 'idea_ticket_update_carnet');
+    await expect.poll(() => pending.count(), POLL).toBe(1);
+    const durations = pending.getByRole('button', { name: 'Autoriser pendant…' });
+    await durations.click();
+    expect(await durations.getAttribute('aria-expanded')).toBe('true');
+    expect(await page().evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Autoriser pendant 15 minutes');
+    await page().keyboard.press('Escape'); // closes the choices, focus back on the button
+    expect(await durations.getAttribute('aria-expanded')).toBe('false');
+    expect(await page().evaluate(() => document.activeElement?.textContent)).toBe('Autoriser pendant…');
+    await durations.click();
+    await pending.getByRole('button', { name: 'Autoriser pendant 1 heure' }).click();
+    await expect.poll(() => harness.status(), POLL).toBe('Demande de Git pour idea_ticket_update_carnet autorisée pendant 1 heure.');
+
+    const grant = page().locator('.grant', { hasText: 'idea_ticket_update_carnet' });
+    expect(await text(grant)).toMatch(/Git : idea_ticket_update_carnet\s+reste (59 min \d\d s|1 h 00 min)/);
+    expect(await service().decide('demo', 'Git', 'idea_ticket_update_carnet')).toMatchObject({ allow: true, source: 'grant' });
+    // The remaining time counts down in place.
+    const left = grant.locator('.until');
+    const first = await text(left);
+    await expect.poll(() => text(left), { ...POLL, timeout: 3000 }).not.toBe(first);
+
+    // The agent's tool row says why the tool runs although it is on ask.
+    await page().getByRole('tab', { name: 'Tools MCP IdeA' }).click();
+    await target('Git').click();
+    expect(await text(page().locator('#state-idea_ticket_update_carnet'))).toMatch(/^Demander\s*· accord temporaire, encore \d+ min/);
+
+    await requestsTab().click();
+    await grant.getByRole('button', { name: /^Retirer l’accord temporaire de Git/ }).click();
+    await expect.poll(() => harness.status(), POLL).toContain('Accord temporaire de Git retiré');
+    expect(await page().locator('.grant', { hasText: 'idea_ticket_update_carnet' }).count()).toBe(0);
+    expect(await service().decide('demo', 'Git', 'idea_ticket_update_carnet')).toMatchObject({ allow: false, reason: 'approval_required' });
+  });
+
+  it('writes the tool into the agent\u2019s allowed tools on "Toujours autoriser", and refuses on "Refuser"', async () => {
+    await askFor('Main', ['idea_create_skill', 'idea_workstate_set']);
+    await openPanel();
+    await target('Main').click();
+    expect(await text(page().locator('#state-idea_create_skill'))).toBe('Demander');
+    await service().decide('demo', 'Main', 'idea_create_skill');
+    await service().decide('demo', 'Main', 'idea_workstate_set');
+    await expect.poll(() => page().getByRole('tab', { name: 'Demandes, 2 en attente' }).count(), POLL).toBe(1);
+    await requestsTab().click();
+
+    await request('Main', 'idea_create_skill').getByRole('button', { name: 'Toujours autoriser' }).click();
+    await expect.poll(() => harness.status(), POLL).toContain('idea_create_skill ajouté aux tools autorisés de Main');
+    expect(await harness.focusedId()).toMatch(/^approve-once-/); // on the next request
+    expect(await service().decide('demo', 'Main', 'idea_create_skill')).toMatchObject({ allow: true, source: 'agent-override' });
+
+    await request('Main', 'idea_workstate_set').getByRole('button', { name: 'Refuser' }).click();
+    await expect.poll(() => harness.status(), POLL).toBe('Demande de Main pour idea_workstate_set refusée.');
+    expect(await service().decide('demo', 'Main', 'idea_workstate_set')).toMatchObject({ allow: false, reason: 'approval_denied' });
+
+    // The durable answer reached the editor through the live policy event.
+    await page().getByRole('tab', { name: 'Tools MCP IdeA' }).click();
+    await expect.poll(() => text(page().locator('#state-idea_create_skill')), POLL).toBe('Ajouté');
+    expect(await toolBox('Créer un skill', 'idea_create_skill').isChecked()).toBe(true);
+  });
+
+  it('puts a tool on "Demander" from its row and from "Accord rapide"; the next /decide asks', async () => {
+    await openPanel();
+    await target('Architect').click();
+    await page().getByRole('button', { name: 'Créer un override' }).click();
+    await toolBox('Déléguer une demande à un agent', 'idea_ask_agent', 'Demander').check();
+    const quick = page().getByRole('group', { name: 'Accord rapide' });
+    await quick.getByRole('radiogroup', { name: 'Écrire la mémoire' }).getByRole('radio', { name: 'Demander' }).check();
+    expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 0 écriture autorisé · 2 sur demande');
+    expect(await text(quick)).toContain('Sur demande');
+    expect(
+      await page()
+        .getByRole('button', { name: /^Délégation agents, 0 sur 3 autorisé, 1 sur demande/ })
+        .count(),
+    ).toBe(1);
+    await page().getByRole('button', { name: 'Enregistrer' }).click();
+    await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
+
+    const file = JSON.parse(await readFile(path.join(service().projectsRoot, 'demo', '.ideai', 'mcp-tool-permissions.json'), 'utf8')) as {
+      agents: { agentId: string; policy: { allowedTools: string[]; askTools?: string[] } }[];
+    };
+    expect(file.agents.find((agent) => agent.agentId === 'Architect')?.policy.askTools).toEqual(['idea_ask_agent', 'idea_memory_write']);
+    expect(await service().decide('demo', 'Architect', 'idea_ask_agent')).toMatchObject({ allow: false, reason: 'approval_required' });
+    expect(await service().decide('demo', 'Architect', 'idea_memory_write')).toMatchObject({ allow: false, reason: 'approval_required' });
+
+    // Back to Refusé: askTools leaves the file, and the call is a plain refusal again.
+    await toolBox('Déléguer une demande à un agent', 'idea_ask_agent', 'Refusé').check();
+    await page().getByRole('button', { name: 'Enregistrer' }).click();
+    await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
+    expect(await service().decide('demo', 'Architect', 'idea_ask_agent')).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+  });
+
+  it('lets a reader without the admin token see the requests but not answer them', async () => {
+    await askFor('DevFrontend', ['idea_memory_write']);
+    await service().decide('demo', 'DevFrontend', 'idea_memory_write');
+    await openPanel(null);
+    await requestsTab().click();
+    const pending = request('DevFrontend', 'idea_memory_write');
+    await expect.poll(() => pending.count(), POLL).toBe(1);
+    expect(await text(page().locator('#panel-requests'))).toContain('Répondre demande le jeton administrateur.');
+    const once = pending.getByRole('button', { name: 'Autoriser une fois' });
+    expect(await once.getAttribute('aria-disabled')).toBe('true');
+    const posts: string[] = [];
+    page().on('request', (sent) => {
+      if (sent.method() === 'POST') posts.push(sent.url());
+    });
+    await once.click({ force: true }); // a user can still click it: nothing may happen
+    await page().waitForTimeout(200);
+    expect(posts).toEqual([]);
+    expect(await service().decide('demo', 'DevFrontend', 'idea_memory_write')).toMatchObject({ reason: 'approval_required' });
+  });
+});
