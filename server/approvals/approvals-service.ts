@@ -32,7 +32,11 @@ export class ApprovalsService {
     this.clock = clock;
     const { requests, grants } = options.approvals;
     this.port = {
-      granted: (project, requester, tool) => grants.has(project, requester, tool, clock()),
+      granted: (project, requester, tool) => {
+        // Most denied calls have no grant: the clock is read only when one covers the call.
+        const expiresAt = grants.expiryOf(project, requester, tool);
+        return expiresAt !== undefined && expiresAt > clock();
+      },
       consumeOnce: (project, requester, tool, issueRef) => requests.consumeOnce(project, requester, tool, issueRef, clock()),
       request: (project, requester, tool, issueRef) => requests.request(project, requester, tool, issueRef, clock()),
     };

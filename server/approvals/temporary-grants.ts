@@ -80,8 +80,13 @@ export class TemporaryGrants {
 
   /** True while a live grant lets `requester` call `tool` in `project`. */
   has(project: string, requester: string, tool: string, now: number): boolean {
-    const expiresAt = this.index.get(project)?.get(requester)?.get(tool);
+    const expiresAt = this.expiryOf(project, requester, tool);
     return expiresAt !== undefined && expiresAt > now;
+  }
+
+  /** When the latest grant covering `requester` and `tool` ends (ms), or undefined: lets a caller skip reading the clock. */
+  expiryOf(project: string, requester: string, tool: string): number | undefined {
+    return this.index.get(project)?.get(requester)?.get(tool);
   }
 
   /** The live grants of a project, newest first. */
