@@ -48,6 +48,13 @@ describe('OpenAPI document', () => {
         'GET /readyz',
         'GET /whoami',
         'GET /metrics',
+        'GET /events',
+        'GET /projects/{project}/approvals',
+        'GET /projects/{project}/approvals/{id}',
+        'POST /projects/{project}/approvals/{id}',
+        'GET /projects/{project}/grants',
+        'POST /projects/{project}/grants',
+        'DELETE /projects/{project}/grants/{id}',
       ].sort(),
     );
   });
