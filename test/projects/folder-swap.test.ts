@@ -14,9 +14,10 @@ import type { ProjectRegistry } from '../../server/projects/registry.js';
 const GRANT = policyDoc({ QA: ['idea_memory_write'] });
 const GRANT_SWAPPED = policyDoc({ QA: ['idea_memory_write'], Swapped: [] });
 const REVOKED = policyDoc({ QA: [] });
-/** The target of docs/api.md §9; this machine is shared, so the assertion leaves room for scheduling noise. */
+/** The target of docs/api.md §9, for the median of the sample. */
 const TARGET_MS = 100;
-const ASSERTED_MS = 500;
+/** Every revocation must be heard within this (a deaf watch never hears it); the machine is shared, so single ones may be slow. */
+const HEARD_WITHIN_MS = 1_000;
 /** Projects whose revocation is timed in the 1,000-project runs. */
 const SAMPLE = 20;
 
@@ -39,19 +40,27 @@ function sampleOf(ids: readonly string[]): string[] {
     .concat(ids[ids.length - 1] as string);
 }
 
-/** Revokes QA's grant in each project, one after the other, and returns the longest time a decision still allowed it. */
-async function worstStaleTime(registry: ProjectRegistry, root: string, ids: readonly string[]): Promise<number> {
-  let worst = 0;
+/** Revokes QA's grant in each project, one after the other; returns how long a decision still allowed it, for each. */
+async function staleTimes(registry: ProjectRegistry, root: string, ids: readonly string[]): Promise<number[]> {
+  const times: number[] = [];
   for (const id of ids) {
     expect(granted(registry, id), id).toBe(true);
     await saveAtomically(path.join(root, id, '.ideai', POLICY_FILE), REVOKED);
-    worst = Math.max(worst, await timeUntil(() => !granted(registry, id), `${id}: the revocation heard`, 5_000));
+    times.push(await timeUntil(() => !granted(registry, id), `${id}: the revocation heard`, 5_000));
   }
-  return worst;
+  return times;
 }
 
-function report(what: string, count: number, worst: number): void {
-  process.stdout.write(`  ${what}, ${count} projects: worst stale time ${worst.toFixed(1)} ms (target ${TARGET_MS} ms)\n`);
+/** Prints the figures and checks them: each heard, the median within the target. */
+function check(what: string, count: number, times: readonly number[]): void {
+  const sorted = [...times].sort((a, b) => a - b);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)] as number;
+  const worst = sorted[sorted.length - 1] as number;
+  process.stdout.write(
+    `  ${what}, ${count} projects: stale time median ${median.toFixed(1)} ms, worst ${worst.toFixed(1)} ms (target ${TARGET_MS} ms)\n`,
+  );
+  expect(worst, what).toBeLessThan(HEARD_WITHIN_MS);
+  expect(median, what).toBeLessThan(TARGET_MS);
 }
 
 describe.each([2, 1000])('with %i projects', (count) => {
@@ -62,7 +71,7 @@ describe.each([2, 1000])('with %i projects', (count) => {
     const [first, second] = [sample.slice(0, Math.ceil(sample.length / 2)), sample.slice(Math.ceil(sample.length / 2))];
     await rename(root, `${root}.away`);
     await rename(`${root}.away`, root);
-    const atOnce = await worstStaleTime(registry, root, first);
+    const atOnce = await staleTimes(registry, root, first);
     await rename(root, `${root}.away`);
     // Long enough for the watcher to see the root gone before it comes back.
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -71,10 +80,9 @@ describe.each([2, 1000])('with %i projects', (count) => {
     const untouched = ids.filter((id) => !first.includes(id));
     const recovery = await timeUntil(() => untouched.every((id) => granted(registry, id)), 'every project back', 10_000);
     process.stdout.write(`  root back after 300 ms away, ${count} projects: all read again in ${recovery.toFixed(0)} ms\n`);
-    const afterPause = await worstStaleTime(registry, root, second);
-    report('root moved away and back at once', count, atOnce);
-    report('root moved away and back after 300 ms', count, afterPause);
-    expect(Math.max(atOnce, afterPause)).toBeLessThan(ASSERTED_MS);
+    const afterPause = await staleTimes(registry, root, second);
+    check('root moved away and back at once', count, atOnce);
+    check('root moved away and back after 300 ms', count, afterPause);
     expect(registry.size).toBe(count);
   }, 120_000);
 
@@ -94,9 +102,7 @@ describe.each([2, 1000])('with %i projects', (count) => {
       return policy?.status === 'ok' && policy.overrides.has('Swapped');
     };
     await timeUntil(() => sample.every(swapped), 'every swap seen', 10_000);
-    const worst = await worstStaleTime(registry, root, sample);
-    report('.ideai swapped', count, worst);
-    expect(worst).toBeLessThan(ASSERTED_MS);
+    check('.ideai swapped', count, await staleTimes(registry, root, sample));
   }, 120_000);
 });
 
@@ -119,7 +125,6 @@ describe('a watch that hears nothing any more', () => {
     // No rescan from here on: only rebuilt watches can hear the revocation.
     await saveAtomically(path.join(root, 'demo', '.ideai', POLICY_FILE), REVOKED);
     const stale = await timeUntil(() => !granted(registry, 'demo'), 'the revocation heard', 5_000);
-    report('root replaced through its parent, after the rescan', 1, stale);
-    expect(stale).toBeLessThan(ASSERTED_MS);
+    check('root replaced through its parent, after the rescan', 1, [stale]);
   });
 });
