@@ -230,17 +230,17 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
   const { source } = allowlist;
   const asked = approvals.request(input.project, requester.id, tool.name, issueRef);
   switch (asked.kind) {
-    case 'pending':
-      return {
-        ...answer(
-          subject,
-          false,
-          'approval_required',
-          source,
-          `${deniedFor(subject)} until the user approves it (policy: ${source}): approval was requested in Permissions > Tools MCP IdeA (request ${asked.approval.id}, open until ${asked.approval.expiresAt}); the call may be retried once it is granted.`,
-        ),
-        approval: asked.approval,
-      };
+    case 'pending': {
+      const required = answer(
+        subject,
+        false,
+        'approval_required',
+        source,
+        `${deniedFor(subject)} until the user approves it (policy: ${source}): approval was requested in Permissions > Tools MCP IdeA (request ${asked.approval.id}, open until ${asked.approval.expiresAt}); the call may be retried once it is granted.`,
+      );
+      required.approval = asked.approval;
+      return required;
+    }
     case 'queue_full':
       return answer(
         subject,
