@@ -29,7 +29,7 @@ export function decisionsFromBatchAnswer(queries: readonly DecideQuery[], answer
   if (answer.status !== 200) return denyAll((query) => httpDenial(query, answer));
   const body = parseJson(answer.text);
   if (body === undefined) return denyAll((query) => unavailable(query, 'invalid JSON in the answer'));
-  const decisions = isJsonObject(body) ? body['decisions'] : undefined;
+  const decisions = isJsonObject(body) ? body.decisions : undefined;
   if (!Array.isArray(decisions)) return denyAll((query) => unavailable(query, 'invalid answer: /decisions Expected array'));
   if (decisions.length !== queries.length) {
     const cause = `the batch answer has ${String(decisions.length)} decisions for ${String(queries.length)} queries`;

@@ -27,6 +27,8 @@ export function oneLine(text: string, max: number = MAX_CAUSE_LENGTH): string {
 export function errorText(error: unknown): string {
   try {
     if (error instanceof Error) return error.message;
+    // JSON.stringify answers undefined for some values (a toJSON that returns nothing), whatever its type says.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     if (typeof error === 'object' && error !== null) return JSON.stringify(error) ?? Object.prototype.toString.call(error);
     return String(error);
   } catch {

@@ -55,6 +55,7 @@ const WHAT_WENT_WRONG: Record<ClientDenialReason, (cause: string) => string> = {
  * The cause is one line of at most 200 characters. Never throws, whatever a JavaScript caller passed.
  */
 export function localDenial(query: DecideQuery, reason: ClientDenialReason, cause: string): ClientDecision {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
   const loose = (query ?? {}) as Partial<Record<keyof DecideQuery, unknown>>;
   const tool = printable(loose.tool);
   const project = printable(loose.project);
@@ -125,7 +126,7 @@ export function formatRefusalSafely(decision: ClientDecision, format: FormatRefu
  * service's body limit, and a nested value it would ignore must not make the query malformed.
  */
 export function decisionArguments(args: Readonly<Record<string, unknown>> | undefined): { issueRef: string | number } | undefined {
-  const issueRef = args === undefined || !Object.hasOwn(args, 'issueRef') ? undefined : args['issueRef'];
+  const issueRef = args === undefined || !Object.hasOwn(args, 'issueRef') ? undefined : args.issueRef;
   return typeof issueRef === 'string' || typeof issueRef === 'number' ? { issueRef } : undefined;
 }
 

@@ -134,7 +134,9 @@ export function guardMcpServer(server: object, options: McpGuardOptions): McpGua
     options,
     warned: new Set<string>(),
     sendToolListChanged: () => sendToolListChanged(target),
-    close: () => state.follower.stop(),
+    close: () => {
+      state.follower.stop();
+    },
   } as GuardState;
   state.follower = new ToolListFollower(state);
   const storeRaw = Map.prototype.set.bind(handlers) as (method: string, handler: Handler) => Map<string, Handler>;
@@ -169,7 +171,7 @@ function guardFallbackHandler(server: object, state: GuardState): void {
     const calls = wrapHandler('tools/call', handler, state);
     const lists = wrapHandler('tools/list', handler, state);
     return async (request, extra) => {
-      const method = isJsonObject(request) ? request['method'] : undefined;
+      const method = isJsonObject(request) ? request.method : undefined;
       if (method === 'tools/call') return calls(request, extra);
       if (method === 'tools/list') return lists(request, extra);
       return handler(request, extra);
@@ -223,13 +225,13 @@ function wrapHandler(method: string, handler: Handler, state: GuardState): Handl
 
 async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<ClientDecision> {
   const { options } = state;
-  const params = isJsonObject(request) ? request['params'] : undefined;
-  const name = isJsonObject(params) ? params['name'] : undefined;
+  const params = isJsonObject(request) ? request.params : undefined;
+  const name = isJsonObject(params) ? params.name : undefined;
   if (typeof name !== 'string') {
     // Nothing to decide about and nothing the SDK would run: a protocol error, no handler call.
     throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: params.name must be a string');
   }
-  const args = isJsonObject(params) ? params['arguments'] : undefined;
+  const args = isJsonObject(params) ? params.arguments : undefined;
   const context = (extra ?? {}) as McpRequestExtra;
   const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
   if (!project.ok || !who.ok) return unresolvedDenial(project, who, name);
@@ -246,8 +248,8 @@ async function decideToolCall(state: GuardState, request: unknown, extra: unknow
 async function filterToolsList(state: GuardState, result: unknown, extra: unknown): Promise<unknown> {
   const { options } = state;
   if (options.filterToolsList !== true) return result;
-  if (!isJsonObject(result) || !Array.isArray(result['tools'])) return { tools: [] };
-  const tools = result['tools'] as unknown[];
+  if (!isJsonObject(result) || !Array.isArray(result.tools)) return { tools: [] };
+  const tools = result.tools as unknown[];
   const context = (extra ?? {}) as McpRequestExtra;
   const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
   if (!project.ok || !who.ok) {
@@ -265,7 +267,7 @@ async function filterToolsList(state: GuardState, result: unknown, extra: unknow
     const callable = listedTools(effective);
     state.follower.noteListed(project.value, who.value, callable);
     const allowed = new Set(callable);
-    return { ...result, tools: tools.filter((tool) => isJsonObject(tool) && allowed.has(tool['name'] as string)) };
+    return { ...result, tools: tools.filter((tool) => isJsonObject(tool) && allowed.has(tool.name as string)) };
   } catch (error) {
     state.follower.noteListed(project.value, who.value, null);
     options.logger?.warn(

@@ -205,15 +205,20 @@ function prepare(call: OpenAiToolCall, project: Resolved, who: Resolved): Prepar
  */
 function nameAndArguments(call: OpenAiToolCall): { kind: 'function' | 'custom' | 'unknown'; name: string; rawArguments: unknown } {
   const loose = call as unknown as Record<string, unknown>;
-  if (call.type === 'function_call') return { kind: 'function', name: String(call.name), rawArguments: call.arguments };
-  const fn = loose['function'];
+  if (call.type === 'function_call') return { kind: 'function', name: nameText(loose.name), rawArguments: call.arguments };
+  const fn = loose.function;
   // Some OpenAI-compatible servers leave out `type: "function"` on Chat Completions tool calls.
-  if ((call.type === 'function' || loose['type'] === undefined) && isJsonObject(fn)) {
-    return { kind: 'function', name: String(fn['name']), rawArguments: fn['arguments'] };
+  if ((call.type === 'function' || loose.type === undefined) && isJsonObject(fn)) {
+    return { kind: 'function', name: nameText(fn.name), rawArguments: fn.arguments };
   }
-  const custom = loose['custom'];
-  if (call.type === 'custom' && isJsonObject(custom)) return { kind: 'custom', name: String(custom['name']), rawArguments: undefined };
-  return { kind: 'unknown', name: String(loose['name'] ?? 'unknown'), rawArguments: undefined };
+  const custom = loose.custom;
+  if (call.type === 'custom' && isJsonObject(custom)) return { kind: 'custom', name: nameText(custom.name), rawArguments: undefined };
+  return { kind: 'unknown', name: nameText(loose.name), rawArguments: undefined };
+}
+
+/** A tool name as a model sent it: a name that is not a string is no tool (and never "[object Object]" in a refusal). */
+function nameText(value: unknown): string {
+  return typeof value === 'string' ? value : 'unknown';
 }
 
 async function invokeSafely<C extends OpenAiToolCall>(
@@ -225,6 +230,8 @@ async function invokeSafely<C extends OpenAiToolCall>(
   try {
     const result: unknown = await options.invoke(entry.name, entry.args ?? {}, call);
     if (typeof result === 'string') return result;
+    // JSON.stringify answers undefined for undefined or a function, whatever its type says.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     return JSON.stringify(result) ?? '';
   } catch (error) {
     const cause = errorText(error);

@@ -37,6 +37,7 @@ export interface CheckedOptions {
 const MAX_TIMER_MS = 2_147_483_647;
 
 export function checkOptions(options: PdpClientOptions): CheckedOptions {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
   if (typeof options !== 'object' || options === null) {
     throw new TypeError('PdpClient: expected options such as { baseUrl: "http://127.0.0.1:8787" }');
   }
@@ -84,7 +85,7 @@ function durationOf(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
     throw new RangeError(
-      `PdpClient: ${name} must be a number of milliseconds greater than 0 and at most ${String(MAX_TIMER_MS)} (got ${String(value)}); leave it out for the default of ${String(fallback)} ms`,
+      `PdpClient: ${name} must be a number of milliseconds greater than 0 and at most ${String(MAX_TIMER_MS)} (got ${shown(value)}); leave it out for the default of ${String(fallback)} ms`,
     );
   }
   return value;
@@ -93,7 +94,7 @@ function durationOf(name: string, value: unknown, fallback: number): number {
 function connectionsOf(value: unknown): number {
   if (value === undefined) return 16;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RangeError(`PdpClient: connections must be a whole number of at least 1 (got ${String(value)})`);
+    throw new RangeError(`PdpClient: connections must be a whole number of at least 1 (got ${shown(value)})`);
   }
   return value;
 }
@@ -101,4 +102,10 @@ function connectionsOf(value: unknown): number {
 /** `baseUrl` as messages may show it. */
 export function displayUrl(url: URL): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** A bad option's value as an error message shows it. */
+function shown(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) return String(value);
+  return typeof value === 'string' ? JSON.stringify(value) : typeof value;
 }

@@ -151,7 +151,7 @@ export class PdpClient {
     this.baseUrl = displayUrl(checked.url);
     this.pathPrefix = checked.url.pathname.replace(/\/+$/, '');
     this.baseHeaders = { accept: 'application/json' };
-    if (checked.token !== undefined) this.baseHeaders['authorization'] = `Bearer ${checked.token}`;
+    if (checked.token !== undefined) this.baseHeaders.authorization = `Bearer ${checked.token}`;
     this.jsonHeaders = { ...this.baseHeaders, 'content-type': 'application/json' };
     this.decidePath = `${this.pathPrefix}/decide`;
     const { origin } = checked.url;
@@ -458,7 +458,7 @@ export class PdpClient {
     const headers: Record<string, string> = {};
     if (options.ifMatch !== undefined) headers['if-match'] = quoteEtag(options.ifMatch);
     const answer = await this.admin(method, path, body, permissionsCheck, { headers });
-    const etagHeader = answer.headers['etag'];
+    const etagHeader = answer.headers.etag;
     const etag = typeof etagHeader === 'string' ? unquoteEtag(etagHeader) : answer.body.revision;
     return { permissions: answer.body, etag, revision: answer.body.revision };
   }
@@ -497,6 +497,7 @@ export class PdpClient {
     }
     if (check === undefined) return { body: parsed as Static<T>, headers: answer.headers };
     if (!check.Check(parsed)) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an empty body parses to undefined
       const problem = parsed === undefined ? 'no JSON body' : firstError(check, parsed);
       throw new PdpError('invalid_response', `${what}: invalid answer: ${problem}`, { status: answer.status });
     }

@@ -46,7 +46,9 @@ export class ToolListFollower {
     this.subscription = client.watchEvents({
       // A project chosen per request: follow them all; only the listed ones are looked up.
       project: typeof project === 'string' ? project : undefined,
-      onConnect: () => this.onConnect(),
+      onConnect: () => {
+        this.onConnect();
+      },
       onDisconnect: (cause) => {
         this.connected = false;
         // Said once per outage: the stream is retried every few seconds until it is back.
@@ -114,7 +116,9 @@ export class ToolListFollower {
         }
       }),
     );
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the callbacks above, which TypeScript does not follow
     if (changed) await this.guard.sendToolListChanged();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- likewise
     if (failed) this.scheduleRetry();
   }
 

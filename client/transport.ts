@@ -166,7 +166,7 @@ export function exchangeWithDeadline(slots: RequestSlots, request: ExchangeReque
     let settled = false;
     const onAbort = (): void => {
       settled = true;
-      reject(deadline.failure);
+      reject(deadline.lateFailure());
     };
     deadline.once('abort', onAbort);
     slots.enter(deadline, (slot) => {
@@ -209,7 +209,7 @@ async function exchangeOnce(client: Client, request: ExchangeRequest, deadline: 
     path: request.path,
     headers: request.headers,
     body: request.body ?? null,
-    signal: deadline as unknown as NonNullable<Parameters<Client['request']>[0]['signal']>,
+    signal: deadline,
   });
   const announced = Number(response.headers['content-length']);
   if (announced > request.maxBodyBytes) {
