@@ -12,6 +12,9 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, type BuildAppOptions } from '../../server/http/app.js';
 import { DECIDE_BODY_LIMIT } from '../../server/http/routes/decisions.js';
+import { makeTree } from '../support/files.js';
+import { START_DEADLINE_MS, runUntilExit, startService } from '../support/service-process.js';
+import { waitFor } from '../support/wait.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -117,6 +120,36 @@ describe('connections', () => {
     const { app } = await listening();
     expect(app.server.maxConnections).toBe(1024);
   });
+
+  it(
+    'takes PDP_MAX_CONNECTIONS from the environment, and refuses to start on a value that is not a positive integer',
+    async () => {
+      const tree = await makeTree({ demo: null });
+      cleanup.push(() => tree.remove());
+      const env = { PDP_PROJECTS_ROOT: tree.root, PDP_ADMIN_TOKEN: 'limits-admin-token', PDP_STATE_DIR: `${tree.outer}/state` };
+      const values = ['0', '1.5', 'many'];
+      const runs = await Promise.all(values.map((value) => runUntilExit({ ...env, PDP_MAX_CONNECTIONS: value })));
+      runs.forEach((run, index) => {
+        expect(run.code, run.output).toBe(1);
+        expect(run.output).toContain(`PDP_MAX_CONNECTIONS: not a positive integer: ${values[index] ?? ''}`);
+      });
+      const service = await startService({ ...env, PDP_MAX_CONNECTIONS: '2' });
+      cleanup.push(() => service.stop(2_000));
+      // The readiness probe may still hold a connection: of three more, at least one is refused.
+      const port = Number(new URL(service.baseUrl).port);
+      const sockets = [await connect(port), await connect(port), await connect(port)];
+      const outcomes = await Promise.all(
+        sockets.map(async (raw) => {
+          raw.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+          await waitFor(() => raw.received().includes('{"status":"ok"}') || raw.socket.destroyed, 'an answer or a close', 10_000);
+          return raw.received().includes('{"status":"ok"}') ? 'answered' : 'refused';
+        }),
+      );
+      expect(outcomes).toContain('answered');
+      expect(outcomes).toContain('refused');
+    },
+    4 * START_DEADLINE_MS,
+  );
 });
 
 describe('decision bodies', () => {
