@@ -9,17 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { LiveEvents } from '../../server/events/live-events.js';
-import {
-  DECIDE_TOKEN,
-  adminHeaders,
-  agentUrl,
-  call,
-  decide,
-  listenServer,
-  setupSpecFile,
-  startServer,
-  type SpecServer,
-} from '../support/app.js';
+import { DECIDE_TOKEN, adminHeaders, agentUrl, call, decide, listenServer, setupSpecFile, startServer } from '../support/app.js';
 import { policyText } from '../support/files.js';
 import { openSse, type SseFrame } from '../support/sse.js';
 import { READ_TOOLS } from '../support/tools.js';

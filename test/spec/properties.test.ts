@@ -28,10 +28,10 @@ interface Expected {
 /** A requester that is neither anonymous, nor a ticket assistant, nor an agent id (§4, §5's pattern) is invalid. */
 function malformed(requester: string): boolean {
   const anonymous = requester === '' || requester === 'mcp';
-  // eslint-disable-next-line no-control-regex
   return (
     !anonymous &&
     !requester.startsWith('ticket-assistant:') &&
+    // eslint-disable-next-line no-control-regex
     !/^[^\s:/\\\u0000-\u001f\u007f][^:/\\\u0000-\u001f\u007f]{0,127}$/.test(requester)
   );
 }
