@@ -119,8 +119,14 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
     expect(await text(page().locator('#state-idea_create_skill'))).toBe('Demander');
     await service().decide('demo', 'Main', 'idea_create_skill');
     await service().decide('demo', 'Main', 'idea_workstate_set');
-    await expect.poll(() => page().getByRole('tab', { name: 'Demandes, 2 en attente' }).count(), POLL).toBe(1);
-    await requestsTab().click();
+    // Requests of the earlier tests may still be pending: count Main's only.
+    await expect
+      .poll(() => text(page().locator('#agent-requests')), POLL)
+      .toContain('2 demandes d\u2019approbation en attente pour cet agent.');
+    expect(await requestsTab().getAttribute('aria-label')).toMatch(/^Demandes, \d+ en attente$/);
+    await page().getByRole('button', { name: 'Voir les demandes' }).click();
+    expect(await requestsTab().getAttribute('aria-selected')).toBe('true');
+    expect(await harness.focusedId()).toBe('requests-title');
 
     await request('Main', 'idea_create_skill').getByRole('button', { name: 'Toujours autoriser' }).click();
     await expect.poll(() => harness.status(), POLL).toContain('idea_create_skill ajouté aux tools autorisés de Main');

@@ -80,7 +80,8 @@ const SHOTS: Shot[] = [
       await box(page, 'idea_memory_write').check();
       const read = (await service.permissions('demo')).view.projectDefault.allowedTools;
       await service.admin('PUT', '/projects/demo/mcp-tool-permissions/agents/DevFrontend', { allowedTools: read });
-      await page.locator('#save').click();
+      // The live event shows the conflict before any save.
+      await page.locator('#conflict').waitFor();
       await page.locator('#conflict').scrollIntoViewIfNeeded();
     },
   },

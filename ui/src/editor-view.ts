@@ -150,6 +150,25 @@ function renderMode(panel: Panel): Child {
       ? h('p', { class: 'mode-hint' }, 'Override créé à partir de l\u2019état hérité : il sera enregistré avec Enregistrer.')
       : null,
     renderUndo(panel),
+    renderAgentRequests(panel, target.agentId),
+  );
+}
+
+/** The agent's pending requests, one click from their answers in "Demandes". */
+function renderAgentRequests(panel: Panel, agentId: string): Child {
+  const count = panel.state.requests.pending.filter((request) => request.requester === agentId).length;
+  if (count === 0) return null;
+  return h(
+    'p',
+    { class: 'mode-hint agent-requests', id: 'agent-requests' },
+    count === 1
+      ? '1 demande d\u2019approbation en attente pour cet agent. '
+      : `${count} demandes d\u2019approbation en attente pour cet agent. `,
+    h(
+      'button',
+      { id: 'agent-requests-open', class: 'button button-quiet', type: 'button', onclick: () => panel.openRequests() },
+      'Voir les demandes',
+    ),
   );
 }
 

@@ -77,6 +77,8 @@ export class LiveSync {
         this.pending = [];
         if (reconnection) this.resync = true;
         this.schedule();
+        // The first frames carry no approval state: read it once the stream can tell what changes next.
+        if (panel.state.projectId !== null) void panel.requests.refresh();
       },
       onMessage: (message) => this.onMessage(message),
       onState: (state) => this.onState(state),

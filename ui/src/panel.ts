@@ -133,9 +133,10 @@ export class Panel {
   /**
    * Checks the token of the session, then loads the catalog (once), the projects and the
    * permissions of the selected project. A draft of the same project is kept (see {@link adoptView}).
-   * `live`: the load follows a live event rather than a click.
+   * `live`: the load follows a live event rather than a click; `own`: it follows a write this page
+   * made outside the editor ("Toujours autoriser"), which is not news from elsewhere.
    */
-  async load(projectId?: string, { live = false }: { live?: boolean } = {}): Promise<void> {
+  async load(projectId?: string, { live = false, own = false }: { live?: boolean; own?: boolean } = {}): Promise<void> {
     const state = this.state;
     state.loading = true;
     state.loadError = null;
@@ -172,7 +173,7 @@ export class Panel {
       } else {
         const fresh = await this.api.permissions(chosen);
         this.adoptView(fresh);
-        if (sameProject && before !== null && fresh.revision !== before) this.changedElsewhere();
+        if (sameProject && before !== null && fresh.revision !== before && !own) this.changedElsewhere();
         // Not awaited: the requests have their own errors and never hold the view back.
         void this.requests.refresh();
       }
@@ -191,7 +192,7 @@ export class Panel {
    * live events of `GET /events`). The draft is re-applied when the change does not touch it, else
    * both sides are shown.
    */
-  reloadView(options: { live?: boolean } = {}): Promise<void> {
+  reloadView(options: { live?: boolean; own?: boolean } = {}): Promise<void> {
     return this.load(undefined, options);
   }
 
@@ -332,7 +333,15 @@ export class Panel {
 
   setTab(tab: Tab): void {
     this.state.tab = tab;
+    // Grants created or revoked elsewhere send no event: the tab is read again when it opens.
+    if (tab === 'requests') void this.requests.refresh();
     this.onChange();
+  }
+
+  /** "Voir les demandes": the Demandes tab, focus on its list. */
+  openRequests(): void {
+    this.state.focusAfterRender = 'requests-title';
+    this.setTab('requests');
   }
 
   toggleGroup(groupId: string, access: 'read' | 'write'): void {

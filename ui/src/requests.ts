@@ -176,6 +176,8 @@ export class Requests {
       requests.pending = requests.pending.filter((entry) => entry.id !== id);
       const grant = result.grant;
       if (grant !== undefined) requests.grants = [grant, ...requests.grants.filter((entry) => entry.id !== grant.id)];
+      // "Toujours autoriser" wrote the policy: show it now, as this page's own change.
+      if (answer === 'always') await this.panel.reloadView({ own: true });
       const text = answeredText(this.agentName(request.requester), request.tool, answer, ttlSeconds);
       requests.notice = text;
       state.announcement = text;
