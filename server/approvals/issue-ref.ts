@@ -3,6 +3,7 @@
  * approval is bound to it: `"#82"` and `"82"` are the same ticket.
  */
 import { createHash } from 'node:crypto';
+import { normalizeIssueRef } from '../../schemas/requester.js';
 
 /** Longest reference kept as written; a longer one is matched by its digest and shown cut. */
 export const MAX_ISSUE_REF_LENGTH = 64;
@@ -17,8 +18,7 @@ export interface IssueRef {
 /** The reference of a call, or `undefined` when it names no ticket. */
 export function parseIssueRef(raw: string | undefined): IssueRef | undefined {
   if (raw === undefined) return undefined;
-  const trimmed = raw.trim();
-  const ref = trimmed.startsWith('#') ? trimmed.slice(1) : trimmed;
+  const ref = normalizeIssueRef(raw);
   if (ref === '') return undefined;
   if (ref.length <= MAX_ISSUE_REF_LENGTH) return { key: ref, display: `#${ref}` };
   // A digest keeps an over-long reference exact for matching without keeping all of it.

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { MAX_GRANT_TTL_SECONDS, type Grant } from '../../schemas/approvals.js';
 import { isToolName, sortByCatalogOrder, type ToolName } from '../../schemas/catalog.js';
-import { AGENT_ID_REGEX, PROJECT_ID_REGEX } from '../../schemas/policy.js';
+import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
+import { parseRequester } from '../../schemas/requester.js';
 import { ApprovalsError } from './errors.js';
 import type { PersistedGrant } from './state-file.js';
 
@@ -33,7 +34,7 @@ export interface TemporaryGrantsOptions {
 
 /** An agent requester: anonymous (`""`, `"mcp"`) and ticket-assistant requesters never get grants. */
 export function isAgentRequester(requester: string): boolean {
-  return requester !== 'mcp' && AGENT_ID_REGEX.test(requester);
+  return parseRequester(requester).kind === 'agent';
 }
 
 export class TemporaryGrants {

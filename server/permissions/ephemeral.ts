@@ -7,7 +7,7 @@ import { compareIds } from '../../schemas/ids.js';
 import type { EphemeralPolicy } from '../../schemas/index.js';
 import { makeAllowlist } from '../domain/compile.js';
 import type { EphemeralGrant } from '../domain/decide.js';
-import { normalizeIssueRef } from '../domain/requester.js';
+import { normalizeIssueRef } from '../../schemas/requester.js';
 import { ApiError } from '../errors.js';
 
 /** At most this many live ephemeral policies per project. */

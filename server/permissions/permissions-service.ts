@@ -27,7 +27,7 @@ import {
   withToolAlwaysAllowed,
   type ToolLists,
 } from '../domain/edit.js';
-import { parseRequester } from '../domain/requester.js';
+import { parseRequester } from '../../schemas/requester.js';
 import { buildPermissionsView, complement } from '../domain/view.js';
 import { ApiError, unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';

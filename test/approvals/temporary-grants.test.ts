@@ -2,6 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/catalog.js';
+import { parseRequester } from '../../schemas/requester.js';
 import { ApprovalsError } from '../../server/approvals/errors.js';
 import { MAX_GRANTS_PER_PROJECT, TemporaryGrants } from '../../server/approvals/temporary-grants.js';
 import { TestClock } from './helpers.js';
@@ -65,6 +66,28 @@ describe('TemporaryGrants', () => {
       expect(codeOf(() => grants.create('demo', requester, ['idea_memory_write'], 60, now)).code).toBe('invalid_requester');
     }
     expect(grants.list('demo', now)).toEqual([]);
+  });
+
+  it('property: grants exactly the requesters that /decide resolves as agents (one requester grammar)', () => {
+    const { now } = new TestClock();
+    const requester = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom('', 'mcp', 'MCP', 'QA', 'ticket-assistant:demo:82', 'Ticket-Assistant:demo:82', 'ticket-assistant::82'),
+    );
+    fc.assert(
+      fc.property(requester, (asked) => {
+        const grants = new TemporaryGrants();
+        let granted = true;
+        try {
+          grants.create('demo', asked, ['idea_memory_write'], 60, now);
+        } catch (error) {
+          expect((error as ApprovalsError).code).toBe('invalid_requester');
+          granted = false;
+        }
+        expect(granted).toBe(parseRequester(asked).kind === 'agent');
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('accepts a lifetime of 1 to 86,400 whole seconds only', () => {
