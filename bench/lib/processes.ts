@@ -4,7 +4,7 @@
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -175,6 +175,7 @@ export async function startMain(projectsRoot: string, useDist: boolean, cpuProfD
     stop: async () => {
       child.kill('SIGTERM');
       await waitForExit(child, 10_000);
+      await rm(stateDir, { recursive: true, force: true });
     },
   };
 }
