@@ -3,7 +3,7 @@
  * process tree and interleaved, prints a table, and writes bench/results/latest.{json,md}.
  * Flags (all optional): --quick, --duration=S, --rounds=N, --warmup=S, --connections=N,
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,
- * latency, burst, revocation, approval, scale), --tsx (service from sources, no build), --no-build (reuse dist/),
+ * latency, burst, revocation, events, approval, scale), --tsx (service from sources, no build), --no-build (reuse dist/),
  * --profile[=ours,bare,node-http,cedar,cedar-text,scale] (one or more), --out=DIR,
  * --no-write. See bench/README.md.
  */
@@ -20,6 +20,7 @@ import { chooseGenerator, describeGenerator, type Generator } from './lib/load.j
 import { describeMachine, renderTable, writeReport, type ProfileDigest, type Report, type Row } from './lib/report.js';
 import { approvalSection } from './sections/approval.js';
 import { burstSection } from './sections/burst.js';
+import { eventsSection } from './sections/events.js';
 import { latencySection } from './sections/latency.js';
 import { profileScale, profileSection } from './sections/profile.js';
 import { revocationSection } from './sections/revocation.js';
@@ -31,6 +32,7 @@ const SECTIONS = {
   latency: latencySection,
   burst: burstSection,
   revocation: revocationSection,
+  events: eventsSection,
   approval: approvalSection,
   scale: scaleSection,
 } as const satisfies Record<string, (ctx: BenchContext) => Promise<SectionResult>>;
