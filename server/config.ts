@@ -26,10 +26,10 @@ export interface ServiceConfig {
 }
 
 /** The longest PDP_APPROVAL_TTL_SECONDS accepted: a day, like a temporary grant. */
-export const MAX_APPROVAL_TTL_SECONDS = 86_400;
+const MAX_APPROVAL_TTL_SECONDS = 86_400;
 
 /** PDP_APPROVAL_TTL_SECONDS: an integer from 1 to a day, or undefined for the default. */
-export function approvalTtlOf(value: string | undefined): number | undefined {
+function approvalTtlOf(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1 || parsed > MAX_APPROVAL_TTL_SECONDS) {
@@ -128,7 +128,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
 }
 
 /** Where the admin token is kept when the environment gives none. */
-export const ADMIN_TOKEN_FILE = 'admin-token';
+const ADMIN_TOKEN_FILE = 'admin-token';
 /** What a kept admin token may look like: printable ASCII, no space, 16 to 1,024 characters. */
 const TOKEN_TEXT = /^[\x21-\x7e]{16,1024}$/;
 const NO_FOLLOW = constants.O_NOFOLLOW;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { normalizeIssueRef } from '../../schemas/requester.js';
 
 /** Longest reference kept as written; a longer one is matched by its digest and shown cut. */
-export const MAX_ISSUE_REF_LENGTH = 64;
+const MAX_ISSUE_REF_LENGTH = 64;
 
 export interface IssueRef {
   /** What a `once` approval is bound to: equal keys, same ticket. */

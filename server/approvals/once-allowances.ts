@@ -13,9 +13,9 @@ import type { PersistedOnce } from './state-file.js';
 import { isAgentRequester } from './temporary-grants.js';
 
 /** How long an unused `once` answer stays usable when no other lifetime is given. */
-export const DEFAULT_ONCE_TTL_SECONDS = 86_400;
+const DEFAULT_ONCE_TTL_SECONDS = 86_400;
 /** Armed allowances per project; each one follows a human's answer, so this is only a bound. */
-export const MAX_ONCES_PER_PROJECT = 1_000;
+const MAX_ONCES_PER_PROJECT = 1_000;
 
 interface ArmedOnce {
   readonly approvalId: string;

@@ -34,7 +34,7 @@ export interface AuditRecord {
 }
 
 /** Longest text kept in one field of an audit line; a longer one is cut, ends with `…` and is named in the line's `truncated`. */
-export const MAX_AUDITED_LENGTH = 256;
+const MAX_AUDITED_LENGTH = 256;
 
 /** Options of {@link createAuditFile}. */
 export interface AuditFileOptions {

@@ -4,7 +4,7 @@
  */
 import { AGENT_ID_REGEX } from '../../schemas/index.js';
 
-export const AGENTS_FILE = '.ideai/agents.json';
+const AGENTS_FILE = '.ideai/agents.json';
 
 export interface DeclaredAgent {
   readonly id: string;

@@ -20,8 +20,8 @@ import { quoteForMessage } from '../../schemas/requester.js';
 import { agentIdProblem } from './agent-id.js';
 import { checkStrictJson, lineColumn, type StrictJsonProblem } from './strict-json.js';
 
-export const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
-export const BUILTIN_REVISION = 'builtin';
+const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
+const BUILTIN_REVISION = 'builtin';
 
 /** An effective allowlist, ready for O(1) decisions. */
 export interface Allowlist {

@@ -85,7 +85,7 @@ export function buildPermissionsView(
 }
 
 /** `{ askTools }` when the allowlist puts tools on ask, else nothing: views of files without `askTools` stay as they were. */
-export function askToolsOf(allowlist: Allowlist): { askTools?: string[] } {
+function askToolsOf(allowlist: Allowlist): { askTools?: string[] } {
   return allowlist.askTools.length === 0 ? {} : { askTools: [...allowlist.askTools] };
 }
 

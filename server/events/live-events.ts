@@ -23,7 +23,7 @@ interface Stream {
 
 const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024;
 
-export const SSE_HEADERS = {
+const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
   // Reverse proxies such as nginx would otherwise hold events back in their buffers.

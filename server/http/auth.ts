@@ -27,7 +27,7 @@ export interface AuthOptions {
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
 
 /** True when a `Host` header names the loopback interface (DNS-rebinding defence). */
-export function isLoopbackHostHeader(host: string | undefined): boolean {
+function isLoopbackHostHeader(host: string | undefined): boolean {
   return host !== undefined && LOOPBACK_HOST.test(host);
 }
 
@@ -37,7 +37,7 @@ const digest = (token: string): Buffer => createHash('sha256').update(token).dig
  * Constant-time comparison of a presented token with an expected one, given as its SHA-256 digest
  * (hashing equalizes lengths; the expected digest is computed once, at start).
  */
-export function tokenMatches(presented: string | undefined, expectedDigest: Buffer | undefined): boolean {
+function tokenMatches(presented: string | undefined, expectedDigest: Buffer | undefined): boolean {
   if (presented === undefined || expectedDigest === undefined) return false;
   return timingSafeEqual(digest(presented), expectedDigest);
 }
@@ -56,7 +56,7 @@ function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 /** What a route requires, from its declared `access`, else from its URL and method (fail closed). */
-export function accessOfRoute(route: {
+function accessOfRoute(route: {
   readonly url: string;
   readonly method: string | readonly string[];
   readonly config?: { access?: RouteAccess } | undefined;
@@ -92,7 +92,7 @@ function refusalOf(request: FastifyRequest, access: RouteAccess, digests: Digest
 type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
 
 /** Who a request's credentials make the caller (`GET /whoami`). */
-export type Role = 'admin' | 'decide' | 'anonymous';
+type Role = 'admin' | 'decide' | 'anonymous';
 
 export interface Auth {
   /**

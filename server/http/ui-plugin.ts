@@ -19,7 +19,7 @@ export interface UiPluginOptions {
 }
 
 /** `dist/ui/` next to `server/` when run from sources (tsx), or next to `dist/server/` when built. */
-export function defaultUiRoot(): string {
+function defaultUiRoot(): string {
   const here = path.dirname(fileURLToPath(import.meta.url)); // server/http or dist/server/http
   const parent = path.resolve(here, '..', '..');
   return path.basename(parent) === 'dist' ? path.join(parent, 'ui') : path.join(parent, 'dist', 'ui');

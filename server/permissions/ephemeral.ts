@@ -11,7 +11,7 @@ import { normalizeIssueRef } from '../../schemas/requester.js';
 import { ApiError } from '../errors.js';
 
 /** At most this many live ephemeral policies per project. */
-export const MAX_EPHEMERAL_PER_PROJECT = 1000;
+const MAX_EPHEMERAL_PER_PROJECT = 1000;
 
 interface Entry extends EphemeralGrant {
   readonly requester: string;

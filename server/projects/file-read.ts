@@ -60,7 +60,7 @@ function openFailure(error: unknown): FileRead {
 }
 
 /** Reads one file (see the module's comment); never throws. */
-export async function readFile(file: string): Promise<FileRead> {
+async function readFile(file: string): Promise<FileRead> {
   let handle;
   try {
     handle = await fs.open(file, OPEN_FLAGS);
@@ -103,7 +103,7 @@ export const isInside = (outer: string, inner: string): boolean => inner === out
  * Why the `.ideai` folder of `root` must not be used: it is a link leading outside the project
  * (an agent that may write the project folder must not redirect the policy), or undefined.
  */
-export async function ideaiProblem(root: string): Promise<string | undefined> {
+async function ideaiProblem(root: string): Promise<string | undefined> {
   const ideai = path.join(root, '.ideai');
   try {
     if (!(await fs.lstat(ideai)).isSymbolicLink()) return undefined;

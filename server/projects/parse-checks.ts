@@ -7,11 +7,11 @@ import { NO_AGENTS_FILE, parseAgentsFile, type AgentsFileState } from '../domain
 import { compilePolicyFile, invalidPolicy, revisionOf, type CompiledPolicy, type InvalidPolicy } from '../domain/compile.js';
 
 /** A policy document is 5 levels deep (`agents[].policy.allowedTools[]`); far more is not one. */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 const TOO_DEEP = `nested more than ${MAX_JSON_DEPTH} levels deep`;
 
 /** Whether the JSON text in `bytes` opens more than MAX_JSON_DEPTH arrays or objects at once (strings skipped). */
-export function nestedTooDeep(bytes: Uint8Array): boolean {
+function nestedTooDeep(bytes: Uint8Array): boolean {
   let depth = 0;
   let inString = false;
   for (let index = 0; index < bytes.length; index++) {

@@ -12,7 +12,7 @@ import { compileChecked, parseAgentsChecked, type ParseRequest, type ParseRespon
 import { spawnWorker } from './spawn-worker.js';
 
 /** Files up to this size are compiled on the calling thread. */
-export const INLINE_PARSE_BYTES = 64 * 1024;
+const INLINE_PARSE_BYTES = 64 * 1024;
 /** A file the worker has not compiled by then is unreadable (and read again at the next check). */
 const PARSE_TIMEOUT_MS = 10_000;
 

@@ -4,7 +4,7 @@ import { ApiError } from '../../errors.js';
 import type { Auth } from '../auth.js';
 import { errors, type TypedApp } from './common.js';
 
-export const WhoamiResponseSchema = Type.Object(
+const WhoamiResponseSchema = Type.Object(
   {
     role: Type.Union([Type.Literal('admin'), Type.Literal('decide'), Type.Literal('anonymous')], {
       description: 'admin: the admin token; decide: the decide token; anonymous: no token, and no decide token is configured.',

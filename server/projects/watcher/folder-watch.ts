@@ -8,7 +8,7 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 
 /** `dev:ino` of the folder at `folder` (links followed), or undefined when there is none. */
-export function folderIdentity(folder: string): string | undefined {
+function folderIdentity(folder: string): string | undefined {
   try {
     const stats = statSync(folder, { bigint: true, throwIfNoEntry: false });
     return stats?.isDirectory() ? `${stats.dev}:${stats.ino}` : undefined;

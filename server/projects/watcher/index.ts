@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { FolderWatch } from './folder-watch.js';
 
-export const WATCHED_FILES: ReadonlySet<string> = new Set(['mcp-tool-permissions.json', 'agents.json']);
+const WATCHED_FILES: ReadonlySet<string> = new Set(['mcp-tool-permissions.json', 'agents.json']);
 
 /** The folders being watched: the projects root (each sub-folder a project) and explicit project roots. */
 export interface WatchScope {
