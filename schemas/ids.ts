@@ -1,7 +1,7 @@
 /**
- * The patterns of the identifiers the service accepts, without TypeBox: the entry point reads its
- * configuration and starts the watcher thread with them before it loads the schema library (see
- * server/main.ts), and the watcher thread never loads it.
+ * The patterns of the identifiers the service accepts, and the one order of ids, as plain regular
+ * expressions: schemas/policy.ts builds its TypeBox schemas from these patterns, and the code that
+ * only tests or sorts an id (configuration, requester grammar, registry) needs no schema.
  */
 
 /** Project ids: also the folder names under `PDP_PROJECTS_ROOT`. */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const uiDir = path.dirname(fileURLToPath(import.meta.url));
-/** Where the built assets go; `server/ui-plugin.ts` serves this folder. */
+/** Where the built assets go; `server/http/ui-plugin.ts` serves this folder. */
 export const UI_DIST_DIR = path.resolve(uiDir, '..', 'dist', 'ui');
 
 /**

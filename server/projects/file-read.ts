@@ -14,7 +14,7 @@ export const MAX_FILE_BYTES = 4 * 1024 * 1024;
  * One file as read: its bytes, or why it could not be read (an errno code, or a problem of ours).
  * `key` is its stat fingerprint (see {@link keyOf}), taken from the opened file before reading it,
  * so a change made after it shows as a different key at the next check. `identity` is the part of
- * the fingerprint a write compares before replacing the file (see project-write.ts).
+ * the fingerprint a write compares before replacing the file (see write-guard.ts).
  */
 export type FileRead =
   | { readonly ok: true; readonly bytes: Buffer; readonly key: string; readonly identity: string }

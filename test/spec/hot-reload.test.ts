@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery } from '../../schemas/index.js';
 import { ADMIN_TOKEN, listenServer, setupSpecFile, startServer } from '../support/app.js';
-import { policyDoc, readText, writeProject } from '../support/files.js';
+import { policyText, readText, writeProject } from '../support/files.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 
@@ -27,8 +27,8 @@ async function httpDecide(baseUrl: string, query: DecideQuery): Promise<Decision
 }
 
 const writeQuery = { project: 'demo', requester: 'Main', tool: 'idea_memory_write' };
-const grant = `${JSON.stringify(policyDoc([...READ_TOOLS, 'idea_memory_write']), null, 2)}\n`;
-const withdraw = `${JSON.stringify(policyDoc([...READ_TOOLS]), null, 2)}\n`;
+const grant = policyText([...READ_TOOLS, 'idea_memory_write']);
+const withdraw = policyText([...READ_TOOLS]);
 
 async function until(
   baseUrl: string,
@@ -63,9 +63,8 @@ describe('§4 hot reload through the watcher', () => {
   });
 
   it('picks up an edit made right after the previous one was picked up (no event lost)', async () => {
-    // Each edit lands a few ms after the watcher reported the previous one: a watcher that
-    // drops a second event on the same path within a short window (chokidar throttles
-    // 'change' per path for 50 ms) misses it.
+    // Each edit lands a few ms after the watcher reported the previous one, so a watcher that
+    // drops or throttles a second event on the same path within a short window misses it.
     const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
     const base = await listenServer(server);
     for (let i = 0; i < 6; i += 1) {
