@@ -4,9 +4,10 @@
  * lines (HTTP requests: server/http/http-metrics.ts). Each {@link createMetrics} call has its own prom-client `Registry`, so several
  * apps in one test process never clash on metric names.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DECISION_REASONS, type DecisionReason } from '../../schemas/api.js';
 import { droppedLogLines, logWriteErrors } from './logger.js';
+import { PlainHistogram } from './plain-histogram.js';
 
 /** Upper bounds (seconds) of the decision latency histogram: an in-memory decision takes microseconds. */
 export const DECISION_BUCKETS = [
@@ -69,12 +70,12 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
   // The series that can happen exist from the start at 0, so rate() works from the first scrape.
   decisions.labels('true', 'allowed').inc(0);
   for (const reason of DECISION_REASONS) if (reason !== 'allowed') decisions.labels('false', reason).inc(0);
-  const decisionSeconds = new Histogram({
-    name: 'pdp_decision_duration_seconds',
-    help: 'Time to compute one decision in memory, in seconds.',
-    buckets: DECISION_BUCKETS,
-    registers,
-  });
+  const decisionSeconds = new PlainHistogram(
+    'pdp_decision_duration_seconds',
+    'Time to compute one decision in memory, in seconds.',
+    DECISION_BUCKETS,
+    registry,
+  );
 
   const reloads = new Counter({
     name: 'pdp_policy_reloads_total',
@@ -137,8 +138,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
     recordDecision(allow, reason, seconds) {
       const slot = (allow ? 0 : DECISION_REASONS.length) + REASON_INDEX[reason];
       decided[slot] = (decided[slot] ?? 0) + 1;
-      // A NaN, infinite or negative duration is a caller's bug; prom-client would throw on the first two.
-      if (Number.isFinite(seconds) && seconds >= 0) decisionSeconds.observe(seconds);
+      decisionSeconds.observe(seconds);
     },
     recordReload(project, outcome) {
       reloads.labels(project, outcome).inc();
