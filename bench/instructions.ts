@@ -11,7 +11,8 @@
  * states in two processes of the same server (see `nextTick literal` in bench/README.md).
  *
  * Flags: --requests=N (default 20000), --warmup=N (default 40000), --runs=N per server (default 2),
- * --servers=ours,bare (default), --no-build (reuse dist/). Needs valgrind (installed with apt-get
+ * --servers=ours,bare (default), --no-build (reuse dist/), --app=PATH (the service's app module to
+ * count instead of dist/server/http/app.js, e.g. another build). Needs valgrind (installed with apt-get
  * when missing and run as root). About 2 minutes per run.
  */
 import { execFileSync } from 'node:child_process';
@@ -112,8 +113,10 @@ async function countOne(mode: ServerMode, projectsRoot: string, appModule: strin
 async function main(): Promise<void> {
   if (!ensureDebianCommand('valgrind', 'valgrind', log) || !hasCommand('callgrind_control'))
     throw new Error('valgrind is missing (Debian package "valgrind")');
-  if (!flags.has('no-build')) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
-  const appModule = path.join(REPO_ROOT, 'dist', 'server', 'http', 'app.js');
+  const appFlag = flags.get('app');
+  if (!flags.has('no-build') && appFlag === undefined)
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  const appModule = path.resolve(REPO_ROOT, appFlag ?? path.join('dist', 'server', 'http', 'app.js'));
   if (!existsSync(appModule)) throw new Error(`${appModule} is missing: run npm run build`);
   const root = await makeDemoRoot();
   try {

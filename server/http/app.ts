@@ -104,7 +104,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
-  // Fastify's own warnings (a reply sent twice, a hook failing after the answer) go to the service's logger.
+  // Fastify's own warnings (a reply sent twice, a hook failing after the answer) go to the service's logger,
+  // except on the decision routes, which keep Fastify's factory (see routes/decisions.ts).
+  const fastifyChildLoggerFactory = app.childLoggerFactory;
   app.setChildLoggerFactory(() => logger);
 
   const audit =
@@ -203,7 +205,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  await app.register(decisionRoutes, { decisions });
+  await app.register(decisionRoutes, { decisions, childLoggerFactory: fastifyChildLoggerFactory });
   await app.register(catalogRoutes, { permissions });
   await app.register(permissionsRoutes, { permissions, decisions });
   await app.register(ephemeralRoutes, { permissions });

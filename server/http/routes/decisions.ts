@@ -6,7 +6,15 @@ import { errors, type TypedApp } from './common.js';
 /** A query is a few hundred bytes and a batch at most 100 of them: a bigger body is refused before it is parsed (issue 20 item 10). */
 export const DECIDE_BODY_LIMIT = 64 * 1024;
 
-export async function decisionRoutes(app: TypedApp, { decisions }: { decisions: DecisionService }): Promise<void> {
+export interface DecisionRoutesOptions {
+  readonly decisions: DecisionService;
+  /** Fastify's own child logger factory, as it was before the app set its own. */
+  readonly childLoggerFactory: TypedApp['childLoggerFactory'];
+}
+
+export async function decisionRoutes(app: TypedApp, { decisions, childLoggerFactory }: DecisionRoutesOptions): Promise<void> {
+  // Fastify skips its per-request logger work only with its own factory (bench/README.md, "Logger on the hot path").
+  app.setChildLoggerFactory(childLoggerFactory);
   app.post(
     '/decide',
     {
