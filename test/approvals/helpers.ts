@@ -1,24 +1,12 @@
-/** Shared set-up of the approvals tests: real temp folders, an injected clock, the real classes. */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+/** Shared set-up of the approvals tests: an injected clock and the real classes (temp folders: test/support/temp-folder.ts). */
 import { afterEach } from 'vitest';
 import { openApprovals, type Approvals, type OpenApprovalsOptions } from '../../server/approvals/open-approvals.js';
 import type { ApprovalChange } from '../../server/approvals/approval-requests.js';
 
-const folders: string[] = [];
 const opened: Approvals[] = [];
-afterEach(async () => {
+afterEach(() => {
   for (const approvals of opened.splice(0)) approvals.close();
-  await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
 });
-
-/** A fresh folder under the system temp folder, removed after the test. */
-export async function tempFolder(): Promise<string> {
-  const folder = await mkdtemp(path.join(os.tmpdir(), 'pdp-approvals-'));
-  folders.push(folder);
-  return folder;
-}
 
 /** A clock the test moves by hand, starting at a fixed time. */
 export class TestClock {

@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/catalog.js';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
-import { open, tempFolder, TestClock } from './helpers.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { open, TestClock } from './helpers.js';
 
 const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
 

@@ -7,7 +7,8 @@ import { chmod, chown, lstat, readdir, readFile, rename, rm, stat, symlink, writ
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApprovalsStateFile, CORRUPT_FILE_NAME, STATE_FILE_NAME } from '../../server/approvals/state-file.js';
-import { open, tempFolder, TestClock } from './helpers.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { open, TestClock } from './helpers.js';
 
 const HOUR = 3_600_000;
 const grantLine = (overrides: Record<string, unknown>, clock: TestClock) => ({

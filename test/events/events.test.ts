@@ -3,14 +3,14 @@
  * then one `policy` event per change (API write, external edit, invalid file, repair, project
  * added or removed), never before the change is visible to /decide.
  */
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { LiveEvents } from '../../server/events/live-events.js';
 import { DECIDE_TOKEN, adminHeaders, agentUrl, call, decide, listenServer, setupSpecFile, startServer } from '../support/app.js';
-import { policyText } from '../support/files.js';
+import { policyText, saveAtomically } from '../support/files.js';
 import { openSse, type SseFrame } from '../support/sse.js';
 import { READ_TOOLS } from '../support/tools.js';
 
@@ -22,11 +22,6 @@ const isPolicy =
     const data = frame.data as { project?: string; status?: string };
     return frame.event === 'policy' && data.project === project && (status === undefined || data.status === status);
   };
-
-async function saveAtomically(file: string, text: string): Promise<void> {
-  await writeFile(`${file}.tmp`, text);
-  await rename(`${file}.tmp`, file);
-}
 
 describe('GET /events', () => {
   it('sends every project once when the stream opens, and only the asked project with ?project=', async () => {

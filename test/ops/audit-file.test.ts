@@ -1,10 +1,10 @@
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditRecordOf, createAuditFile, type AuditFile, type AuditRecord } from '../../server/decisions/audit-file.js';
 import type { Decision } from '../../schemas/index.js';
 import { buildApp } from '../../server/http/app.js';
+import { tempFolder } from '../support/temp-folder.js';
 
 const FIELDS = [
   'at',
@@ -45,17 +45,10 @@ async function readLines(file: string): Promise<Record<string, unknown>[]> {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-const folders: string[] = [];
 const opened: AuditFile[] = [];
-async function tempFolder(): Promise<string> {
-  const folder = await mkdtemp(join(tmpdir(), 'pdp-audit-'));
-  folders.push(folder);
-  return folder;
-}
 
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((audit) => audit.close()));
-  await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
 describe('createAuditFile', () => {

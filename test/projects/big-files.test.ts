@@ -10,7 +10,9 @@ import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/index.js';
 import { MAX_FILE_BYTES } from '../../server/projects/file-read.js';
-import { decideWith, makeProject, policyDoc, policyPathOf, saveAtomically, startRegistry, tempFolder, timeUntil } from './support.js';
+import { policyText, saveAtomically } from '../support/files.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from './support.js';
 
 /** The longest the decisions of another project may wait (issue 20 item 10). */
 const MAX_STALL_MS = 50;
@@ -82,8 +84,8 @@ async function longestStall(load: () => Promise<void>, decideOther: () => boolea
 describe.skipIf(process.platform !== 'linux')('big and pathological policy files', () => {
   it(`do not stall another project's decisions for more than ${MAX_STALL_MS} ms`, async () => {
     const folder = await tempFolder();
-    await makeProject(folder, 'busy', policyDoc({ QA: ['idea_memory_write'] }));
-    const huge = await makeProject(folder, 'huge', policyDoc({ QA: ['idea_memory_write'] }));
+    await makeProject(folder, 'busy', policyText(undefined, { QA: ['idea_memory_write'] }));
+    const huge = await makeProject(folder, 'huge', policyText(undefined, { QA: ['idea_memory_write'] }));
     const { registry } = await startRegistry({ projectsRoot: folder });
     const busyAllowed = (): boolean => decideWith(registry, 'busy', 'QA', 'idea_memory_write').allow;
     const grantedInHuge = (agent: string): boolean => decideWith(registry, 'huge', agent, 'idea_memory_write').allow;
@@ -102,7 +104,7 @@ describe.skipIf(process.platform !== 'linux')('big and pathological policy files
       // A stall is the same work every time; a garbage collection that happens to fall in one round is not: the least of the rounds.
       let least = Infinity;
       for (let round = 0; round < ROUNDS; round++) {
-        await saveAtomically(policyPathOf(huge), policyDoc({ QA: ['idea_memory_write'] }));
+        await saveAtomically(policyPathOf(huge), policyText(undefined, { QA: ['idea_memory_write'] }));
         await timeUntil(() => grantedInHuge('QA') && !grantedInHuge('Agent-0999'), `${what}: granted first`);
         // Encoded before the measure: turning 4 MiB of text into bytes is the test's work, not the service's.
         const bytes = Buffer.from(`${content}${' '.repeat(round)}`);
@@ -121,7 +123,7 @@ describe.skipIf(process.platform !== 'linux')('big and pathological policy files
 
   it(`refuses a file larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB without reading it`, async () => {
     const folder = await tempFolder();
-    const root = await makeProject(folder, 'demo', policyDoc({ QA: ['idea_memory_write'] }));
+    const root = await makeProject(folder, 'demo', policyText(undefined, { QA: ['idea_memory_write'] }));
     const { registry } = await startRegistry({ projectsRoot: folder });
     await saveAtomically(policyPathOf(root), JSON.stringify({ version: 1, agents: [], note: 'x'.repeat(MAX_FILE_BYTES) }));
     await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_memory_write').reason === 'policy_invalid', 'invalid');

@@ -8,12 +8,14 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { POLICY_FILE, decideWith, makeProject, policyDoc, saveAtomically, startRegistry, tempFolder, timeUntil } from './support.js';
+import { POLICY_FILE, policyText, saveAtomically } from '../support/files.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { decideWith, makeProject, startRegistry, timeUntil } from './support.js';
 import type { ProjectRegistry } from '../../server/projects/registry.js';
 
-const GRANT = policyDoc({ QA: ['idea_memory_write'] });
-const GRANT_SWAPPED = policyDoc({ QA: ['idea_memory_write'], Swapped: [] });
-const REVOKED = policyDoc({ QA: [] });
+const GRANT = policyText(undefined, { QA: ['idea_memory_write'] });
+const GRANT_SWAPPED = policyText(undefined, { QA: ['idea_memory_write'], Swapped: [] });
+const REVOKED = policyText(undefined, { QA: [] });
 /** The target of docs/api.md §9, for the median of the sample. */
 const TARGET_MS = 100;
 /** Every revocation must be heard within this (a deaf watch never hears it); the machine is shared, so single ones may be slow. */

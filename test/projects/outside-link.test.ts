@@ -8,11 +8,13 @@ import { mkdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promi
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { withAgentOverride } from '../../server/domain/edit.js';
-import { POLICY_FILE, decideWith, makeProject, policyDoc, startRegistry, tempFolder, timeUntil } from './support.js';
+import { POLICY_FILE, policyText } from '../support/files.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { decideWith, makeProject, startRegistry, timeUntil } from './support.js';
 
 afterEach(() => vi.restoreAllMocks());
 
-const GRANT = policyDoc({ QA: ['idea_memory_write'] });
+const GRANT = policyText(undefined, { QA: ['idea_memory_write'] });
 
 /** `<folder>/outside/` holding a policy file that grants QA a write tool, outside every project. */
 async function outsideFolder(folder: string): Promise<{ dir: string; file: string }> {
@@ -52,7 +54,7 @@ describe('a .ideai link', () => {
   it('swapped in at run time is seen by the watcher', async () => {
     const folder = await tempFolder();
     const projects = path.join(folder, 'projects');
-    const root = await makeProject(projects, 'demo', policyDoc({ QA: ['idea_ticket_read'] }, []));
+    const root = await makeProject(projects, 'demo', policyText([], { QA: ['idea_ticket_read'] }));
     const outside = await outsideFolder(folder);
     const { registry } = await startRegistry({ projectsRoot: projects });
     expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_read').allow).toBe(true);
@@ -66,7 +68,7 @@ describe('a .ideai link', () => {
   it('swapped in while a write is under way is not written through', async () => {
     const folder = await tempFolder();
     const projects = path.join(folder, 'projects');
-    const root = await makeProject(projects, 'demo', policyDoc({ QA: ['idea_ticket_read'] }, []));
+    const root = await makeProject(projects, 'demo', policyText([], { QA: ['idea_ticket_read'] }));
     const outside = await outsideFolder(folder);
     const { registry } = await startRegistry({ projectsRoot: projects });
     const project = registry.get('demo');

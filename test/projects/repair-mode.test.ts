@@ -7,14 +7,16 @@ import { chmod, stat } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { PolicyDocument } from '../../schemas/index.js';
 import { Project } from '../../server/projects/project.js';
-import { makeProject, policyDoc, policyPathOf, tempFolder } from './support.js';
+import { policyText } from '../support/files.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { makeProject, policyPathOf } from './support.js';
 
 const REPAIRED: PolicyDocument = { version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_ticket_read'] } }] };
 const isRoot = process.getuid?.() === 0;
 
 describe('a repair over an unreadable policy file', () => {
   it('leaves a file of mode 0600 the service reads back as valid', async () => {
-    const root = await makeProject(await tempFolder(), 'demo', policyDoc({ QA: ['idea_memory_write'] }));
+    const root = await makeProject(await tempFolder(), 'demo', policyText(undefined, { QA: ['idea_memory_write'] }));
     const file = policyPathOf(root);
     await chmod(file, 0o000);
     const project = await Project.open('demo', root);
@@ -28,7 +30,7 @@ describe('a repair over an unreadable policy file', () => {
   });
 
   it('keeps a readable mode as it is (0640 stays 0640, 0444 gains owner write)', async () => {
-    const root = await makeProject(await tempFolder(), 'demo', policyDoc({}));
+    const root = await makeProject(await tempFolder(), 'demo', policyText(undefined, {}));
     const file = policyPathOf(root);
     const project = await Project.open('demo', root);
     await chmod(file, 0o640);

@@ -9,7 +9,9 @@ import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ABSENCE_CONFIRM_MS } from '../../server/projects/registry.js';
-import { makeProject, policyDoc, startRegistry, tempFolder, timeUntil } from './support.js';
+import { policyText } from '../support/files.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { makeProject, startRegistry, timeUntil } from './support.js';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -17,7 +19,7 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 async function threeProjects(): Promise<string> {
   const root = await tempFolder();
-  for (const id of ['p1', 'p2', 'p3']) await makeProject(root, id, policyDoc({ QA: ['idea_memory_write'] }));
+  for (const id of ['p1', 'p2', 'p3']) await makeProject(root, id, policyText(undefined, { QA: ['idea_memory_write'] }));
   return root;
 }
 

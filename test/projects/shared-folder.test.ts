@@ -8,7 +8,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withAgentOverride } from '../../server/domain/edit.js';
 import type { ProjectRegistry } from '../../server/projects/registry.js';
-import { decideWith, makeProject, policyPathOf, startRegistry, tempFolder, timeUntil } from './support.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from './support.js';
 
 const WRITES = 40;
 

@@ -9,7 +9,9 @@ import { unlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/index.js';
 import { VANISHED_GRACE_MS } from '../../server/projects/project.js';
-import { decideWith, makeProject, policyDoc, policyPathOf, startRegistry, tempFolder, timeUntil } from './support.js';
+import { policyText } from '../support/files.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from './support.js';
 
 const BRANCH_A = { QA: ['idea_ticket_read'] };
 const BRANCH_B = { QA: ['idea_ticket_list'] };
@@ -24,7 +26,7 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 describe('a policy file that disappears', () => {
   it('allows nothing that neither branch allows while a checkout deletes and rewrites it (80 swaps)', async () => {
     const folder = await tempFolder();
-    const root = await makeProject(folder, 'demo', policyDoc(BRANCH_A, []));
+    const root = await makeProject(folder, 'demo', policyText([], BRANCH_A));
     const file = policyPathOf(root);
     const { registry } = await startRegistry({ projectsRoot: folder });
     let swapping = true;
@@ -33,7 +35,7 @@ describe('a policy file that disappears', () => {
         await unlink(file);
         // Git's gap between the two, stretched to a few ms so that the service sees it.
         await pause(Math.random() * 8);
-        await writeFile(file, policyDoc(swap % 2 === 0 ? BRANCH_B : BRANCH_A, []));
+        await writeFile(file, policyText([], swap % 2 === 0 ? BRANCH_B : BRANCH_A));
         await pause(Math.random() * 4);
       }
     })().finally(() => (swapping = false));
@@ -57,7 +59,7 @@ describe('a policy file that disappears', () => {
 
   it(`denies with policy_invalid for ${VANISHED_GRACE_MS} ms, then falls back to the built-in read set`, async () => {
     const folder = await tempFolder();
-    const root = await makeProject(folder, 'demo', policyDoc(BRANCH_A, []));
+    const root = await makeProject(folder, 'demo', policyText([], BRANCH_A));
     const { registry, changes } = await startRegistry({ projectsRoot: folder });
     expect(decideWith(registry, 'demo', 'QA', 'idea_memory_read').allow).toBe(false);
     await unlink(policyPathOf(root));
@@ -73,11 +75,11 @@ describe('a policy file that disappears', () => {
 
   it('goes back to the file without the built-in step when it comes back within the grace period', async () => {
     const folder = await tempFolder();
-    const root = await makeProject(folder, 'demo', policyDoc(BRANCH_A, []));
+    const root = await makeProject(folder, 'demo', policyText([], BRANCH_A));
     const { registry } = await startRegistry({ projectsRoot: folder });
     await unlink(policyPathOf(root));
     await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_ticket_read').reason === 'policy_invalid', 'denied as invalid');
-    await writeFile(policyPathOf(root), policyDoc(BRANCH_B, []));
+    await writeFile(policyPathOf(root), policyText([], BRANCH_B));
     await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_ticket_list').allow, 'branch B');
     await pause(VANISHED_GRACE_MS * 2);
     expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_list').allow).toBe(true);

@@ -9,11 +9,13 @@ import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { withAgentOverride } from '../../server/domain/edit.js';
 import { Project } from '../../server/projects/project.js';
-import { makeProject, policyDoc, policyPathOf, saveAtomically, saveAtomicallyOnThisThread, tempFolder } from './support.js';
+import { policyText, saveAtomically, saveAtomicallyOnThisThread } from '../support/files.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { makeProject, policyPathOf } from './support.js';
 
 afterEach(() => vi.restoreAllMocks());
 
-const GRANT_EVIL = policyDoc({ Evil: ['idea_run_in_background'] });
+const GRANT_EVIL = policyText(undefined, { Evil: ['idea_run_in_background'] });
 const REVOKED = '{"version":1,"agents":[]}';
 
 async function agentsIn(file: string): Promise<string[]> {

@@ -1,8 +1,9 @@
 /**
- * Project folders in temp trees, policy documents, and snapshots of a tree (to prove that nothing
- * outside `.ideai/` was touched).
+ * Project folders in temp trees, policy documents, saves as an editor makes them, and snapshots of
+ * a tree (to prove that nothing outside `.ideai/` was touched).
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { renameSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -23,6 +24,27 @@ export function policyDoc(
 /** {@link policyDoc} as the text of a policy file (pretty-printed, final newline). */
 export function policyText(projectDefault: readonly string[] | undefined, agents: Record<string, readonly string[]> = {}): string {
   return `${JSON.stringify(policyDoc(projectDefault, agents), null, 2)}\n`;
+}
+
+let saves = 0;
+const editorTemp = (file: string): string => path.join(path.dirname(file), `.editor-${process.pid}-${saves++}.tmp`);
+
+/** Saves `content` the way editors do: a temp file in the same folder, renamed over the target. */
+export async function saveAtomically(file: string, content: string | Buffer): Promise<void> {
+  const temp = editorTemp(file);
+  await writeFile(temp, content);
+  await rename(temp, file);
+}
+
+/**
+ * {@link saveAtomically} whose rename runs on the main thread: it can land anywhere in a write
+ * except inside the write's synchronous check-and-rename, the window that remains by design
+ * (docs/design.md, "Writes and their remaining race window").
+ */
+export async function saveAtomicallyOnThisThread(file: string, content: string): Promise<void> {
+  const temp = editorTemp(file);
+  await writeFile(temp, content);
+  renameSync(temp, file);
 }
 
 export async function readText(file: string): Promise<string | undefined> {
