@@ -13,6 +13,7 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { createIdeaToolsServer, ToolRunRecorder } from '../../examples/mcp-server/idea-tools.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { waitFor } from '../support/wait.js';
 
 const WRITE_TOOL = 'idea_memory_write';
 let pdp: RealPdp;
@@ -27,14 +28,6 @@ async function onAsk(agent: string): Promise<void> {
   await pdp.admin.putAgent('demo', agent, [...READ_ONLY_DEFAULT], { askTools: [WRITE_TOOL] });
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const started = performance.now();
-  while (!(await condition())) {
-    if (performance.now() - started > timeoutMs) throw new Error(`not within ${String(timeoutMs)} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('guards waiting for an approval', () => {
   it('a waiting call holds no decision slot: a one-connection client keeps deciding at once', async () => {
     await onAsk('Waiter');
@@ -47,7 +40,7 @@ describe('guards waiting for an approval', () => {
         approval: { waitMs: 20_000 },
         invoke: () => 'ran',
       });
-      await until(async () => (await pdp.admin.listApprovals('demo', 'pending')).some((a) => a.requester === 'Waiter'), 'the request');
+      await waitFor(async () => (await pdp.admin.listApprovals('demo', 'pending')).some((a) => a.requester === 'Waiter'), 'the request');
       await new Promise((resolve) => setTimeout(resolve, 100)); // the long-poll is on the wire
       const started = performance.now();
       const other = await client.decide({ project: 'demo', requester: 'Waiter', tool: 'idea_ticket_read' });
@@ -73,7 +66,7 @@ describe('guards waiting for an approval', () => {
       const abort = new AbortController();
       const started = performance.now();
       const call = mcp.client.callTool({ name: WRITE_TOOL, arguments: {} }, undefined, { signal: abort.signal });
-      await until(async () => (await pdp.admin.listApprovals('demo', 'pending')).some((a) => a.requester === 'Canceller'), 'the request');
+      await waitFor(async () => (await pdp.admin.listApprovals('demo', 'pending')).some((a) => a.requester === 'Canceller'), 'the request');
       abort.abort();
       await expect(call).rejects.toThrow();
       expect(performance.now() - started).toBeLessThan(10_000);
@@ -99,7 +92,7 @@ describe('guards waiting for an approval', () => {
       signal: abort.signal,
       invoke: () => (invoked += 1),
     });
-    await until(async () => (await pdp.admin.listApprovals('demo', 'pending')).some((a) => a.requester === 'Quitter'), 'the request');
+    await waitFor(async () => (await pdp.admin.listApprovals('demo', 'pending')).some((a) => a.requester === 'Quitter'), 'the request');
     const started = performance.now();
     abort.abort();
     const { decisions } = await turn;
@@ -153,7 +146,7 @@ describe('tools/list with tools on ask', () => {
       const before = lookups;
       const decision = await pdp.decider.decide({ project: 'demo', requester: 'Lister', tool: WRITE_TOOL });
       await pdp.admin.answerApproval('demo', decision.approval?.id ?? '', 'once');
-      await until(() => lookups > before, 'a lookup after the approval event');
+      await waitFor(() => lookups > before, 'a lookup after the approval event');
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(changed).toBe(0); // the tool was listed already
     } finally {

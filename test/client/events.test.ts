@@ -6,20 +6,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PdpClient, type PolicyEvent } from '../../client/index.js';
 import { sendJson, startFakeHttp } from './fake-pdp.js';
+import { waitFor } from '../support/wait.js';
 
 let cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
   cleanups = [];
 });
-
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const started = performance.now();
-  while (!condition()) {
-    if (performance.now() - started > timeoutMs) throw new Error(`not within ${String(timeoutMs)} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('PdpClient.watchEvents', () => {
   it('reads policy and approval events, skipping comments and anything that is not a valid event', async () => {
@@ -47,7 +40,7 @@ describe('PdpClient.watchEvents', () => {
       onPolicy: (event) => policies.push(event),
       onApproval: (event) => approvals.push(event),
     });
-    await until(() => approvals.length === 1, 'the approval event');
+    await waitFor(() => approvals.length === 1, 'the approval event');
     expect(connects).toBe(1);
     expect(policies).toEqual([
       { project: 'demo', revision: 'r1', status: 'ok' },
@@ -66,7 +59,7 @@ describe('PdpClient.watchEvents', () => {
     cleanups.push(() => client.close());
     const causes: string[] = [];
     const subscription = client.watchEvents({ onDisconnect: (cause) => causes.push(cause) });
-    await until(() => causes.length >= 2, 'two attempts');
+    await waitFor(() => causes.length >= 2, 'two attempts');
     expect(causes[0]).toBe('rejected (401 unauthorized: decide token missing or wrong)');
     subscription.close();
     const seen = fake.requests.length;
@@ -86,7 +79,7 @@ describe('PdpClient.watchEvents', () => {
     const revisions: string[] = [];
     const causes: string[] = [];
     client.watchEvents({ onPolicy: (event) => revisions.push(event.revision), onDisconnect: (cause) => causes.push(cause) });
-    await until(() => revisions.length >= 2, 'a second stream');
+    await waitFor(() => revisions.length >= 2, 'a second stream');
     expect(revisions.slice(0, 2)).toEqual(['r1', 'r2']);
     expect(causes[0]).toBe('the service ended the stream');
     await client.close();

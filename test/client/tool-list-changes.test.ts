@@ -10,21 +10,13 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { closedPortUrl } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { waitFor } from '../support/wait.js';
 
 let cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
   cleanups = [];
 });
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<number> {
-  const started = performance.now();
-  while (!(await condition())) {
-    if (performance.now() - started > timeoutMs) throw new Error(`not within ${String(timeoutMs)} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return performance.now() - started;
-}
 
 /** A guarded example server for QA in demo, its SDK client, and the list_changed notifications it got. */
 async function guardedFor(pdp: RealPdp) {
@@ -48,11 +40,11 @@ describe('tools/list_changed from the service events', () => {
     expect(await list()).toEqual(readTools);
 
     await pdp.admin.putAgent('demo', 'QA', [...READ_ONLY_DEFAULT, 'idea_memory_write']);
-    const granted = await until(() => notifications.count >= 1, 'list_changed after the grant');
+    const granted = await waitFor(() => notifications.count >= 1, 'list_changed after the grant');
     expect(await list()).toEqual([...readTools, 'idea_memory_write'].sort());
 
     await pdp.admin.deleteAgent('demo', 'QA');
-    const revoked = await until(() => notifications.count >= 2, 'list_changed after the revocation');
+    const revoked = await waitFor(() => notifications.count >= 2, 'list_changed after the revocation');
     expect(await list()).toEqual(readTools);
     process.stdout.write(`list_changed after a grant: ${granted.toFixed(0)} ms; after a revocation: ${revoked.toFixed(0)} ms\n`);
 
@@ -72,7 +64,7 @@ describe('tools/list_changed from the service events', () => {
     expect(await list()).toEqual([]); // fail closed: nothing the service did not confirm
     const before = notifications.count;
     await pdp.startService();
-    const back = await until(() => notifications.count > before, 'list_changed once the service is back');
+    const back = await waitFor(() => notifications.count > before, 'list_changed once the service is back');
     expect(await list()).toEqual(readTools);
     process.stdout.write(`list_changed after the service came back: ${back.toFixed(0)} ms\n`);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -86,7 +78,7 @@ describe('tools/list_changed from the service events', () => {
     const { notifications, list } = await guardedFor(pdp);
     expect(await list()).toEqual([]);
     await pdp.startService();
-    await until(() => notifications.count >= 1, 'list_changed once the service started');
+    await waitFor(() => notifications.count >= 1, 'list_changed once the service started');
     expect(await list()).toEqual(readTools);
   });
 });

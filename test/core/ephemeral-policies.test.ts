@@ -9,20 +9,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Decision, ProjectsResponse } from '../../schemas/index.js';
 import { buildApp } from '../../server/http/app.js';
+import { waitFor } from '../support/wait.js';
 
 const TOKEN = 'ephemeral-admin-token';
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('ephemeral policies', () => {
   it('apply again when their project comes back after disappearing', async () => {
@@ -49,10 +42,10 @@ describe('ephemeral policies', () => {
     expect(await decide()).toMatchObject({ allow: true, source: 'ephemeral' });
 
     await rename(join(root, 'demo'), join(root, '.away'));
-    await until('the project to disappear', async () => !(await listed()));
+    await waitFor(async () => !(await listed()), 'the project to disappear', 20_000, 50);
     expect(await decide()).toMatchObject({ allow: false, reason: 'unknown_project' });
     await rename(join(root, '.away'), join(root, 'demo'));
-    await until('the project to come back', listed);
+    await waitFor(listed, 'the project to come back', 20_000, 50);
     expect(await decide()).toMatchObject({ allow: true, source: 'ephemeral' });
   });
 });

@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../ui/build.js';
 import { launchChromium } from './browser.js';
 import { ADMIN_TOKEN, DEMO_PROJECTS, startService, type RunningService } from './service.js';
+import { READ_TOOLS } from '../support/tools.js';
 
 const outDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
 
@@ -29,17 +30,6 @@ const agent = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) });
 /** The "Autorisé" choice of a tool row. */
 const box = (page: Page, name: string) => page.locator(`#tool-${name}-allow`);
-const READ_TOOLS = [
-  'idea_list_agents',
-  'idea_context_read',
-  'idea_memory_read',
-  'idea_skill_read',
-  'idea_workstate_read',
-  'idea_ticket_read',
-  'idea_ticket_list',
-  'idea_ticket_read_carnet',
-  'idea_sprint_list',
-];
 
 const SHOTS: Shot[] = [
   {
