@@ -7,7 +7,7 @@
  */
 import { DECISION_REASONS, POLICY_SOURCES, type DecisionReason, type PolicySource, type RecentDecision } from '../../schemas/index.js';
 
-export const RECENT_DECISIONS_PER_PROJECT = 1000;
+const RECENT_DECISIONS_PER_PROJECT = 1000;
 
 const REASON_CODE = new Map<DecisionReason, number>(DECISION_REASONS.map((reason, index) => [reason, index]));
 const SOURCE_CODE = new Map<PolicySource, number>(POLICY_SOURCES.map((source, index) => [source, index]));

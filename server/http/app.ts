@@ -68,7 +68,7 @@ export interface BuildAppOptions {
   approvalTtlSeconds?: number | undefined;
 }
 
-export const DEFAULT_MAX_CONNECTIONS = 1024;
+const DEFAULT_MAX_CONNECTIONS = 1024;
 
 function makeLogger(option: BuildAppOptions['logger']): Logger {
   if (option === undefined || option === false) return pino({ level: 'silent' });

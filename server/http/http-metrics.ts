@@ -8,7 +8,7 @@ import { Counter } from 'prom-client';
 import type { PdpMetrics } from '../ops/metrics.js';
 
 /** Route label of requests that matched no route (bounds the label's cardinality). */
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 const routeLabel = (request: FastifyRequest): string => (request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE));
 
