@@ -5,7 +5,8 @@
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,
  * latency, burst, revocation, events, approval, scale), --tsx (service from sources, no build), --no-build (reuse dist/),
  * --profile[=ours,bare,node-http,cedar,cedar-text,scale] (one or more), --out=DIR,
- * --no-write. See bench/README.md.
+ * --no-write, --app=PATH (measure another build's app module, e.g. an older checkout's dist).
+ * See bench/README.md.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -63,6 +64,12 @@ function settingsFrom(flags: Map<string, string>): Settings {
 function chooseServiceBuild(flags: Map<string, string>, log: (line: string) => void, note: (line: string) => void) {
   const source = path.join(REPO_ROOT, 'server', 'http', 'app.ts');
   const dist = path.join(REPO_ROOT, 'dist', 'server', 'http', 'app.js');
+  const other = flags.get('app');
+  if (other !== undefined) {
+    const appModule = path.resolve(other);
+    if (!existsSync(appModule)) throw new Error(`--app: ${appModule} does not exist`);
+    return { appModule, useDist: true, label: `${appModule} (--app; the entry point sections run this checkout's dist/)` };
+  }
   if (flags.has('no-build') && !flags.has('tsx') && existsSync(dist)) {
     return { appModule: dist, useDist: true, label: 'compiled dist/ (tsc, existing build), node 20' };
   }
