@@ -7,10 +7,11 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DecideQuery, Decision, RecentDecision } from '../../schemas/index.js';
 import type { CompiledPolicy } from '../domain/compile.js';
-import { decide, type ApprovalsPort, type EphemeralLookup } from '../domain/decide.js';
+import { decide, type ApprovalsPort, type DecisionBody, type EphemeralLookup } from '../domain/decide.js';
 import { unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
 import { auditRecordOf, type AuditFile } from './audit-file.js';
+import { DecisionMemo } from './decision-memo.js';
 import { RecentDecisions, decisionIdOf } from './recent-decisions.js';
 
 export interface DecisionServiceOptions {
@@ -29,14 +30,14 @@ export class DecisionService {
   private readonly idPrefix = randomBytes(6).toString('hex');
   private sequence = 0;
   private readonly recent = new RecentDecisions(this.idPrefix);
+  private readonly memo = new DecisionMemo();
 
   constructor(private readonly options: DecisionServiceOptions) {}
 
   /** Decides one call; never throws. */
   decide(query: DecideQuery): Decision {
     const started = performance.now();
-    // Nothing is memoized: a grant, a `once` answer or a request changes the next decision.
-    const body = decide(query, this.options.policyOf(query.project), this.options.ephemeral, this.options.approvals);
+    const body = this.bodyOf(query);
     const sequence = ++this.sequence;
     // Field by field, not `{ ...body, decisionId }` (bench/README.md, "Metrics on the hot path").
     const decision: Decision = {
@@ -54,6 +55,17 @@ export class DecisionService {
     this.keep(query, decision, sequence);
     this.options.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
     return decision;
+  }
+
+  /** The decision without its id: memoized when nothing but the policy decides it (decision-memo.ts). */
+  private bodyOf(query: DecideQuery): DecisionBody {
+    const policy = this.options.policyOf(query.project);
+    if (policy === undefined) return decide(query, undefined, this.options.ephemeral, this.options.approvals);
+    const known = this.memo.get(policy, query.requester, query.tool);
+    if (known !== undefined) return known;
+    const body = decide(query, policy, this.options.ephemeral, this.options.approvals);
+    this.memo.offer(policy, query.requester, query.tool, body);
+    return body;
   }
 
   /** The recent decisions of a project, newest first. */

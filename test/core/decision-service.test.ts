@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG, type DecideQuery, type Decision, type PolicyDocument } from '../../schemas/index.js';
 import { DecisionService } from '../../server/decisions/decision-service.js';
 import { builtinPolicy, compileDocument, invalidPolicy, type CompiledPolicy } from '../../server/domain/compile.js';
-import { decide, NO_EPHEMERAL } from '../../server/domain/decide.js';
+import { decide, NO_EPHEMERAL, type ApprovalsPort, type EphemeralGrant } from '../../server/domain/decide.js';
+import { makeAllowlist } from '../../server/domain/compile.js';
 import { unknownProject } from '../../server/errors.js';
 
 function serviceOver(policies: Map<string, CompiledPolicy>): DecisionService {
@@ -98,5 +99,148 @@ describe('decision service', () => {
     expect(() => service.recentDecisions('late', undefined, 10)).toThrow(unknownProject('late'));
     policies.set('late', builtinPolicy());
     expect(service.recentDecisions('late', undefined, 10)).toEqual([]);
+  });
+});
+
+/** A few tools, so that the same call comes back often across changes. */
+const readTool = TOOL_CATALOG.find((tool) => tool.access === 'read')!.name;
+const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
+const issueScoped = TOOL_CATALOG.find((tool) => tool.issueScoped)!.name;
+const fewTools = fc.constantFrom(readTool, writeTools[0]!, writeTools[1]!, issueScoped, 'idea_nope');
+
+/** Grants and ephemeral policies that change between calls, as the approvals and ephemeral services do. */
+type Change =
+  | { kind: 'ask'; query: DecideQuery }
+  | { kind: 'swap'; project: string; policy: CompiledPolicy }
+  | { kind: 'grant'; project: string; requester: string; tool: string; on: boolean }
+  | { kind: 'ephemeral'; project: string; requester: string; tools: string[] | null };
+
+const askingDocumentArb: fc.Arbitrary<PolicyDocument> = fc
+  .tuple(fc.uniqueArray(fc.constantFrom(...toolNames), { maxLength: 12 }), fc.uniqueArray(fc.constantFrom(...toolNames), { maxLength: 6 }))
+  .map(([allowed, ask]) => ({
+    version: 1 as const,
+    projectDefault: { allowedTools: allowed, askTools: ask.filter((tool) => !allowed.includes(tool)) },
+    agents: [{ agentId: 'QA', policy: { allowedTools: ask.slice(0, 2) } }],
+  }));
+const changeArb: fc.Arbitrary<Change> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc
+      .record({
+        project: fc.constantFrom('a', 'b'),
+        requester: fc.constantFrom('Main', 'QA', '', 'ticket-assistant:a:82', 'ticket-assistant:b:7', 'bad:x'),
+        tool: fewTools,
+        arguments: fc.option(fc.record({ issueRef: fc.constantFrom('#82', '82', '#7', 'x') }), { nil: undefined }),
+      })
+      .map(({ arguments: args, ...query }): Change => ({ kind: 'ask', query: args === undefined ? query : { ...query, arguments: args } })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ project: fc.constantFrom('a', 'b'), policy: askingDocumentArb.map((document) => compileDocument(document, 'rev-ask')) })
+      .map((swap) => ({ kind: 'swap' as const, ...swap })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({
+        project: fc.constantFrom('a', 'b'),
+        requester: fc.constantFrom('Main', 'QA'),
+        tool: fewTools,
+        on: fc.boolean(),
+      })
+      .map((grant) => ({ kind: 'grant' as const, ...grant })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({
+        project: fc.constantFrom('a', 'b'),
+        requester: fc.constantFrom('ticket-assistant:a:82', 'ticket-assistant:b:7'),
+        tools: fc.option(fc.uniqueArray(fewTools, { maxLength: 3 }), { nil: null }),
+      })
+      .map((change) => ({ kind: 'ephemeral' as const, ...change })),
+  },
+);
+
+describe('decision service memo', () => {
+  it('answers what a fresh decision answers, whatever grants and ephemeral policies do between calls', () => {
+    fc.assert(
+      fc.property(fc.array(changeArb, { minLength: 1, maxLength: 120, size: 'max' }), (changes) => {
+        const policies = new Map<string, CompiledPolicy>([
+          ['a', builtinPolicy()],
+          ['b', compileDocument({ version: 1, projectDefault: { allowedTools: [readTool], askTools: [writeTools[0]!] } }, 'rev-b')],
+        ]);
+        const grants = new Set<string>();
+        const ephemeral = new Map<string, EphemeralGrant>();
+        const approvals: ApprovalsPort = {
+          granted: (project, requester, tool) => grants.has(`${project}|${requester}|${tool}`),
+          consumeOnce: () => false,
+          request: () => ({ kind: 'denied' }),
+        };
+        const lookup = (project: string, requester: string): EphemeralGrant | undefined => ephemeral.get(`${project}|${requester}`);
+        const service = new DecisionService({
+          policyOf: (project) => policies.get(project),
+          ephemeral: lookup,
+          approvals,
+          logger: pino({ level: 'silent' }),
+        });
+        for (const change of changes) {
+          switch (change.kind) {
+            case 'swap':
+              policies.set(change.project, change.policy);
+              break;
+            case 'grant': {
+              const key = `${change.project}|${change.requester}|${change.tool}`;
+              if (change.on) grants.add(key);
+              else grants.delete(key);
+              break;
+            }
+            case 'ephemeral': {
+              const key = `${change.project}|${change.requester}`;
+              if (change.tools === null) ephemeral.delete(key);
+              else ephemeral.set(key, { allowlist: makeAllowlist('ephemeral', change.tools), boundIssue: '82' });
+              break;
+            }
+            case 'ask':
+              expect(withoutId(service.decide(change.query))).toEqual(
+                decide(change.query, policies.get(change.query.project), lookup, approvals),
+              );
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('decides again a denial that a temporary grant lifts', () => {
+    const grants = new Set<string>();
+    const approvals: ApprovalsPort = {
+      granted: (project, requester, tool) => grants.has(`${project}|${requester}|${tool}`),
+      consumeOnce: () => false,
+      request: () => ({ kind: 'denied' }),
+    };
+    const policy = builtinPolicy();
+    const service = new DecisionService({ policyOf: () => policy, ephemeral: NO_EPHEMERAL, approvals, logger: pino({ level: 'silent' }) });
+    const query = { project: 'a', requester: 'QA', tool: writeTools[0]! };
+    expect(service.decide(query).reason).toBe('not_in_allowlist');
+    grants.add(`a|QA|${query.tool}`);
+    expect(service.decide(query)).toMatchObject({ allow: true, source: 'grant' });
+    grants.clear();
+    expect(service.decide(query).allow).toBe(false);
+  });
+
+  it('reuses the body of a call decided by the policy alone, until the policy changes', () => {
+    const policies = new Map<string, CompiledPolicy>([['a', builtinPolicy()]]);
+    const service = serviceOver(policies);
+    const query = { project: 'a', requester: 'QA', tool: 'idea_ticket_read' };
+    const first = service.decide(query);
+    const second = service.decide(query);
+    expect(second.message).toBe(first.message);
+    expect(second.requester).toBe(first.requester);
+    policies.set('a', compileDocument({ version: 1, projectDefault: { allowedTools: [] } }, 'rev-none'));
+    const after = service.decide(query);
+    expect(after.allow).toBe(false);
+    expect(after.revision).toBe('rev-none');
   });
 });
