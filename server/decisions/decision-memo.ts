@@ -31,8 +31,10 @@ interface PolicyBodies {
 export class DecisionMemo {
   private readonly bodies = new WeakMap<CompiledPolicy, PolicyBodies>();
 
-  get(policy: CompiledPolicy, requester: string, tool: string): DecisionBody | undefined {
-    return this.bodies.get(policy)?.byRequester.get(requester)?.get(tool);
+  get(policy: CompiledPolicy, project: string, requester: string, tool: string): DecisionBody | undefined {
+    const body = this.bodies.get(policy)?.byRequester.get(requester)?.get(tool);
+    // A body names its project: a policy object shared by two projects must not answer for the other.
+    return body?.project === project ? body : undefined;
   }
 
   /** Keeps `body` when it {@link dependsOnPolicyAlone} and the policy's share is not full. */

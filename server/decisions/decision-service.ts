@@ -61,7 +61,7 @@ export class DecisionService {
   private bodyOf(query: DecideQuery): DecisionBody {
     const policy = this.options.policyOf(query.project);
     if (policy === undefined) return decide(query, undefined, this.options.ephemeral, this.options.approvals);
-    const known = this.memo.get(policy, query.requester, query.tool);
+    const known = this.memo.get(policy, query.project, query.requester, query.tool);
     if (known !== undefined) return known;
     const body = decide(query, policy, this.options.ephemeral, this.options.approvals);
     this.memo.offer(policy, query.requester, query.tool, body);

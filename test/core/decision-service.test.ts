@@ -230,6 +230,21 @@ describe('decision service memo', () => {
     expect(service.decide(query).allow).toBe(false);
   });
 
+  it('answers each project with its own name when two projects share one policy object', () => {
+    const shared = builtinPolicy();
+    const service = serviceOver(
+      new Map([
+        ['a', shared],
+        ['b', shared],
+      ]),
+    );
+    for (const project of ['a', 'b', 'a', 'b']) {
+      const answer = service.decide({ project, requester: 'QA', tool: readTool });
+      expect(answer).toMatchObject({ allow: true, project });
+      expect(answer.message).toContain(`in project ${project} `);
+    }
+  });
+
   it('reuses the body of a call decided by the policy alone, until the policy changes', () => {
     const policies = new Map<string, CompiledPolicy>([['a', builtinPolicy()]]);
     const service = serviceOver(policies);
