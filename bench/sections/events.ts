@@ -13,7 +13,8 @@
 import { createHash } from 'node:crypto';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Client, type Pool } from 'undici';
+import type { Pool } from 'undici';
+import { PdpClient } from '../../client/index.js';
 import { READ_ONLY_DEFAULT, type DecideQuery, type PolicyDocument } from '../../schemas/index.js';
 import type { PolicyEvent } from '../../schemas/events.js';
 import { POLICY_FILE, makeDemoRoot } from '../lib/fixtures.js';
@@ -32,48 +33,6 @@ const WARMUP_TRIALS = 5;
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const between = (low: number, high: number): Promise<void> => pause(low + Math.random() * (high - low));
 
-/** Server-Sent Events parsing (WHATWG HTML §9.2.6): lines end in CRLF, LF or CR, and a chunk may cut anywhere. */
-class SseParser {
-  private readonly decoder = new TextDecoder();
-  private buffer = '';
-  private event = '';
-  private data: string[] = [];
-
-  constructor(private readonly dispatch: (event: string, data: string) => void) {}
-
-  push(chunk: Uint8Array): void {
-    this.buffer += this.decoder.decode(chunk, { stream: true });
-    let start = 0;
-    for (let index = 0; index < this.buffer.length; index += 1) {
-      const char = this.buffer[index];
-      if (char !== '\n' && char !== '\r') continue;
-      // A CR that ends the chunk may be the first half of a CRLF: wait for the next chunk.
-      if (char === '\r' && index + 1 === this.buffer.length) break;
-      const line = this.buffer.slice(start, index);
-      if (char === '\r' && this.buffer[index + 1] === '\n') index += 1;
-      start = index + 1;
-      this.line(line);
-    }
-    this.buffer = this.buffer.slice(start);
-  }
-
-  private line(line: string): void {
-    if (line === '') {
-      if (this.data.length > 0) this.dispatch(this.event || 'message', this.data.join('\n'));
-      this.event = '';
-      this.data = [];
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') this.event = value;
-    else if (field === 'data') this.data.push(value);
-  }
-}
-
 interface Check {
   /** The revision `/decide` answered with, asked as soon as the event arrived. */
   revision: string;
@@ -87,34 +46,26 @@ interface Arrival {
   check: Promise<Check>;
 }
 
-/** The stream `GET /events?project=demo`, read on its own connection; every policy event is checked against `/decide` at once. */
-async function openPolicyStream(origin: string, decidePool: Pool) {
-  const client = new Client(origin, { bodyTimeout: 0 });
-  const response = await client.request({ method: 'GET', path: `/events?project=${PROJECT}`, headers: { accept: 'text/event-stream' } });
-  const type = String(response.headers['content-type'] ?? '');
-  if (response.statusCode !== 200 || !type.startsWith('text/event-stream')) {
-    const text = await response.body.text();
-    await client.destroy();
-    throw new Error(`GET /events answered ${response.statusCode} (${type}): ${text}`);
-  }
+/**
+ * `GET /events?project=demo` followed with the client package's `watchEvents` (its own connection,
+ * as an integrator reads it); every policy event is checked against `/decide` at once.
+ */
+function openPolicyStream(origin: string, decidePool: Pool) {
   const arrivals: Arrival[] = [];
   const waiters = new Set<() => void>();
-  let chunkAt = 0;
-  const parser = new SseParser((name, data) => {
-    if (name !== 'policy') return;
-    const event = JSON.parse(data) as PolicyEvent;
-    if (event.project !== PROJECT) return;
-    const check = postDecide(decidePool, QUERY).then((decision) => ({ revision: decision.revision, allow: decision.allow }));
-    // A rejection is read when the trial awaits it; this keeps Node from calling it unhandled before then.
-    check.catch(() => undefined);
-    arrivals.push({ at: chunkAt, event, check });
-    for (const wake of waiters) wake();
+  const pdp = new PdpClient({ baseUrl: origin });
+  const subscription = pdp.watchEvents({
+    project: PROJECT,
+    onPolicy: (event) => {
+      if (event.project !== PROJECT) return;
+      const at = performance.now();
+      const check = postDecide(decidePool, QUERY).then((decision) => ({ revision: decision.revision, allow: decision.allow }));
+      // A rejection is read when the trial awaits it; this keeps Node from calling it unhandled before then.
+      check.catch(() => undefined);
+      arrivals.push({ at, event, check });
+      for (const wake of waiters) wake();
+    },
   });
-  response.body.on('data', (chunk: Buffer) => {
-    chunkAt = performance.now();
-    parser.push(chunk);
-  });
-  response.body.on('error', () => undefined);
   return {
     arrivals,
     /** The first event after `from` (an index into `arrivals`) with `revision`, or undefined after `timeoutMs`. */
@@ -136,12 +87,12 @@ async function openPolicyStream(origin: string, decidePool: Pool) {
       });
     },
     close: async (): Promise<void> => {
-      response.body.destroy();
-      await client.destroy();
+      subscription.close();
+      await pdp.close();
     },
   };
 }
-type PolicyStream = Awaited<ReturnType<typeof openPolicyStream>>;
+type PolicyStream = ReturnType<typeof openPolicyStream>;
 
 interface Series {
   latencies: number[];
@@ -253,7 +204,7 @@ export async function eventsSection(ctx: BenchContext): Promise<SectionResult> {
         (await decidePool.request({ method: 'GET', path: '/readyz' }).then((r) => r.body.text().then(() => r.statusCode))) === 200,
       20_000,
     );
-    const opened = await openPolicyStream(origin, decidePool);
+    const opened = openPolicyStream(origin, decidePool);
     stream = opened;
     // The event sent when the stream opens (docs/api.md §10) says it is live.
     await waitFor(async () => Promise.resolve(opened.arrivals.length > 0), 5_000);
