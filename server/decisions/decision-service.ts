@@ -26,6 +26,18 @@ export interface DecisionServiceOptions {
   readonly audit?: AuditFile | undefined;
 }
 
+/** The fields of the log line of an allowed decision (built only when that line is logged). */
+function allowedLine(decision: Decision): Record<string, string> {
+  return {
+    decisionId: decision.decisionId,
+    project: decision.project,
+    requester: decision.requester.id,
+    tool: decision.tool.name,
+    source: decision.source,
+    revision: decision.revision,
+  };
+}
+
 export class DecisionService {
   private readonly idPrefix = randomBytes(6).toString('hex');
   private sequence = 0;
@@ -116,29 +128,9 @@ export class DecisionService {
       );
     } else if (decision.source === 'approval' && logger.isLevelEnabled('info')) {
       // The one call a user's `once` answer let through.
-      logger.info(
-        {
-          decisionId: decision.decisionId,
-          project: decision.project,
-          requester: decision.requester.id,
-          tool: decision.tool.name,
-          source: decision.source,
-          revision: decision.revision,
-        },
-        'decision allowed by approval',
-      );
+      logger.info(allowedLine(decision), 'decision allowed by approval');
     } else if (decision.allow && logger.isLevelEnabled('debug')) {
-      logger.debug(
-        {
-          decisionId: decision.decisionId,
-          project: decision.project,
-          requester: decision.requester.id,
-          tool: decision.tool.name,
-          source: decision.source,
-          revision: decision.revision,
-        },
-        'decision allowed',
-      );
+      logger.debug(allowedLine(decision), 'decision allowed');
     }
     if (known) audit?.write(auditRecordOf(decision, query.requester, new Date(at)));
   }

@@ -8,9 +8,8 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG, type DecideQuery, type Decision, type PolicyDocument } from '../../schemas/index.js';
 import { DecisionService } from '../../server/decisions/decision-service.js';
-import { builtinPolicy, compileDocument, invalidPolicy, type CompiledPolicy } from '../../server/domain/compile.js';
+import { builtinPolicy, compileDocument, invalidPolicy, makeAllowlist, type CompiledPolicy } from '../../server/domain/compile.js';
 import { decide, NO_EPHEMERAL, type ApprovalsPort, type EphemeralGrant } from '../../server/domain/decide.js';
-import { makeAllowlist } from '../../server/domain/compile.js';
 import { unknownProject } from '../../server/errors.js';
 
 function serviceOver(policies: Map<string, CompiledPolicy>): DecisionService {
