@@ -16,10 +16,17 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { parseRequester } from '../schemas/requester.js';
 import { errorText } from './causes.js';
-import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from './decision.js';
+import { decideQueryFor, formatRefusalSafely, isJsonObject, type ClientDecision, type FormatRefusal } from './decision.js';
 import { resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
 import { listedTools, ToolListFollower } from './tool-list-follower.js';
 import { approvalWaitMsOf, settleApproval, type ApprovalWaitOptions } from './approval-wait.js';
+import {
+  declareToolListChanged,
+  sendToolListChangedIfAllowed,
+  servesTool,
+  watchInitialization,
+  type SessionState,
+} from './mcp-protocol.js';
 
 /** The `extra` argument the SDK passes to request handlers (session id, auth info, abort signal, ...). */
 export type McpRequestExtra = Record<string, unknown> & { sessionId?: string | undefined; signal?: AbortSignal | undefined };
@@ -46,8 +53,10 @@ export interface McpGuardOptions {
    * the model never sees could never be approved). If that lookup fails the list is EMPTY (fail
    * closed: a tool the service did not confirm is never advertised). Calls are still decided one
    * by one either way. The guard then also follows the service's events (`GET /events`) and sends
-   * `notifications/tools/list_changed` whenever a listed requester's tools change (a policy
-   * change, an answered approval), and once when the service is reachable again after an outage.
+   * `notifications/tools/list_changed` whenever what it would list changes: a policy change, an
+   * answered approval, the service becoming unreachable and reachable again. It declares the
+   * server's `tools.listChanged` capability when installed before `connect()`; on a server
+   * connected without it, and before the session is initialized, it sends no notification.
    */
   filterToolsList?: boolean | undefined;
   /** Words the text of a refused call (default: the decision's message). Give the OpenAI guard the same function to keep parity. */
@@ -77,7 +86,8 @@ export interface McpGuard {
   /**
    * Sends `notifications/tools/list_changed` to the connected client, so a host that caches
    * `tools/list` lists again (after a grant or a revocation). Does nothing when no client is
-   * connected; never throws.
+   * connected, before its initialization completes, or when the server did not declare
+   * `tools.listChanged`; never throws.
    */
   sendToolListChanged(): Promise<void>;
   /** Stops following the service's events (closing the `PdpClient` stops it too). Calls stay guarded. */
@@ -85,8 +95,12 @@ export interface McpGuard {
 }
 
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
-interface GuardState extends McpGuard {
+interface GuardState extends McpGuard, SessionState {
   options: McpGuardOptions;
+  /** Guarded through an `McpServer`, which answers an unknown tool with an `isError` result, not a protocol error. */
+  viaMcpServer: boolean;
+  /** The server's own `tools/list` handler, unfiltered. */
+  rawListTools(): Handler | undefined;
   /** Requester kinds already warned about (anonymous, invalid): each is logged once. */
   warned: Set<string>;
   follower: ToolListFollower;
@@ -94,6 +108,7 @@ interface GuardState extends McpGuard {
 
 const GUARD_STATE = Symbol.for('idea-mcp-tool-permissions.mcp-guard');
 const GUARDED_HANDLER = Symbol.for('idea-mcp-tool-permissions.guarded-handler');
+const RAW_HANDLER = Symbol.for('idea-mcp-tool-permissions.raw-handler');
 const GUARDED_METHODS = new Set(['tools/call', 'tools/list']);
 
 /** The MCP tool result of a refused call: the same text as the OpenAI guard's tool message. */
@@ -121,11 +136,13 @@ export function mcpRefusal(decision: ClientDecision, formatRefusal?: FormatRefus
  * ```
  */
 export function guardMcpServer(server: object, options: McpGuardOptions): McpGuard {
-  const target = lowLevelServer(server) as { [GUARD_STATE]?: GuardState };
+  const target = lowLevelServer(server) as { [GUARD_STATE]?: GuardState; fallbackRequestHandler?: Handler };
   const existing = target[GUARD_STATE];
   approvalWaitMsOf('guardMcpServer', options.approval);
+  if (options.filterToolsList === true) declareToolListChanged(target);
   if (existing !== undefined) {
     existing.options = options;
+    existing.viaMcpServer ||= target !== server;
     existing.follower.restart();
     return existing;
   }
@@ -133,11 +150,17 @@ export function guardMcpServer(server: object, options: McpGuardOptions): McpGua
   const state = {
     options,
     warned: new Set<string>(),
-    sendToolListChanged: () => sendToolListChanged(target),
+    initializedOn: undefined,
+    viaMcpServer: target !== server,
+    rawListTools: () => rawHandlerOf(handlers.get('tools/list') ?? target.fallbackRequestHandler),
+    sendToolListChanged: async () => {
+      await sendToolListChangedIfAllowed(target, state);
+    },
     close: () => {
       state.follower.stop();
     },
   } as GuardState;
+  watchInitialization(target, state);
   state.follower = new ToolListFollower(state);
   const storeRaw = Map.prototype.set.bind(handlers) as (method: string, handler: Handler) => Map<string, Handler>;
   for (const method of GUARDED_METHODS) {
@@ -215,12 +238,31 @@ function wrapHandler(method: string, handler: Handler, state: GuardState): Handl
       ? async (request, extra) => {
           const decision = await decideToolCall(state, request, extra);
           state.options.onDecision?.(decision);
-          if (!decision.allow) return mcpRefusal(decision, state.options.formatRefusal);
-          return handler(request, extra);
+          if (decision.allow) return handler(request, extra);
+          await throwIfNotServed(state, decision.tool.name, extra);
+          return mcpRefusal(decision, state.options.formatRefusal);
         }
       : async (request, extra) => filterToolsList(state, await handler(request, extra), extra);
   Object.defineProperty(guarded, GUARDED_HANDLER, { value: true });
+  Object.defineProperty(guarded, RAW_HANDLER, { value: handler });
   return guarded;
+}
+
+function rawHandlerOf(handler: Handler | undefined): Handler | undefined {
+  return (handler as { [RAW_HANDLER]?: Handler } | undefined)?.[RAW_HANDLER] ?? handler;
+}
+
+/**
+ * A low-level `Server` answers a name it does not serve with its own JSON-RPC error (`-32602`),
+ * and a refusal must not turn that into a tool result. The handler is never run to find out (a
+ * server may serve tools it does not list): a refused name absent from the server's own
+ * `tools/list` gets the same protocol error.
+ */
+async function throwIfNotServed(state: GuardState, name: string, extra: unknown): Promise<void> {
+  if (state.viaMcpServer) return;
+  if ((await servesTool(state.rawListTools(), name, extra)) === false) {
+    throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  }
 }
 
 async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<ClientDecision> {
@@ -232,13 +274,14 @@ async function decideToolCall(state: GuardState, request: unknown, extra: unknow
     throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: params.name must be a string');
   }
   const args = isJsonObject(params) ? params.arguments : undefined;
+  if (args !== undefined && !isJsonObject(args)) {
+    // A malformed request, not a call to decide on: the protocol's own error, as the SDK would answer.
+    throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: params.arguments must be an object');
+  }
   const context = (extra ?? {}) as McpRequestExtra;
   const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
   if (!project.ok || !who.ok) return unresolvedDenial(project, who, name);
   warnOnceAbout(state, project.value, who.value);
-  if (args !== undefined && !isJsonObject(args)) {
-    return localDenial({ project: project.value, requester: who.value, tool: name }, 'invalid_call', 'the arguments are not a JSON object');
-  }
   const query = decideQueryFor(project.value, who.value, name, args);
   const signal = signalOf(context);
   const decision = await options.client.decide(query, { signal });
@@ -296,15 +339,4 @@ function warnOnceAbout(state: GuardState, project: string, requester: string): v
 
 function signalOf(extra: McpRequestExtra): AbortSignal | undefined {
   return extra.signal instanceof AbortSignal ? extra.signal : undefined;
-}
-
-async function sendToolListChanged(server: object): Promise<void> {
-  const send = (server as { sendToolListChanged?: unknown }).sendToolListChanged;
-  const connected = (server as { transport?: unknown }).transport !== undefined;
-  if (typeof send !== 'function' || !connected) return;
-  try {
-    await (send as () => Promise<void>).call(server);
-  } catch {
-    // The client went away between the check and the send: nobody is left to tell.
-  }
 }
