@@ -1,8 +1,8 @@
 /**
  * Keeps an MCP host's cached `tools/list` right (docs/api.md §8, §10): with `filterToolsList`, the
- * MCP guard follows the service's events and sends `notifications/tools/list_changed` whenever the
- * list of a requester it has listed changes, and once when the service is reachable again after an
- * outage (a list answered while it was down was empty, fail closed).
+ * MCP guard follows the service's events and sends `notifications/tools/list_changed` whenever
+ * what it would list for a requester it has listed changes, in either direction: a policy change,
+ * the service becoming unreachable (a list answered now is empty, fail closed) and reachable again.
  */
 import { errorText } from './causes.js';
 import type { EventSubscription } from './event-stream.js';
@@ -51,9 +51,11 @@ export class ToolListFollower {
       },
       onDisconnect: (cause) => {
         this.connected = false;
+        if (this.outage) return;
         // Said once per outage: the stream is retried every few seconds until it is back.
-        if (!this.outage) this.guard.options.logger?.warn({ cause }, 'tools/list follower: service events unavailable, retrying');
+        this.guard.options.logger?.warn({ cause }, 'tools/list follower: service events unavailable, retrying');
         this.outage = true;
+        this.forgetListed();
       },
       onPolicy: (event) => void this.refresh(event.project),
       // An answer `always` changes the policy, and an answer `for` what the requester may call.
@@ -95,7 +97,22 @@ export class ToolListFollower {
     void this.guard.sendToolListChanged();
   }
 
-  /** Looks up the listed requesters of `project` again; tells the host if any list changed. */
+  /**
+   * The service is out of reach: a `tools/list` now answers nothing, so a host that cached a
+   * non-empty list is told to list again rather than show tools it can no longer call.
+   */
+  private forgetListed(): void {
+    let hadTools = false;
+    for (const requesters of this.listed.values()) {
+      for (const [requester, tools] of requesters) {
+        if (tools !== null) hadTools = true;
+        requesters.set(requester, null);
+      }
+    }
+    if (hadTools) void this.guard.sendToolListChanged();
+  }
+
+  /** Looks up the listed requesters of `project` again; tells the host if any list changed (or can no longer be known). */
   private async refresh(project: string): Promise<void> {
     const requesters = this.listed.get(project);
     if (requesters === undefined || requesters.size === 0) return;
@@ -113,6 +130,9 @@ export class ToolListFollower {
         } catch (error) {
           failed = true;
           logger?.warn({ project, requester, cause: errorText(error) }, 'tools/list follower: effective policy unavailable');
+          if (before === null) return;
+          requesters.set(requester, null); // a tools/list answered now would be empty
+          changed = true;
         }
       }),
     );

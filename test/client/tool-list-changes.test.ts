@@ -2,7 +2,8 @@
  * Live tool lists (docs/api.md §8, §10), real service and the SDK's `Client`: with
  * `filterToolsList`, the MCP guard follows the service's events and sends
  * `notifications/tools/list_changed` when the requester's list changes (a grant, a revocation),
- * once when the service is back after an outage, and when the service starts after the MCP server.
+ * when the service becomes unreachable and once it is back, and when the service starts after the
+ * MCP server.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -54,21 +55,21 @@ describe('tools/list_changed from the service events', () => {
     expect(notifications.count).toBe(2);
   });
 
-  it('after an outage: the list is empty while the service is down, then list_changed once it is back', async () => {
+  it('an outage: list_changed when the service goes away (the list empties) and again once it is back', async () => {
     const pdp = await startRealPdp();
     cleanups.push(pdp.close);
     const { notifications, list } = await guardedFor(pdp);
     expect(await list()).toEqual(readTools);
 
     await pdp.stopService();
+    const gone = await waitFor(() => notifications.count === 1, 'list_changed once the service is unreachable');
     expect(await list()).toEqual([]); // fail closed: nothing the service did not confirm
-    const before = notifications.count;
     await pdp.startService();
-    const back = await waitFor(() => notifications.count > before, 'list_changed once the service is back');
+    const back = await waitFor(() => notifications.count === 2, 'list_changed once the service is back');
     expect(await list()).toEqual(readTools);
-    process.stdout.write(`list_changed after the service came back: ${back.toFixed(0)} ms\n`);
+    process.stdout.write(`list_changed after the service went away: ${gone.toFixed(0)} ms; came back: ${back.toFixed(0)} ms\n`);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(notifications.count).toBe(before + 1);
+    expect(notifications.count).toBe(2);
   });
 
   it('the service starts after the MCP server: the list ends right without a restart', async () => {
