@@ -8,7 +8,8 @@
 # without PDP_DECIDE_TOKEN (or PDP_DECIDE_TOKEN_FILE): every non-loopback deployment must
 # authenticate /decide and the GET routes.
 
-ARG NODE_IMAGE=node:20.20-bookworm-slim
+# Node 24, the active LTS line (the suite also runs on 20.19+ and 26 in CI).
+ARG NODE_IMAGE=node:24.22-bookworm-slim
 
 # ---------------------------------------------------------------- build: TypeScript and UI
 FROM ${NODE_IMAGE} AS build

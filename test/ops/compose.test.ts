@@ -15,7 +15,7 @@ import { parse } from 'yaml';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
-const packageJson = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+const packageJson = JSON.parse(read('package.json')) as { scripts: Record<string, string>; engines: { node: string } };
 
 interface Instruction {
   keyword: string;
@@ -71,10 +71,11 @@ describe('Dockerfile', () => {
   const runtime = instructions.filter((instruction) => instruction.stage === lastStage);
   const runs = instructions.filter((instruction) => instruction.keyword === 'RUN').map((run) => run.args);
 
-  it('is multi-stage on Node 20', () => {
+  it('is multi-stage on Node 24, the active LTS line, which the engines field names', () => {
     const froms = instructions.filter((instruction) => instruction.keyword === 'FROM');
     expect(froms.length).toBeGreaterThanOrEqual(2);
-    expect(read('Dockerfile')).toMatch(/^ARG NODE_IMAGE=node:20[.\d]*-(bookworm-slim|alpine)$/m);
+    expect(read('Dockerfile')).toMatch(/^ARG NODE_IMAGE=node:24[.\d]*-(bookworm-slim|trixie-slim|alpine)$/m);
+    expect(packageJson.engines.node).toContain('^24.');
   });
 
   it('installs and builds with exactly the commands the project uses', () => {
