@@ -188,6 +188,7 @@ export class Navigation {
 
   setTab(tab: Tab): void {
     this.store.state.tab = tab;
+    this.store.state.requestsOpen = false;
     this.store.changed();
   }
 

@@ -293,7 +293,8 @@ function renderRequestsNotice(state: PanelState): Child {
 /** The selected agent's pending requests, answered beside its editor. */
 export function renderAgentRequests(state: PanelState, actions: Actions, agentId: string): Child {
   const pending = state.requests.pending.filter((request) => request.requester === agentId);
-  if (pending.length === 0) return null;
+  // The last answer stays said here after the agent's last request is gone.
+  if (pending.length === 0) return state.requests.notice?.requester === agentId ? renderRequestsNotice(state) : null;
   const answerable = canAnswer(state);
   return h(
     'section',

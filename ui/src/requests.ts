@@ -152,16 +152,29 @@ export class Requests {
       // "Toujours autoriser" wrote the policy: show it now, as this page's own change.
       if (answer === 'always') await this.navigation.reloadView({ own: true });
       const text = answeredText(agentName(this.state, request.requester), request.tool, answer, ttlSeconds);
-      requests.notice = { text, refusal: answer === 'deny' };
+      requests.notice = { text, refusal: answer === 'deny', requester: request.requester };
       state.announcement = text;
-      const next = requests.pending[Math.min(index, requests.pending.length - 1)];
-      state.focusAfterRender = next === undefined ? 'requests-title' : `approve-once-${domKey(next.id)}`;
+      state.focusAfterRender = this.focusAfterAnswer(index, request.requester);
     } catch (error) {
       this.failed(error, 'Réponse impossible.');
     } finally {
       requests.busy = null;
       this.store.changed();
     }
+  }
+
+  /**
+   * The next request where the user answered: in "Demandes", the one that took the answered one's
+   * place; beside an agent's editor, that agent's next one, else the editor's title.
+   */
+  private focusAfterAnswer(index: number, requester: string): string {
+    const { pending } = this.state.requests;
+    if (this.state.requestsOpen) {
+      const next = pending[Math.min(index, pending.length - 1)];
+      return next === undefined ? 'requests-title' : `approve-once-${domKey(next.id)}`;
+    }
+    const own = pending.find((entry) => entry.requester === requester);
+    return own === undefined ? 'editor-title' : `approve-once-${domKey(own.id)}`;
   }
 
   /** "Retirer": the grant stops allowing on the next call. */
@@ -180,7 +193,7 @@ export class Requests {
       const index = requests.grants.findIndex((entry) => entry.id === grantId);
       requests.grants = requests.grants.filter((entry) => entry.id !== grantId);
       const text = `Accord temporaire de ${agentName(this.state, grant.requester)} retiré : ${grant.tools.join(', ')} n\u2019est plus autorisé par cet accord.`;
-      requests.notice = { text, refusal: false };
+      requests.notice = { text, refusal: false, requester: grant.requester };
       state.announcement = text;
       const next = requests.grants[Math.min(index, requests.grants.length - 1)];
       state.focusAfterRender = next === undefined ? 'grants-title' : `revoke-${domKey(next.id)}`;

@@ -24,7 +24,7 @@ export interface RequestsState {
   /** The last answer's problem, shown above the list. */
   problem: FrenchError | null;
   /** What the last answer did, shown above the list; a refusal is said in the error style. */
-  notice: { text: string; refusal: boolean } | null;
+  notice: { text: string; refusal: boolean; requester: string } | null;
   /** Other projects with requests seen pending in the live events (project → request ids). */
   elsewhere: Map<string, Set<string>>;
 }
