@@ -112,7 +112,7 @@ function renderPending(state: PanelState, actions: Actions, answerable: boolean)
     h(
       'p',
       { class: 'mode-hint', id: 'requests-hint' },
-      'Un agent a appelé un tool réglé sur « Demander » : l\u2019appel est refusé, ou attend votre réponse, jusqu\u2019à ce que vous répondiez. « Toujours autoriser » ajoute le tool aux tools autorisés de l\u2019agent (son override est créé s\u2019il n\u2019en a pas).',
+      'Un agent a appelé un tool réglé sur « Sur demande » : l\u2019appel est refusé, ou attend votre réponse, jusqu\u2019à ce que vous répondiez. « Toujours autoriser » ajoute le tool aux tools autorisés de l\u2019agent (son override est créé s\u2019il n\u2019en a pas).',
     ),
     answerable ? null : h('p', { class: 'mode-hint' }, 'Répondre demande le jeton administrateur.'),
     !loaded
