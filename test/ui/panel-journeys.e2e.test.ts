@@ -146,18 +146,36 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     expect(await page().locator('#panel-mcp').isHidden()).toBe(true);
     await page().keyboard.press('ArrowRight');
     expect(await page().getByRole('tab', { name: 'Tools MCP IdeA' }).getAttribute('aria-selected')).toBe('true');
-    // Visible focus on the tab.
-    expect(await page().evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle)).not.toBe('none');
+    // Visible focus on the tab (and below: target rows, group buttons, checkboxes and their rows, toggles, actions).
+    const focusVisible = (): Promise<boolean> =>
+      page().evaluate(() => {
+        const focused = document.activeElement as Element;
+        const row = focused.closest('label');
+        return [focused, row].some((element) => element !== null && getComputedStyle(element).outlineStyle !== 'none');
+      });
+    expect(await focusVisible()).toBe(true);
+    await tabTo('requests-open');
+    expect(await focusVisible()).toBe(true);
 
     await tabTo('target-agent-QA');
+    expect(await focusVisible()).toBe(true);
     await page().keyboard.press('Enter');
     await tabTo('create-override');
     await page().keyboard.press('Enter');
     // The row's Tab stop is its checkbox: Space ticks it; the next stop is its "Sur demande" toggle.
+    await tabTo('group-toggle-delegation');
+    expect(await focusVisible()).toBe(true);
     await tabTo('tool-idea_ask_agent');
-    expect(await page().evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle)).not.toBe('none');
+    expect(await focusVisible()).toBe(true);
+    // The whole row is outlined, not only the small box.
+    expect(
+      await page()
+        .locator('label.tool-check-row', { has: page().locator('#tool-idea_ask_agent') })
+        .evaluate((row) => getComputedStyle(row).outlineStyle),
+    ).not.toBe('none');
     await page().keyboard.press('Tab');
     expect(await focusedId()).toBe('ask-idea_ask_agent');
+    expect(await focusVisible()).toBe(true);
     await page().keyboard.press('Space');
     expect(await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').isChecked()).toBe(false);
     expect(await page().locator('#ask-idea_ask_agent').getAttribute('aria-pressed')).toBe('true');
@@ -167,6 +185,7 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     expect(await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').isChecked()).toBe(true);
     expect(await page().locator('#ask-idea_ask_agent').count()).toBe(0); // checking clears the ask
     await tabTo('save');
+    expect(await focusVisible()).toBe(true);
     await page().keyboard.press('Enter');
     await expect.poll(() => text(page().getByRole('status')), POLL).toBe('Permissions enregistrées');
     expect(await service().decide('demo', 'QA', 'idea_ask_agent')).toMatchObject({ allow: true, source: 'agent-override' });
