@@ -33,7 +33,7 @@ export async function buildUi(outDir: string = UI_DIST_DIR): Promise<string> {
     logLevel: 'warning',
     write: false,
   });
-  const files = result.outputFiles.map((file) => ({ target: file.path, contents: file.contents as Uint8Array }));
+  const files = result.outputFiles.map((file) => ({ target: file.path, contents: file.contents }));
   for (const name of ['index.html', 'styles.css']) {
     files.push({ target: path.join(outDir, name), contents: await readFile(path.join(uiDir, name)) });
   }

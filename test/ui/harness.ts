@@ -26,8 +26,12 @@ export interface Harness {
   openPanel(token?: string | null, options?: { live?: boolean }): Promise<void>;
   /** The button of a target ("Défaut projet" or an agent name) in the target column. */
   target(name: string): Locator;
-  /** One choice (Autorisé unless told) of a tool row, found by the row's full accessible label. */
-  toolBox(label: string, name: string, choice?: 'Autorisé' | 'Demander' | 'Refusé'): Locator;
+  /** The checkbox of a tool row (checked = Autorisé), found by its full accessible name "<libellé>, <tool>". */
+  toolBox(label: string, name: string): Locator;
+  /** The "Sur demande" toggle beside an unchecked tool ("Sur demande : <libellé>, <tool>"). */
+  askToggle(label: string, name: string): Locator;
+  /** The header button that opens the approval requests and temporary grants. */
+  requestsButton(): Locator;
   /** Writes a project's policy file as an editor would, and waits until the service has read it. */
   editPolicyFile(contents: unknown, project?: string): Promise<void>;
   /** The id of the focused element. */
@@ -100,8 +104,9 @@ export function useBrowserHarness(): Harness {
       await current.locator('#editor-title').waitFor();
     },
     target: (name) => harness.page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) }),
-    toolBox: (label, name, choice = 'Autorisé') =>
-      harness.page.getByRole('radiogroup', { name: `${label}, ${name}`, exact: true }).getByRole('radio', { name: choice, exact: true }),
+    toolBox: (label, name) => harness.page.getByRole('checkbox', { name: `${label}, ${name}`, exact: true }),
+    askToggle: (label, name) => harness.page.getByRole('button', { name: `Sur demande : ${label}, ${name}`, exact: true }),
+    requestsButton: () => harness.page.getByRole('button', { name: /^Demandes d’approbation, / }),
     async editPolicyFile(contents, project = 'demo') {
       const file = path.join(harness.service.projectsRoot, project, '.ideai', 'mcp-tool-permissions.json');
       const before = (await harness.service.permissions(project)).view.revision;

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { remainingText } from '../../ui/src/countdown.js';
 import { approvalEventOf, eventsNeedReload, policyEventOf, type ShownPolicy } from '../../ui/src/live-sync.js';
-import { GRANT_DURATIONS, answeredText } from '../../ui/src/requests.js';
+import { GRANT_DURATIONS, answeredText } from '../../ui/src/requests-model.js';
 import { LiveStream, type LiveState } from '../../ui/src/live-stream.js';
 import { MAX_SSE_LINE, SseParser, type SseMessage } from '../../ui/src/sse.js';
 

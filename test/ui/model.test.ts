@@ -26,6 +26,10 @@ describe('UI wording', () => {
   it('summarises read and write grants with French agreement', () => {
     expect(summaryText(catalog, readOnly)).toBe('9 lecture autorisés · 0 écriture autorisé');
     expect(summaryText(catalog, new Set([...readOnly, 'idea_ticket_update_carnet']))).toBe('9 lecture autorisés · 1 écriture autorisé');
+    // A tool a live grant allows counts too, and is said temporary.
+    expect(summaryText(catalog, readOnly, new Set(), new Set(['idea_memory_write', 'idea_ask_agent']))).toBe(
+      '9 lecture autorisés · 2 écriture autorisés (dont 2 temporaires)',
+    );
     expect(summaryText(catalog, new Set([...readOnly, 'idea_ticket_update_carnet', 'idea_memory_write']))).toBe(
       '9 lecture autorisés · 2 écriture autorisés',
     );
@@ -71,14 +75,21 @@ describe('row states', () => {
     expect(rowState(agent, false, false, false)).toBe('Refusé');
   });
 
-  it('says Demander for a tool on ask, and Demander (hérité) for an agent that inherits it', () => {
+  it('says Sur demande for a tool on ask, and Sur demande (hérité) for an agent that inherits it', () => {
     const agent = { kind: 'agent', agentId: 'QA' } as const;
-    expect(rowState({ kind: 'default' }, true, false, false, true)).toBe('Demander');
-    expect(rowState(agent, false, false, false, true)).toBe('Demander (hérité)');
-    expect(rowState(agent, true, false, true, true)).toBe('Demander');
+    expect(rowState({ kind: 'default' }, true, false, false, true)).toBe('Sur demande');
+    expect(rowState(agent, false, false, false, true)).toBe('Sur demande (hérité)');
+    expect(rowState(agent, true, false, true, true)).toBe('Sur demande');
     expect(toolState('a', new Set(['a']), new Set())).toBe('allow');
     expect(toolState('a', new Set(), new Set(['a']))).toBe('ask');
     expect(toolState('a', new Set(), new Set())).toBe('deny');
+  });
+
+  it('says Autorisé (temporaire) for a tool a live grant allows, whatever the policy says of it', () => {
+    const agent = { kind: 'agent', agentId: 'QA' } as const;
+    expect(rowState(agent, true, false, false, false, true)).toBe('Autorisé (temporaire)');
+    expect(rowState(agent, false, false, false, true, true)).toBe('Autorisé (temporaire)');
+    expect(rowState(agent, true, true, false, false, true)).toBe('Ajouté'); // allowed by the policy anyway
   });
 
   it('compares an override with the default: Ajouté, Retiré, Autorisé, Refusé', () => {

@@ -32,7 +32,7 @@ describe.skipIf(!browserTestsEnabled)('panel conflicts and repair (chromium, rea
   it('re-applies the draft on the new revision when the file changed on disk elsewhere (an override added for Git)', async () => {
     await openPanel(undefined, { live: false });
     await target('QA').click();
-    await page().getByRole('button', { name: 'Créer un override' }).click();
+    await page().getByRole('button', { name: 'Créer un override', exact: true }).click();
     await memory().check();
     const before = (await service().permissions('demo')).etag;
     await harness.editPolicyFile({
@@ -92,7 +92,7 @@ describe.skipIf(!browserTestsEnabled)('panel conflicts and repair (chromium, rea
   it('says "policy invalide" when the file broke while the page was open, and keeps the draft', async () => {
     await openPanel(undefined, { live: false });
     await target('QA').click();
-    await page().getByRole('button', { name: 'Créer un override' }).click();
+    await page().getByRole('button', { name: 'Créer un override', exact: true }).click();
     await memory().check();
     await harness.editPolicyFile('{ "version": 1, "agents": [');
     await page().getByRole('button', { name: 'Enregistrer' }).click();

@@ -50,7 +50,7 @@ describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, 
     expect(await harness.status()).toContain('Permissions mises à jour');
     // The view on screen is the service's current revision: a save goes through without a conflict.
     const sent = puts();
-    await toolBox('Écrire la mémoire projet', 'idea_memory_write', 'Refusé').check();
+    await toolBox('Écrire la mémoire projet', 'idea_memory_write').uncheck();
     await page().getByRole('button', { name: 'Enregistrer' }).click();
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
     expect(sent).toEqual([`"${write.headers.get('etag')?.replace(/"/g, '')}"`]);
@@ -59,7 +59,7 @@ describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, 
   it('keeps a draft when the policy changes underneath, says so, and saves it on the new revision', async () => {
     await openPanel();
     await target('QA').click();
-    await page().getByRole('button', { name: 'Créer un override' }).click();
+    await page().getByRole('button', { name: 'Créer un override', exact: true }).click();
     await memory().check();
     await harness.editPolicyFile({ version: 1, agents: [DEV_FRONTEND, GIT] });
     const afterEdit = (await service().permissions('demo')).etag;
@@ -115,7 +115,7 @@ describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, 
   it('keeps a draft through a broken file and its repair on disk', async () => {
     await openPanel();
     await target('QA').click();
-    await page().getByRole('button', { name: 'Créer un override' }).click();
+    await page().getByRole('button', { name: 'Créer un override', exact: true }).click();
     await memory().check();
     await harness.editPolicyFile('{ "version": 1, "agents": [');
     const kept = page().locator('#repair-draft');
@@ -156,7 +156,7 @@ describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, 
   it('does not lose a click to a live re-render that lands between the press and the release', async () => {
     await openPanel();
     await target('QA').click();
-    await page().getByRole('button', { name: 'Créer un override' }).click();
+    await page().getByRole('button', { name: 'Créer un override', exact: true }).click();
     await memory().check();
     const button = page().getByRole('button', { name: 'Enregistrer' });
     await button.scrollIntoViewIfNeeded();

@@ -1,7 +1,8 @@
 /**
- * Approvals in the panel (issue 19) in chromium against the real service: requests appear live in
- * "Demandes" and are answered there (once, for a while, always, deny), temporary grants are listed
- * and revoked, and "Demander" is a third state of every tool. Each test uses its own agent and tool:
+ * Approvals in the panel in chromium against the real service: requests appear live behind the
+ * header's "Demandes" button (the target column stays) and beside the agent's editor, and are
+ * answered there (once, for a while, always, deny); temporary grants are listed and revoked, and
+ * show as "Autorisé (temporaire)" in the rows; "Sur demande" is a toggle beside an unchecked tool. Each test uses its own agent and tool:
  * the service keeps requests, refusals and grants in memory across the tests of this file.
  */
 import { readFile } from 'node:fs/promises';
@@ -15,10 +16,9 @@ import { READ_TOOLS } from '../support/tools.js';
 const harness = useBrowserHarness();
 
 describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real service)', { timeout: 30_000 }, () => {
-  const { openPanel, target, toolBox } = harness;
+  const { openPanel, target, toolBox, askToggle, requestsButton } = harness;
   const page = (): Page => harness.page;
   const service = (): RunningService => harness.service;
-  const requestsTab = () => page().getByRole('tab', { name: /^Demandes/ });
   const request = (agent: string, tool: string): Locator => page().locator('.request', { hasText: `${agent} veut appeler ${tool}` });
   const askFor = async (agentId: string, askTools: string[]): Promise<void> => {
     const put = await service().admin('PUT', `/projects/demo/mcp-tool-permissions/agents/${agentId}`, {
@@ -31,16 +31,21 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
   it('shows a request live, and "Autoriser une fois" releases the waiting call and lets exactly the next call through', async () => {
     await askFor('QA', ['idea_memory_write']);
     await openPanel();
-    await requestsTab().click();
-    expect(await text(page().locator('#panel-requests'))).toContain('Aucune demande en attente.');
+    // Exactly the ticket's two tabs; the requests are one header button away.
+    expect(await page().getByRole('tab').allInnerTexts()).toEqual(['Système', 'Tools MCP IdeA']);
+    expect(await requestsButton().getAttribute('aria-label')).toBe('Demandes d\u2019approbation, aucune en attente');
+    await requestsButton().click();
+    expect(await requestsButton().getAttribute('aria-expanded')).toBe('true');
+    expect(await text(page().locator('#requests-panel'))).toContain('Aucune demande en attente.');
+    expect(await page().getByRole('navigation', { name: 'Cibles' }).isVisible()).toBe(true); // the target column stays
 
     const asked = await service().decide('demo', 'QA', 'idea_memory_write');
     expect(asked).toMatchObject({ allow: false, reason: 'approval_required', approval: { status: 'pending' } });
     await expect.poll(() => request('QA', 'idea_memory_write').count(), POLL).toBe(1);
     expect(await text(request('QA', 'idea_memory_write'))).toContain('QA veut appeler idea_memory_write');
     expect(await text(request('QA', 'idea_memory_write'))).toMatch(/expire dans \d+ min \d\d s/);
-    expect(await requestsTab().getAttribute('aria-selected')).toBe('true');
-    expect(await page().getByRole('tab', { name: 'Demandes, 1 en attente' }).count()).toBe(1);
+    expect(await page().getByRole('button', { name: 'Demandes d\u2019approbation, 1 en attente' }).count()).toBe(1);
+    expect(await text(requestsButton())).toMatch(/^Demandes\s*1$/);
     expect(await harness.status()).toContain('Nouvelle demande : QA veut appeler idea_memory_write');
 
     // A guarded call waits for the answer the way the guards do: a long-poll on the request.
@@ -66,7 +71,7 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
   it('grants for a while from "Autoriser pendant…", shows the grant with its remaining time, and "Retirer" ends it', async () => {
     await askFor('Git', ['idea_ticket_update_carnet']);
     await openPanel();
-    await requestsTab().click();
+    await requestsButton().click();
     await service().decide('demo', 'Git', 'idea_ticket_update_carnet');
     const pending = request('Git', 'idea_ticket_update_carnet');
     await expect.poll(() => pending.count(), POLL).toBe(1);
@@ -89,12 +94,15 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
     const first = await text(left);
     await expect.poll(() => text(left), { ...POLL, timeout: 3000 }).not.toBe(first);
 
-    // The agent's tool row says why the tool runs although it is on ask.
-    await page().getByRole('tab', { name: 'Tools MCP IdeA' }).click();
+    // The agent's tool row says the tool is allowed (for a while), and the summary counts it.
     await target('Git').click();
-    expect(await text(page().locator('#state-idea_ticket_update_carnet'))).toMatch(/^Demander\s*· accord temporaire, encore \d+ min/);
+    expect(await text(page().locator('#state-idea_ticket_update_carnet'))).toMatch(
+      /^Autorisé \(temporaire\), encore (59 min \d\d s|1 h 00 min)$/,
+    );
+    expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 1 écriture autorisé (dont 1 temporaire)');
+    expect(await toolBox("Modifier le carnet d'un ticket", 'idea_ticket_update_carnet').isChecked()).toBe(false); // the policy itself does not allow it
 
-    await requestsTab().click();
+    await requestsButton().click();
     await grant.getByRole('button', { name: /^Retirer l’accord temporaire de Git/ }).click();
     await expect.poll(() => harness.status(), POLL).toContain('Accord temporaire de Git retiré');
     expect(await page().locator('.grant', { hasText: 'idea_ticket_update_carnet' }).count()).toBe(0);
@@ -105,17 +113,16 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
     await askFor('Main', ['idea_create_skill', 'idea_workstate_set']);
     await openPanel();
     await target('Main').click();
-    expect(await text(page().locator('#state-idea_create_skill'))).toBe('Demander');
+    expect(await text(page().locator('#state-idea_create_skill'))).toBe('Sur demande');
+    expect(await askToggle('Créer un skill', 'idea_create_skill').getAttribute('aria-pressed')).toBe('true');
     await service().decide('demo', 'Main', 'idea_create_skill');
     await service().decide('demo', 'Main', 'idea_workstate_set');
-    // Requests of the earlier tests may still be pending: count Main's only.
+    // Requests of the earlier tests may still be pending: count Main's only. They are answered beside Main's editor.
     await expect
       .poll(() => text(page().locator('#agent-requests')), POLL)
-      .toContain('2 demandes d\u2019approbation en attente pour cet agent.');
-    expect(await requestsTab().getAttribute('aria-label')).toMatch(/^Demandes, \d+ en attente$/);
-    await page().getByRole('button', { name: 'Voir les demandes' }).click();
-    expect(await requestsTab().getAttribute('aria-selected')).toBe('true');
-    expect(await harness.focusedId()).toBe('requests-title');
+      .toContain('2 demandes d\u2019approbation en attente pour cet agent');
+    expect(await requestsButton().getAttribute('aria-label')).toMatch(/^Demandes d’approbation, \d+ en attente$/);
+    expect(await page().locator('#editor-title').isVisible()).toBe(true);
 
     await request('Main', 'idea_create_skill').getByRole('button', { name: 'Toujours autoriser' }).click();
     await expect.poll(() => harness.status(), POLL).toContain('idea_create_skill ajouté aux tools autorisés de Main');
@@ -124,21 +131,33 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
 
     await request('Main', 'idea_workstate_set').getByRole('button', { name: 'Refuser' }).click();
     await expect.poll(() => harness.status(), POLL).toBe('Demande de Main pour idea_workstate_set refusée.');
+    // A refusal is said in the error style, not as a success.
+    const notice = page().locator('#requests-notice');
+    expect(await notice.getAttribute('class')).toContain('status-refusal');
+    expect(await notice.evaluate((element) => getComputedStyle(element).color)).toBe('rgb(179, 38, 30)');
     expect(await service().decide('demo', 'Main', 'idea_workstate_set')).toMatchObject({ allow: false, reason: 'approval_denied' });
 
     // The durable answer reached the editor through the live policy event.
-    await page().getByRole('tab', { name: 'Tools MCP IdeA' }).click();
     await expect.poll(() => text(page().locator('#state-idea_create_skill')), POLL).toBe('Ajouté');
     expect(await toolBox('Créer un skill', 'idea_create_skill').isChecked()).toBe(true);
   });
 
-  it('puts a tool on "Demander" from its row and from "Accord rapide"; the next /decide asks', async () => {
+  it('puts tools on "Sur demande" with the toggle beside an unchecked row; checking clears it; the next /decide asks', async () => {
     await openPanel();
     await target('Architect').click();
-    await page().getByRole('button', { name: 'Créer un override' }).click();
-    await toolBox('Déléguer une demande à un agent', 'idea_ask_agent', 'Demander').check();
+    await page().getByRole('button', { name: 'Créer un override', exact: true }).click();
+    const ask = askToggle('Déléguer une demande à un agent', 'idea_ask_agent');
+    expect(await ask.getAttribute('aria-pressed')).toBe('false');
+    await ask.click();
+    expect(await ask.getAttribute('aria-pressed')).toBe('true');
+    expect(await text(page().locator('#state-idea_ask_agent'))).toBe('Sur demande');
+    // Checking the box clears the ask (and the toggle goes: it is offered beside an unchecked tool only).
+    await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').check();
+    expect(await ask.count()).toBe(0);
+    await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').uncheck();
+    await ask.click();
+    await askToggle('Écrire la mémoire projet', 'idea_memory_write').click();
     const quick = page().getByRole('group', { name: 'Accord rapide' });
-    await quick.getByRole('radiogroup', { name: 'Écrire la mémoire' }).getByRole('radio', { name: 'Demander' }).check();
     expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 0 écriture autorisé · 2 sur demande');
     expect(await text(quick)).toContain('Sur demande');
     expect(
@@ -156,8 +175,8 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
     expect(await service().decide('demo', 'Architect', 'idea_ask_agent')).toMatchObject({ allow: false, reason: 'approval_required' });
     expect(await service().decide('demo', 'Architect', 'idea_memory_write')).toMatchObject({ allow: false, reason: 'approval_required' });
 
-    // Back to Refusé: askTools leaves the file, and the call is a plain refusal again.
-    await toolBox('Déléguer une demande à un agent', 'idea_ask_agent', 'Refusé').check();
+    // Toggle off: askTools leaves the file, and the call is a plain refusal again.
+    await ask.click();
     await page().getByRole('button', { name: 'Enregistrer' }).click();
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
     expect(await service().decide('demo', 'Architect', 'idea_ask_agent')).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
@@ -167,10 +186,10 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
     await askFor('DevFrontend', ['idea_memory_write']);
     await service().decide('demo', 'DevFrontend', 'idea_memory_write');
     await openPanel(null);
-    await requestsTab().click();
+    await requestsButton().click();
     const pending = request('DevFrontend', 'idea_memory_write');
     await expect.poll(() => pending.count(), POLL).toBe(1);
-    expect(await text(page().locator('#panel-requests'))).toContain('Répondre demande le jeton administrateur.');
+    expect(await text(page().locator('#requests-panel'))).toContain('Répondre demande le jeton administrateur.');
     const once = pending.getByRole('button', { name: 'Autoriser une fois' });
     expect(await once.getAttribute('aria-disabled')).toBe('true');
     const posts: string[] = [];

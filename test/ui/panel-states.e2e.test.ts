@@ -42,11 +42,18 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     await openPanel();
     await target('DevFrontend').click();
     await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').check();
-    const heights = await page()
-      .locator('.group-body:not([hidden]) .tool-line')
-      .evaluateAll((rows) => rows.map((row) => row.getBoundingClientRect().height));
-    expect(heights.length).toBeGreaterThanOrEqual(16);
-    expect(Math.min(...heights)).toBeGreaterThanOrEqual(32);
+    // The click target of a row is its whole label; the "Sur demande" toggles are as tall.
+    const heights = async (selector: string): Promise<number[]> =>
+      page()
+        .locator(selector)
+        .evaluateAll((rows) => rows.map((row) => row.getBoundingClientRect().height));
+    const rows = await heights('.group-body:not([hidden]) label.tool-check-row');
+    expect(rows.length).toBeGreaterThanOrEqual(16);
+    expect(Math.min(...rows)).toBeGreaterThanOrEqual(32);
+    const toggles = await heights('.group-body:not([hidden]) .ask-toggle');
+    expect(toggles.length).toBeGreaterThanOrEqual(10);
+    expect(Math.min(...toggles)).toBeGreaterThanOrEqual(32);
+    expect(Math.min(...(await heights('label.quick-check-row')))).toBeGreaterThanOrEqual(32);
     for (const name of ['Enregistrer', 'Annuler', 'Actualiser', 'Réinitialiser l\u2019override']) {
       const box = await page().getByRole('button', { name, exact: true }).boundingBox();
       expect(box?.height, name).toBeGreaterThanOrEqual(40);
@@ -70,13 +77,15 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     const narrow = await side();
     expect(narrow.editor.top).toBeGreaterThanOrEqual(narrow.targets.bottom); // stacked, target list first
     expect(await page().evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420); // no sideways scroll
+    expect(Math.min(...(await heights('.group-body:not([hidden]) label.tool-check-row')))).toBeGreaterThanOrEqual(32);
+    expect(Math.min(...(await heights('.group-body:not([hidden]) .ask-toggle')))).toBeGreaterThanOrEqual(32);
   });
 
   it('is read-only without a token: no checkbox, no save', async () => {
     await openPanel(null);
     await target('DevFrontend').click();
     expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 1 écriture autorisé');
-    expect(await page().getByRole('radio').count()).toBe(0);
+    expect(await page().getByRole('checkbox', { disabled: false }).count()).toBe(0);
     expect(await page().getByRole('button', { name: 'Enregistrer' }).count()).toBe(0);
     expect(await page().getByRole('button', { name: 'Réinitialiser l\u2019override' }).count()).toBe(0);
     expect(await text(page().locator('#state-idea_ticket_update_carnet'))).toBe('Ajouté');
@@ -115,11 +124,11 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     expect(await text(banner)).not.toContain('Unexpected'); // the engine's English stays folded
     await banner.getByText('Détails').click();
     expect(await text(banner)).toMatch(/mcp-tool-permissions\.json:\d+:\d+ — invalid JSON/);
-    expect(await page().getByRole('radio').count()).toBe(0); // partial writes would be refused (409)
+    expect(await page().getByRole('checkbox', { disabled: false }).count()).toBe(0); // partial writes would be refused (409)
     await harness.editPolicyFile({ version: 1 });
     await page().getByRole('button', { name: 'Actualiser' }).click();
     await expect.poll(() => page().getByRole('alert').count(), POLL).toBe(0);
-    expect(await page().getByRole('radio').count()).toBeGreaterThan(0);
+    expect(await page().getByRole('checkbox', { disabled: false }).count()).toBeGreaterThan(0);
   });
 
   it('shows a load error with "Réessayer", a project selector, and the empty state of a project without agents', async () => {

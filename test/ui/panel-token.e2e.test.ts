@@ -45,7 +45,7 @@ describe.skipIf(!browserTestsEnabled)('panel token (chromium, real service)', { 
     expect(await stored()).toEqual({ session: ADMIN_TOKEN, local: 0 });
     expect(urls.some((url) => url.includes(ADMIN_TOKEN))).toBe(false);
     await harness.target('QA').click();
-    await page().getByRole('button', { name: 'Créer un override' }).waitFor();
+    await page().getByRole('button', { name: 'Créer un override', exact: true }).waitFor();
   });
 
   it('does not keep a wrong token from the address, and says so', async () => {
@@ -54,7 +54,7 @@ describe.skipIf(!browserTestsEnabled)('panel token (chromium, real service)', { 
     expect(await text(page().locator('#token-error'))).toContain('Jeton refusé');
     expect(await page().evaluate(() => window.location.hash)).toBe('');
     expect(await stored()).toEqual({ session: null, local: 0 });
-    expect(await page().getByRole('button', { name: 'Créer un override' }).count()).toBe(0);
+    expect(await page().getByRole('button', { name: 'Créer un override', exact: true }).count()).toBe(0);
   });
 
   it('drops a session token the service no longer accepts (a restart with another token) and asks again', async () => {

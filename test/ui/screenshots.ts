@@ -28,14 +28,14 @@ const policyFile = (service: RunningService): string => path.join(service.projec
 const agentsFile = (service: RunningService): string => path.join(service.projectsRoot, 'demo', '.ideai', 'agents.json');
 const agent = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) });
-/** The "Autorisé" choice of a tool row. */
-const box = (page: Page, name: string) => page.locator(`#tool-${name}-allow`);
+/** The checkbox of a tool row (checked = Autorisé). */
+const box = (page: Page, name: string) => page.locator(`#tool-${name}`);
 
 const SHOTS: Shot[] = [
   {
     file: 'permissions-wide.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     prepare: async (page) => {
       await agent(page, 'DevFrontend').click();
       await box(page, 'idea_ask_agent').check();
@@ -43,8 +43,8 @@ const SHOTS: Shot[] = [
   },
   {
     file: 'permissions-default-wide.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     prepare: async (page) => {
       await box(page, 'idea_memory_write').click();
       await page.locator('.inline-confirm').scrollIntoViewIfNeeded();
@@ -52,8 +52,8 @@ const SHOTS: Shot[] = [
   },
   {
     file: 'permissions-saved.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     prepare: async (page) => {
       await agent(page, 'DevFrontend').click();
       await box(page, 'idea_create_skill').check();
@@ -63,8 +63,8 @@ const SHOTS: Shot[] = [
   },
   {
     file: 'permissions-conflict.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     prepare: async (page, service) => {
       await agent(page, 'DevFrontend').click();
       await box(page, 'idea_memory_write').check();
@@ -77,8 +77,8 @@ const SHOTS: Shot[] = [
   },
   {
     file: 'permissions-undo.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     prepare: async (page) => {
       await agent(page, 'DevFrontend').click();
       await page.locator('#reset-override').click();
@@ -87,8 +87,8 @@ const SHOTS: Shot[] = [
   },
   {
     file: 'permissions-invalid-repair.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     before: (service) => writeFile(policyFile(service), '{\n  "version": 1,\n  "agents": [\n'),
     prepare: async (page) => {
       await page.locator('#repair-read-only').click();
@@ -97,8 +97,8 @@ const SHOTS: Shot[] = [
   },
   {
     file: 'permissions-agent-ids.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     before: (service) =>
       writeFile(
         agentsFile(service),
@@ -120,8 +120,8 @@ const SHOTS: Shot[] = [
   },
   {
     file: 'permissions-token.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     prepare: async (page) => {
       await page.locator('#token-forget').click();
       await page.locator('#token-open').click();
@@ -132,8 +132,8 @@ const SHOTS: Shot[] = [
   },
   {
     file: 'permissions-ask.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     before: async (service) => {
       await service.admin('PUT', '/projects/demo/mcp-tool-permissions/agents/DevFrontend', {
         allowedTools: [...READ_TOOLS, 'idea_ticket_update_carnet'],
@@ -148,8 +148,8 @@ const SHOTS: Shot[] = [
   },
   {
     file: 'permissions-live-drift.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     prepare: async (page, service) => {
       await agent(page, 'QA').click();
       await page.locator('#create-override').click();
@@ -179,11 +179,38 @@ const SHOTS: Shot[] = [
       await page.evaluate(() => window.scrollBy(0, -60));
     },
   },
+  {
+    file: 'permissions-denials.png',
+    width: 1440,
+    height: 900,
+    before: async (service) => {
+      for (let call = 0; call < 4; call += 1) await service.decide('demo', 'QA', 'idea_memory_write');
+      await service.decide('demo', 'QA', 'idea_ticket_update_status');
+      await service.decide('demo', 'QA', 'idea_not_a_tool');
+    },
+    prepare: async (page) => {
+      await agent(page, 'QA').click();
+      await page.locator('#denials li').first().waitFor();
+      await page.locator('#quick-grants').scrollIntoViewIfNeeded();
+      await page.evaluate(() => window.scrollBy(0, 120));
+    },
+  },
+  {
+    file: 'permissions-denials-narrow.png',
+    width: 420,
+    height: 900,
+    prepare: async (page) => {
+      await agent(page, 'QA').click();
+      await page.locator('#denials li').first().waitFor();
+      await page.locator('#denials').scrollIntoViewIfNeeded();
+      await page.evaluate(() => window.scrollBy(0, 200));
+    },
+  },
   // Last: its requests and grant stay in the service's memory.
   {
     file: 'permissions-requests.png',
-    width: 1280,
-    height: 800,
+    width: 1440,
+    height: 900,
     before: async (service) => {
       await service.admin('PUT', '/projects/demo/mcp-tool-permissions/agents/QA', {
         allowedTools: READ_TOOLS,
@@ -194,9 +221,20 @@ const SHOTS: Shot[] = [
       await service.admin('POST', '/projects/demo/grants', { requester: 'DevFrontend', tools: ['idea_ask_agent'], ttlSeconds: 3600 });
     },
     prepare: async (page) => {
-      await page.getByRole('tab', { name: /^Demandes/ }).click();
+      await page.locator('#requests-open').click();
       await page.locator('.request').first().waitFor();
       await page.locator('.request').first().getByRole('button', { name: 'Autoriser pendant…' }).click();
+    },
+  },
+  {
+    file: 'permissions-temporary.png',
+    width: 1440,
+    height: 900,
+    prepare: async (page) => {
+      await agent(page, 'DevFrontend').click();
+      await page.locator('#state-idea_ask_agent', { hasText: 'temporaire' }).waitFor();
+      await page.locator('#summary').scrollIntoViewIfNeeded();
+      await page.evaluate(() => window.scrollBy(0, 120));
     },
   },
 ];

@@ -80,16 +80,17 @@ const codePoint = (char: string): string => `U+${(char.codePointAt(0) ?? 0).toSt
 
 /** The text as a reader would take it: invisible characters dropped, lookalikes read as ASCII. */
 export function skeleton(text: string): string {
-  return [...text].map((char) => (isInvisible(char) ? '' : (lookalikeOf(char) ?? char))).join('');
+  return Array.from(text, (char) => (isInvisible(char) ? '' : (lookalikeOf(char) ?? char))).join('');
 }
 
 /** The text with each invisible character written out (`QA⟨U+200B⟩`), so it can be seen. */
 export function visibleText(text: string): string {
-  return [...text].map((char) => (isInvisible(char) ? `⟨${codePoint(char)}⟩` : char)).join('');
+  return Array.from(text, (char) => (isInvisible(char) ? `⟨${codePoint(char)}⟩` : char)).join('');
 }
 
 function characterFlags(label: string, text: string): AgentFlag[] {
-  const chars = [...text];
+  // Code points on purpose: each invisible or lookalike character is judged alone.
+  const chars = Array.from(text);
   const invisible = chars.filter(isInvisible);
   const lookalikes = chars.filter((char) => lookalikeOf(char) !== null);
   const flags: AgentFlag[] = [];
@@ -126,7 +127,11 @@ export function agentFlags(agents: readonly AgentIdentity[]): Map<string, AgentF
 
 function dedupe(flags: AgentFlag[]): AgentFlag[] {
   const seen = new Set<string>();
-  return flags.filter((flag) => !seen.has(flag.text) && seen.add(flag.text) !== undefined);
+  return flags.filter((flag) => {
+    if (seen.has(flag.text)) return false;
+    seen.add(flag.text);
+    return true;
+  });
 }
 
 /**

@@ -2,7 +2,7 @@
  * The panel's only way to the service: the public REST API (docs/api.md §5, §7), same origin. The
  * token (admin, or decide token for read-only use) is sent on every request when the user gave one.
  */
-import type { CatalogResponse, PermissionsView, ProjectsResponse } from '../../schemas/api.js';
+import type { CatalogResponse, PermissionsView, ProjectsResponse, RecentDecisionsResponse } from '../../schemas/api.js';
 import type { ApprovalAnswer, ApprovalAnswerResponse, ApprovalsResponse, Grant, GrantsResponse } from '../../schemas/approvals.js';
 import type { PolicyDocument } from '../../schemas/policy.js';
 import type { WriteLists } from './model.js';
@@ -105,6 +105,11 @@ export class PermissionsApi {
   answerApproval(project: string, id: string, answer: ApprovalAnswer, ttlSeconds?: number): Promise<ApprovalAnswerResponse> {
     const body = ttlSeconds === undefined ? { answer } : { answer, ttlSeconds };
     return this.json<ApprovalAnswerResponse>('POST', `${this.projectPath(project)}/approvals/${encodeURIComponent(id)}`, { body });
+  }
+
+  /** The recent denials of a project, newest first (docs/api.md §5, "Recent decisions"). */
+  recentDenials(project: string, limit: number): Promise<RecentDecisionsResponse> {
+    return this.json<RecentDecisionsResponse>('GET', `${this.projectPath(project)}/decisions?allow=false&limit=${limit}`);
   }
 
   grants(project: string): Promise<GrantsResponse> {

@@ -42,5 +42,7 @@ export function startCountdowns(root: ParentNode, onExpired: () => void, now: ()
     }
   };
   const timer = setInterval(tick, 1000);
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+  };
 }

@@ -34,7 +34,7 @@ function append(parent: Node, children: readonly Child[]): void {
     if (child === undefined || child === null || child === false) continue;
     if (Array.isArray(child)) append(parent, child);
     else if (child instanceof Node) parent.appendChild(child);
-    else parent.appendChild(document.createTextNode(String(child)));
+    else parent.appendChild(document.createTextNode(typeof child === 'number' ? String(child) : (child as string)));
   }
 }
 

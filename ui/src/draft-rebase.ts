@@ -59,10 +59,13 @@ export interface Change {
 /** What changed from `before` to `after`, in catalog order. */
 export function changeBetween(catalog: CatalogResponse, before: ToolLists, after: ToolLists): Change {
   const change: Change = { added: [], asked: [], removed: [] };
-  const [fromAllowed, fromAsk, toAllowed, toAsk] = [before.allowed, before.ask, after.allowed, after.ask].map((list) => new Set(list));
+  const fromAllowed = new Set(before.allowed);
+  const fromAsk = new Set(before.ask);
+  const toAllowed = new Set(after.allowed);
+  const toAsk = new Set(after.ask);
   for (const { name } of catalog.tools) {
-    const from = toolState(name, fromAllowed!, fromAsk!);
-    const to = toolState(name, toAllowed!, toAsk!);
+    const from = toolState(name, fromAllowed, fromAsk);
+    const to = toolState(name, toAllowed, toAsk);
     if (from === to) continue;
     if (to === 'allow') change.added.push(name);
     else if (to === 'ask') change.asked.push(name);

@@ -1,15 +1,14 @@
 /**
- * Draft edits of the selected target: tool states (Autorisé, Demander, Refusé), group actions, quick grants, the inline
- * confirmation of write tools on the project default, and the group toolbars' roving focus.
+ * Draft edits of the selected target: a tool's checkbox (Autorisé) and its "Sur demande" toggle,
+ * group actions, quick grants, fixes offered on recent refusals, the inline confirmation of write
+ * tools on the project default, and the group toolbars' roving focus. Built from the store alone.
  */
 import { basisOf } from './draft-rebase.js';
-import { groupTools, sameSet, toolControlId, toolState, type ToolGroupView, type ToolState } from './model.js';
-import type { Panel } from './panel.js';
+import { TOOLBAR_ITEMS, groupTools, sameSet, toolControlId, type ToolGroupView, type ToolState } from './model.js';
 import { quickGrantState, quickGrants } from './quick-grants.js';
-import type { Draft, WriteConfirmation } from './state.js';
-
-/** The items of a group's toolbar, in order: the group button, then its three actions. */
-export const TOOLBAR_ITEMS = ['group-toggle', 'group-all', 'group-ask', 'group-none'] as const;
+import { canWrite, editable, overrideRefusal, overriding, saved, shownAllowed, shownAsk } from './selectors.js';
+import { clearEditing, type Draft, type PanelState, type WriteConfirmation } from './state.js';
+import type { Store } from './store.js';
 
 /** Puts one tool in one state: in at most one of the two lists (the API refuses a name in both). */
 function place(allowed: Set<string>, ask: Set<string>, name: string, wanted: ToolState): void {
@@ -20,95 +19,119 @@ function place(allowed: Set<string>, ask: Set<string>, name: string, wanted: Too
 }
 
 export class Editing {
-  constructor(private readonly panel: Panel) {}
+  constructor(private readonly store: Store) {}
+
+  private get state(): PanelState {
+    return this.store.state;
+  }
 
   /** Starts an override of an inheriting agent from its effective state: a replacement, not a patch. */
   createOverride(focus = true): void {
-    const { state } = this.panel;
-    const saved = this.panel.saved();
-    if (saved === undefined || state.view === null || !this.panel.canWrite() || state.target.kind !== 'agent') return;
-    if (this.panel.overrideRefusal() !== null) return;
-    state.draft = {
-      target: state.target,
-      allowed: new Set(saved.allowed),
-      ask: new Set(saved.ask),
+    const savedNow = saved(this.state);
+    if (savedNow === undefined || this.state.view === null || !canWrite(this.state) || this.state.target.kind !== 'agent') return;
+    if (overrideRefusal(this.state) !== null) return;
+    this.state.draft = {
+      target: this.state.target,
+      allowed: new Set(savedNow.allowed),
+      ask: new Set(savedNow.ask),
       createsOverride: true,
       dropsUnknown: false,
-      base: basisOf(state.view, state.target, true),
+      base: basisOf(this.state.view, this.state.target, true),
     };
-    if (focus) state.focusAfterRender = 'editor-title';
-    this.panel.changed();
+    if (focus) this.state.focusAfterRender = 'editor-title';
+    this.store.changed();
   }
 
-  /** Autorisé, Demander or Refusé for one tool; a new write grant on the default waits for confirmation. */
+  /** Autorisé (checked), Sur demande (toggle pressed) or Refusé for one tool; a new write grant on the default waits for confirmation. */
   setTool(name: string, wanted: ToolState): void {
-    const tool = this.panel.state.catalog?.tools.find((entry) => entry.name === name);
-    if (tool === undefined || !this.panel.editable()) return;
+    const tool = this.state.catalog?.tools.find((entry) => entry.name === name);
+    if (tool === undefined || !editable(this.state)) return;
     if (wanted === 'allow' && this.needsConfirmation(name)) {
-      this.panel.state.confirmation = { groupId: tool.group, tools: [name] };
-      this.panel.changed();
+      this.state.confirmation = { groupId: tool.group, tools: [name] };
+      this.store.changed();
       return;
     }
-    this.change((allowed, ask) => place(allowed, ask, name, wanted));
+    this.change((allowed, ask) => {
+      place(allowed, ask, name, wanted);
+    });
   }
 
-  /** "Tout autoriser / Tout demander / Tout retirer dans ce groupe". New write grants on the default wait for confirmation. */
+  /** "Tout autoriser / Tout retirer dans ce groupe", and "Tout demander" from "Autres actions". New write grants on the default wait for confirmation. */
   setGroup(groupId: string, wanted: ToolState): void {
     const group = this.group(groupId);
-    if (group === undefined || !this.panel.editable()) return;
+    if (group === undefined || !editable(this.state)) return;
     const names = group.tools.map((tool) => tool.name);
-    const shown = this.panel.shownAllowed();
+    const shown = shownAllowed(this.state);
+    this.state.moreActionsFor = null;
     const toConfirm = wanted === 'allow' ? names.filter((name) => !shown.has(name) && this.needsConfirmation(name)) : [];
     this.change((allowed, ask) => {
       for (const name of names) if (!toConfirm.includes(name)) place(allowed, ask, name, wanted);
     });
     if (toConfirm.length > 0) {
-      this.panel.state.confirmation = { groupId, tools: toConfirm };
-      this.panel.changed();
+      this.state.confirmation = { groupId, tools: toConfirm };
+      this.store.changed();
     }
   }
 
-  /** A quick grant puts its whole bundle in one state; on an inheriting agent it starts the override. */
-  setQuickGrant(grantId: string, wanted: ToolState): void {
-    const { state } = this.panel;
-    if (state.catalog === null || state.target.kind !== 'agent' || !this.panel.canWrite() || this.panel.overrideRefusal() !== null) return;
-    const grant = quickGrants(state.catalog).find((entry) => entry.id === grantId);
+  /** A quick grant's checkbox: its whole bundle allowed, or none of it; editable only once the agent has an override. */
+  setQuickGrant(grantId: string, checked: boolean): void {
+    const catalog = this.state.catalog;
+    if (catalog === null || this.state.target.kind !== 'agent' || !editable(this.state)) return;
+    const grant = quickGrants(catalog).find((entry) => entry.id === grantId);
     if (grant === undefined) return;
-    if (!this.panel.overriding()) this.createOverride(false);
-    if (quickGrantState(grant, this.panel.shownAllowed(), this.panel.shownAsk()) === wanted) return this.panel.changed();
+    const wanted: ToolState = checked ? 'allow' : 'deny';
+    if (quickGrantState(grant, shownAllowed(this.state), shownAsk(this.state)) === wanted) {
+      this.store.changed();
+      return;
+    }
     this.change((allowed, ask) => {
       for (const name of grant.tools) place(allowed, ask, name, wanted);
     });
   }
 
+  /**
+   * "Autoriser" / "Sur demande" on a recent refusal: the same change as the row's checkbox or its
+   * toggle; on an agent that inherits, the override is created first (« Créer un override et autoriser »).
+   */
+  fixDenial(name: string, wanted: 'allow' | 'ask'): void {
+    if (this.state.target.kind === 'agent' && !overriding(this.state)) {
+      if (!canWrite(this.state) || overrideRefusal(this.state) !== null) return;
+      this.createOverride(false);
+    }
+    this.setTool(name, wanted);
+  }
+
   /** A write tool newly granted on the project default reaches every agent without an override. */
   private needsConfirmation(name: string): boolean {
-    if (this.panel.state.target.kind !== 'default') return false;
-    const tool = this.panel.state.catalog?.tools.find((entry) => entry.name === name);
-    return tool?.access === 'write' && !(this.panel.saved()?.allowed.has(name) ?? false);
+    if (this.state.target.kind !== 'default') return false;
+    const tool = this.state.catalog?.tools.find((entry) => entry.name === name);
+    return tool?.access === 'write' && !(saved(this.state)?.allowed.has(name) ?? false);
   }
 
   confirmWriteTools(): void {
-    const confirmation = this.panel.state.confirmation;
-    this.panel.state.confirmation = null;
-    if (confirmation === null) return this.panel.changed();
-    this.panel.state.focusAfterRender = this.confirmationFocus(confirmation);
+    const confirmation = this.state.confirmation;
+    this.state.confirmation = null;
+    if (confirmation === null) {
+      this.store.changed();
+      return;
+    }
+    this.state.focusAfterRender = this.confirmationFocus(confirmation);
     this.change((allowed, ask) => {
       for (const name of confirmation.tools) place(allowed, ask, name, 'allow');
     });
   }
 
   cancelWriteTools(): void {
-    const confirmation = this.panel.state.confirmation;
-    this.panel.state.confirmation = null;
-    if (confirmation !== null) this.panel.state.focusAfterRender = this.confirmationFocus(confirmation);
-    this.panel.changed();
+    const confirmation = this.state.confirmation;
+    this.state.confirmation = null;
+    if (confirmation !== null) this.state.focusAfterRender = this.confirmationFocus(confirmation);
+    this.store.changed();
   }
 
   private confirmationFocus(confirmation: WriteConfirmation): string {
     const [only] = confirmation.tools;
     if (confirmation.tools.length !== 1 || only === undefined) return `group-toggle-${confirmation.groupId}`;
-    return toolControlId(only, toolState(only, this.panel.shownAllowed(), this.panel.shownAsk()));
+    return toolControlId(only);
   }
 
   /** Asks for the unknown names to be dropped (the next save only keeps catalog tools anyway). */
@@ -117,60 +140,69 @@ export class Editing {
   }
 
   private change(mutate: (allowed: Set<string>, ask: Set<string>) => void, dropsUnknown = false): void {
-    const { state } = this.panel;
-    const saved = this.panel.saved();
+    const savedNow = saved(this.state);
     // A save in flight sends a snapshot: edits made meanwhile would be lost when it succeeds.
-    if (saved === undefined || state.view === null || state.saving) return this.panel.changed();
-    const current = state.draft;
-    const allowed = new Set(this.panel.shownAllowed());
-    const ask = new Set(this.panel.shownAsk());
+    if (savedNow === undefined || this.state.view === null || this.state.saving) {
+      this.store.changed();
+      return;
+    }
+    const current = this.state.draft;
+    const allowed = new Set(shownAllowed(this.state));
+    const ask = new Set(shownAsk(this.state));
     mutate(allowed, ask);
     const draft: Draft = {
-      target: state.target,
+      target: this.state.target,
       allowed,
       ask,
       createsOverride: current?.createsOverride ?? false,
       dropsUnknown: dropsUnknown || (current?.dropsUnknown ?? false),
-      base: current?.base ?? basisOf(state.view, state.target, false),
+      base: current?.base ?? basisOf(this.state.view, this.state.target, false),
     };
     // Back to exactly the saved state: nothing to save any more.
-    const clean = !draft.createsOverride && !draft.dropsUnknown && sameSet(allowed, saved.allowed) && sameSet(ask, saved.ask);
-    state.draft = clean ? null : draft;
-    if (clean) state.drift = null;
-    state.problem = null;
-    this.panel.changed();
+    const clean = !draft.createsOverride && !draft.dropsUnknown && sameSet(allowed, savedNow.allowed) && sameSet(ask, savedNow.ask);
+    this.state.draft = clean ? null : draft;
+    if (clean) this.state.drift = null;
+    this.state.problem = null;
+    this.store.changed();
   }
 
   /** "Annuler": the draft is dropped; focus stays on the action bar (Enregistrer stays focusable). */
   cancelDraft(): void {
-    if (this.panel.state.saving) return;
-    this.panel.clearEditing();
-    this.panel.state.focusAfterRender = this.panel.editable() ? 'save' : 'editor-title';
-    this.panel.changed();
+    if (this.state.saving) return;
+    clearEditing(this.state);
+    this.state.focusAfterRender = editable(this.state) ? 'save' : 'editor-title';
+    this.store.changed();
   }
 
   private group(groupId: string): ToolGroupView | undefined {
-    const catalog = this.panel.state.catalog;
+    const catalog = this.state.catalog;
     return catalog === null ? undefined : groupTools(catalog).find((entry) => entry.id === groupId);
+  }
+
+  /** "Autres actions" of a group: shows or hides its "Tout demander dans ce groupe". */
+  toggleMoreActions(groupId: string): void {
+    const open = this.state.moreActionsFor === groupId;
+    this.state.moreActionsFor = open ? null : groupId;
+    this.state.focusAfterRender = open ? `group-more-${groupId}` : `group-ask-${groupId}`;
+    this.store.changed();
   }
 
   /** Arrow keys in a group's toolbar: one Tab stop per group, the actions one arrow away. */
   moveToolbarFocus(groupId: string, key: string): boolean {
-    const { state } = this.panel;
-    const count = this.panel.editable() ? TOOLBAR_ITEMS.length : 1;
-    const current = Math.min(state.toolbarFocus.get(groupId) ?? 0, count - 1);
+    const count = editable(this.state) ? TOOLBAR_ITEMS.length : 1;
+    const current = Math.min(this.state.toolbarFocus.get(groupId) ?? 0, count - 1);
     const moves: Record<string, number> = { ArrowRight: current + 1, ArrowLeft: current - 1, Home: 0, End: count - 1 };
     const wanted = moves[key];
     if (wanted === undefined) return false;
     const next = (wanted + count) % count;
-    state.toolbarFocus.set(groupId, next);
-    state.focusAfterRender = `${TOOLBAR_ITEMS[next] ?? 'group-toggle'}-${groupId}`;
-    this.panel.changed();
+    this.state.toolbarFocus.set(groupId, next);
+    this.state.focusAfterRender = `${TOOLBAR_ITEMS[next] ?? 'group-toggle'}-${groupId}`;
+    this.store.changed();
     return true;
   }
 
-  /** The item that holds the Tab stop of a group's toolbar. */
-  toolbarStop(groupId: string): number {
-    return this.panel.editable() ? (this.panel.state.toolbarFocus.get(groupId) ?? 0) : 0;
+  /** The toolbar item that got the focus holds the group's Tab stop from now on. */
+  rememberToolbarFocus(groupId: string, index: number): void {
+    this.state.toolbarFocus.set(groupId, index);
   }
 }

@@ -1,52 +1,58 @@
 /**
- * The right column: title (with the agent's id), mode, effective summary, "Accord rapide", the
- * tools grouped by domain, and the action bar with its conflict, problem and confirmation.
+ * The right column: title (with the agent's id), mode, the agent's pending requests, effective
+ * summary, "Accord rapide", "Refus récents", the tools grouped by domain, and the action bar with
+ * its conflict, problem, confirmation and the place of the draft's preview.
  */
+import type { Actions } from './actions.js';
 import { agentFlags, showsId, visibleText } from './agent-names.js';
+import { renderDenials } from './denials-view.js';
 import { changeText, type Change } from './draft-rebase.js';
 import { h, type Child } from './dom.js';
-import { renderChoice } from './choice-view.js';
 import { renderNotice, renderProblem } from './feedback-view.js';
 import { renderAccessSection, renderToolbarHint } from './groups-view.js';
 import { differenceText, findAgent, groupTools, sameTarget, summaryText } from './model.js';
-import type { Panel } from './panel.js';
 import { quickGrantState, quickGrantText, quickGrants } from './quick-grants.js';
+import { renderAgentRequests } from './requests-view.js';
+import * as select from './selectors.js';
+import type { PanelState } from './state.js';
 
-export function renderEditor(panel: Panel): Child {
-  const { catalog } = panel.state;
-  const saved = panel.saved();
+export function renderEditor(state: PanelState, actions: Actions): Child {
+  const { catalog } = state;
+  const saved = select.saved(state);
   if (catalog === null) return h('section', { class: 'editor' });
   if (saved === undefined) {
     // The edited agent vanished elsewhere: only the conflict (keep mine / take theirs) remains.
-    return h('section', { class: 'editor', 'aria-labelledby': 'editor-title' }, renderTitle(panel), renderActions(panel));
+    return h('section', { class: 'editor', 'aria-labelledby': 'editor-title' }, renderTitle(state), renderActions(state, actions));
   }
-  const allowed = panel.shownAllowed();
+  const allowed = select.shownAllowed(state);
   const groups = groupTools(catalog);
   return h(
     'section',
     { class: 'editor', 'aria-labelledby': 'editor-title' },
-    renderTitle(panel),
-    renderSwitchDialog(panel),
-    renderMode(panel),
+    renderTitle(state),
+    renderSwitchDialog(state, actions),
+    renderMode(state, actions),
+    state.target.kind === 'agent' ? renderAgentRequests(state, actions, state.target.agentId) : null,
     h(
       'div',
       { class: 'summary' },
       h('h3', { id: 'summary-title' }, 'Résumé effectif'),
-      h('p', { id: 'summary', 'aria-live': 'polite' }, summaryText(catalog, allowed, panel.shownAsk())),
+      h('p', { id: 'summary', 'aria-live': 'polite' }, summaryText(catalog, allowed, select.shownAsk(state), select.grantedTools(state))),
     ),
-    renderQuickGrants(panel),
-    renderRedundant(panel),
+    renderQuickGrants(state, actions),
+    renderDenials(state, actions),
+    renderRedundant(state, actions),
     h('h3', { class: 'detail-title' }, 'Détail des tools'),
     renderToolbarHint(),
-    renderAccessSection(panel, 'read', 'Lecture', groups),
-    renderAccessSection(panel, 'write', 'Écriture et actions', groups),
-    renderUnknown(panel, saved.unknownTools),
-    renderActions(panel),
+    renderAccessSection(state, actions, 'read', 'Lecture', groups),
+    renderAccessSection(state, actions, 'write', 'Écriture et actions', groups),
+    renderUnknown(state, actions, saved.unknownTools),
+    renderActions(state, actions),
   );
 }
 
-function renderTitle(panel: Panel): Child {
-  const { target, view } = panel.state;
+function renderTitle(state: PanelState): Child {
+  const { target, view } = state;
   if (target.kind === 'default' || view === null) return h('h2', { id: 'editor-title', tabindex: -1 }, 'Tools MCP IdeA — Défaut projet');
   const agent = findAgent(view, target.agentId) ?? { agentId: target.agentId, name: target.agentId };
   const flags = agentFlags(view.agents).get(target.agentId) ?? [];
@@ -68,8 +74,8 @@ function renderTitle(panel: Panel): Child {
   ];
 }
 
-function renderSwitchDialog(panel: Panel): Child {
-  const pending = panel.state.pendingSwitch;
+function renderSwitchDialog(state: PanelState, actions: Actions): Child {
+  const pending = state.pendingSwitch;
   if (pending === null) return null;
   return h(
     'div',
@@ -80,28 +86,50 @@ function renderSwitchDialog(panel: Panel): Child {
       { class: 'button-row' },
       h(
         'button',
-        { id: 'switch-stay', class: 'button button-primary', type: 'button', onclick: () => panel.cancelSwitch() },
+        {
+          id: 'switch-stay',
+          class: 'button button-primary',
+          type: 'button',
+          onclick: () => {
+            actions.cancelSwitch();
+          },
+        },
         'Continuer l\u2019édition',
       ),
       h(
         'button',
-        { id: 'switch-discard', class: 'button button-danger', type: 'button', onclick: () => panel.confirmSwitch() },
+        {
+          id: 'switch-discard',
+          class: 'button button-danger',
+          type: 'button',
+          onclick: () => {
+            actions.confirmSwitch();
+          },
+        },
         'Abandonner les modifications',
       ),
     ),
   );
 }
 
-function renderMode(panel: Panel): Child {
-  const { target, catalog, draft } = panel.state;
-  const saved = panel.saved();
+function renderMode(state: PanelState, actions: Actions): Child {
+  const { target, catalog, draft } = state;
+  const saved = select.saved(state);
   if (catalog === null || saved === undefined) return null;
-  const canWrite = panel.canWrite();
-  const busy = panel.state.saving;
+  const canWrite = select.canWrite(state);
+  const busy = state.saving;
   const resetButton = (id: string, text: string): Child =>
     h(
       'button',
-      { id, class: 'button', type: 'button', 'aria-disabled': busy ? 'true' : null, onclick: () => void panel.writes.reset() },
+      {
+        id,
+        class: 'button',
+        type: 'button',
+        'aria-disabled': busy ? 'true' : null,
+        onclick: () => {
+          actions.reset();
+        },
+      },
       text,
     );
   if (target.kind === 'default') {
@@ -115,18 +143,18 @@ function renderMode(panel: Panel): Child {
         h('span', { class: 'mode-hint' }, ' — appliqué à tous les agents sans override'),
       ),
       canWrite && saved.overriding ? resetButton('reset-default', 'Revenir à la lecture seule') : null,
-      renderUndo(panel),
+      renderUndo(state, actions),
     );
   }
-  const overriding = panel.overriding();
-  const difference = overriding
-    ? differenceText(catalog, panel.shownAllowed(), panel.defaultAllowed(), panel.shownAsk(), panel.defaultAsk())
+  const isOverride = select.overriding(state);
+  const difference = isOverride
+    ? differenceText(catalog, select.shownAllowed(state), select.defaultAllowed(state), select.shownAsk(state), select.defaultAsk(state))
     : null;
-  const refusal = panel.overrideRefusal();
+  const refusal = select.overrideRefusal(state);
   return h(
     'div',
     { class: 'mode' },
-    h('p', { class: 'mode-label' }, overriding ? 'Override personnalisé' : 'Hérite du défaut projet'),
+    h('p', { class: 'mode-label' }, isOverride ? 'Override personnalisé' : 'Hérite du défaut projet'),
     difference === null ? null : h('p', { class: 'mode-hint', id: 'difference' }, difference),
     refusal !== null
       ? h(
@@ -135,109 +163,125 @@ function renderMode(panel: Panel): Child {
           `Aucun override possible pour cet agent : ${refusal}. Corrigez son identifiant dans agents.json.`,
         )
       : null,
-    !overriding && canWrite && refusal === null
+    !isOverride && canWrite && refusal === null
       ? h(
           'button',
-          { id: 'create-override', class: 'button button-primary', type: 'button', onclick: () => panel.edit.createOverride() },
+          {
+            id: 'create-override',
+            class: 'button button-primary',
+            type: 'button',
+            onclick: () => {
+              actions.createOverride();
+            },
+          },
           'Créer un override',
         )
       : null,
-    !overriding && !canWrite && panel.state.token === null
+    !isOverride && !canWrite && state.token === null
       ? h('p', { class: 'mode-hint' }, 'Consultation seulement : saisissez le jeton administrateur pour modifier.')
       : null,
     saved.overriding && canWrite ? resetButton('reset-override', 'Réinitialiser l\u2019override') : null,
     draft?.createsOverride === true && sameTarget(draft.target, target)
       ? h('p', { class: 'mode-hint' }, 'Override créé à partir de l\u2019état hérité : il sera enregistré avec Enregistrer.')
       : null,
-    renderUndo(panel),
-    renderAgentRequests(panel, target.agentId),
-  );
-}
-
-/** The agent's pending requests, one click from their answers in "Demandes". */
-function renderAgentRequests(panel: Panel, agentId: string): Child {
-  const count = panel.state.requests.pending.filter((request) => request.requester === agentId).length;
-  if (count === 0) return null;
-  return h(
-    'p',
-    { class: 'mode-hint agent-requests', id: 'agent-requests' },
-    count === 1
-      ? '1 demande d\u2019approbation en attente pour cet agent. '
-      : `${count} demandes d\u2019approbation en attente pour cet agent. `,
-    h(
-      'button',
-      { id: 'agent-requests-open', class: 'button button-quiet', type: 'button', onclick: () => panel.openRequests() },
-      'Voir les demandes',
-    ),
+    renderUndo(state, actions),
   );
 }
 
 /** After a reset, for a few seconds: what was done and "Annuler", where the reset button was. */
-function renderUndo(panel: Panel): Child {
-  const undo = panel.state.undo;
-  if (undo === null || !sameTarget(undo.target, panel.state.target)) return null;
+function renderUndo(state: PanelState, actions: Actions): Child {
+  const undo = state.undo;
+  if (undo === null || !sameTarget(undo.target, state.target)) return null;
   return h(
     'div',
     { class: 'undo-notice' },
     h('p', null, undo.message),
-    h('button', { id: 'undo', class: 'button', type: 'button', onclick: () => void panel.writes.undo() }, 'Annuler'),
+    h(
+      'button',
+      {
+        id: 'undo',
+        class: 'button',
+        type: 'button',
+        onclick: () => {
+          actions.undo();
+        },
+      },
+      'Annuler',
+    ),
   );
 }
 
-function renderQuickGrants(panel: Panel): Child {
-  const { catalog, target } = panel.state;
+/**
+ * "Accord rapide": one checkbox per bundle, checked when the whole bundle is allowed; a mixed
+ * bundle says so in words ("Partiel : 1 sur 4"). Read-only and attenuated until the agent has an
+ * override, like the rows.
+ */
+function renderQuickGrants(state: PanelState, actions: Actions): Child {
+  const { catalog, target } = state;
   if (catalog === null || target.kind !== 'agent') return null;
-  const allowed = panel.shownAllowed();
-  const ask = panel.shownAsk();
-  const writable = panel.canWrite() && panel.overrideRefusal() === null;
-  const marks = { allow: '✓', ask: '?', deny: '–', mixed: '±' } as const;
+  const allowed = select.shownAllowed(state);
+  const ask = select.shownAsk(state);
+  const writable = select.editable(state);
   return h(
     'fieldset',
-    { class: 'quick-grants', id: 'quick-grants' },
+    { class: `quick-grants${writable ? '' : ' inherited'}`, id: 'quick-grants' },
     h('legend', null, 'Accord rapide'),
+    writable
+      ? null
+      : h(
+          'p',
+          { class: 'mode-hint', id: 'quick-grants-hint' },
+          select.overriding(state) ? 'Consultation seulement.' : 'Hérité du défaut projet : « Créer un override » pour modifier.',
+        ),
     quickGrants(catalog).map((grant) => {
       const id = `quick-${grant.id}`;
-      const state = quickGrantState(grant, allowed, ask);
-      const stateClass = state === 'allow' ? 'state-added' : state === 'ask' ? 'state-ask' : 'state-denied';
-      const text = h('span', { id: `${id}-state`, class: `state ${stateClass}` }, quickGrantText(grant, allowed, ask));
-      const names = h('span', { class: 'quick-tools', id: `${id}-tools` }, grant.tools.join(', '));
+      const bundle = quickGrantState(grant, allowed, ask);
+      const stateClass = bundle === 'allow' ? 'state-added' : bundle === 'ask' ? 'state-ask' : 'state-denied';
       return h(
         'div',
         { class: `quick-grant${writable ? ' editable' : ''}` },
-        writable ? null : h('span', { class: `mark${state === 'allow' ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, marks[state]),
-        h('span', { class: 'quick-label', id: `${id}-label` }, grant.label),
-        text,
-        names,
-        writable
-          ? renderChoice({
-              label: grant.label,
-              name: id,
-              current: state,
-              describedBy: `${id}-state ${id}-tools`,
-              onChoose: (wanted) => panel.edit.setQuickGrant(grant.id, wanted),
-            })
-          : null,
+        h(
+          'label',
+          { class: 'quick-check-row', for: id },
+          h('input', {
+            id,
+            class: 'quick-check',
+            type: 'checkbox',
+            checked: bundle === 'allow',
+            indeterminate: bundle === 'mixed' ? true : null,
+            disabled: writable ? null : true,
+            'aria-describedby': `${id}-state ${id}-tools${writable ? '' : ' quick-grants-hint'}`,
+            onchange: (event: Event) => {
+              actions.setQuickGrant(grant.id, (event.target as HTMLInputElement).checked);
+            },
+          }),
+          h('span', { class: 'quick-label', id: `${id}-label` }, grant.label),
+          h('span', { id: `${id}-state`, class: `state ${stateClass}` }, quickGrantText(grant, allowed, ask)),
+          h('span', { class: 'quick-tools', id: `${id}-tools` }, grant.tools.join(', ')),
+        ),
       );
     }),
   );
 }
 
-function renderRedundant(panel: Panel): Child {
-  const saved = panel.saved();
-  if (saved === undefined || !saved.redundant || !saved.overriding || panel.dirty()) return null;
+function renderRedundant(state: PanelState, actions: Actions): Child {
+  const saved = select.saved(state);
+  if (saved === undefined || !saved.redundant || !saved.overriding || select.dirty(state)) return null;
   return h(
     'div',
     { class: 'banner banner-info' },
     h('p', null, 'Cet override est identique au défaut projet : il ne change rien.'),
-    panel.canWrite()
+    select.canWrite(state)
       ? h(
           'button',
           {
             id: 'delete-redundant',
             class: 'button',
             type: 'button',
-            'aria-disabled': panel.state.saving ? 'true' : null,
-            onclick: () => void panel.writes.reset(),
+            'aria-disabled': state.saving ? 'true' : null,
+            onclick: () => {
+              actions.reset();
+            },
           },
           'Supprimer l\u2019override inutile',
         )
@@ -245,9 +289,9 @@ function renderRedundant(panel: Panel): Child {
   );
 }
 
-function renderUnknown(panel: Panel, unknownTools: string[]): Child {
+function renderUnknown(state: PanelState, actions: Actions, unknownTools: string[]): Child {
   if (unknownTools.length === 0) return null;
-  const dropping = panel.state.draft?.dropsUnknown === true;
+  const dropping = state.draft?.dropsUnknown === true;
   return h(
     'section',
     { class: 'access-section access-unknown', 'aria-label': 'Tools inconnus' },
@@ -280,18 +324,25 @@ function renderUnknown(panel: Panel, unknownTools: string[]): Child {
         ),
       ),
     ),
-    panel.editable() && panel.overriding() && !dropping
+    select.editable(state) && select.overriding(state) && !dropping
       ? h(
           'button',
-          { id: 'drop-unknown', class: 'button', type: 'button', onclick: () => panel.edit.dropUnknown() },
+          {
+            id: 'drop-unknown',
+            class: 'button',
+            type: 'button',
+            onclick: () => {
+              actions.dropUnknown();
+            },
+          },
           'Retirer les tools inconnus',
         )
       : null,
   );
 }
 
-function renderConflict(panel: Panel): Child {
-  const conflict = panel.state.conflict;
+function renderConflict(state: PanelState, actions: Actions): Child {
+  const conflict = state.conflict;
   if (conflict === null) return null;
   const { sides } = conflict;
   const side = (title: string, change: Change, extra: string | null): Child =>
@@ -308,7 +359,7 @@ function renderConflict(panel: Panel): Child {
     h(
       'p',
       null,
-      `« ${panel.targetName(conflict.target)} » a été modifié ailleurs pendant votre édition. Vos modifications sont conservées : choisissez la version à garder.`,
+      `« ${select.targetName(state, conflict.target)} » a été modifié ailleurs pendant votre édition. Vos modifications sont conservées : choisissez la version à garder.`,
     ),
     h(
       'div',
@@ -327,12 +378,26 @@ function renderConflict(panel: Panel): Child {
       { class: 'button-row' },
       h(
         'button',
-        { id: 'conflict-keep', class: 'button button-primary', type: 'button', onclick: () => void panel.writes.keepMine() },
+        {
+          id: 'conflict-keep',
+          class: 'button button-primary',
+          type: 'button',
+          onclick: () => {
+            actions.keepMine();
+          },
+        },
         conflict.fromSave ? 'Garder mes modifications et enregistrer' : 'Garder mes modifications',
       ),
       h(
         'button',
-        { id: 'conflict-theirs', class: 'button', type: 'button', onclick: () => panel.writes.takeTheirs() },
+        {
+          id: 'conflict-theirs',
+          class: 'button',
+          type: 'button',
+          onclick: () => {
+            actions.takeTheirs();
+          },
+        },
         'Prendre l\u2019autre version',
       ),
     ),
@@ -340,23 +405,23 @@ function renderConflict(panel: Panel): Child {
 }
 
 /** The policy changed elsewhere under a draft that this change does not touch: the draft is kept. */
-function renderDrift(panel: Panel): Child {
-  const { drift, draft, conflict } = panel.state;
+function renderDrift(state: PanelState): Child {
+  const { drift, draft, conflict } = state;
   if (drift === null || draft === null || conflict !== null) return null;
   return h('div', { class: 'banner banner-info', id: 'drift-notice' }, h('p', null, drift));
 }
 
-function renderActions(panel: Panel): Child {
-  const { saving, confirmation, conflict, draft } = panel.state;
-  const editable = panel.editable();
-  const dirty = draft !== null && sameTarget(draft.target, panel.state.target);
+function renderActions(state: PanelState, actions: Actions): Child {
+  const { saving, confirmation, conflict, draft } = state;
+  const editable = select.editable(state);
+  const dirty = draft !== null && sameTarget(draft.target, state.target);
   const blocked = !dirty || saving || confirmation !== null || conflict !== null;
   return h(
     'div',
     { class: 'actions-area' },
-    renderDrift(panel),
-    renderConflict(panel),
-    renderProblem(panel),
+    renderDrift(state),
+    renderConflict(state, actions),
+    renderProblem(state),
     editable || dirty
       ? h(
           'div',
@@ -365,7 +430,8 @@ function renderActions(panel: Panel): Child {
           confirmation !== null
             ? h('p', { class: 'mode-hint' }, 'Confirmez ou annulez la modification du défaut projet avant d\u2019enregistrer.')
             : null,
-          renderNotice(panel),
+          renderNotice(state),
+          dirty ? renderDraftPreview(state) : null,
           dirty
             ? h(
                 'button',
@@ -374,7 +440,9 @@ function renderActions(panel: Panel): Child {
                   class: 'button button-main',
                   type: 'button',
                   'aria-disabled': saving ? 'true' : null,
-                  onclick: () => panel.edit.cancelDraft(),
+                  onclick: () => {
+                    actions.cancelDraft();
+                  },
                 },
                 'Annuler',
               )
@@ -387,11 +455,24 @@ function renderActions(panel: Panel): Child {
               class: 'button button-main button-primary',
               type: 'button',
               'aria-disabled': blocked ? 'true' : null,
-              onclick: () => void panel.writes.save(),
+              onclick: () => {
+                actions.save();
+              },
             },
             saving ? 'Enregistrement…' : 'Enregistrer',
           ),
         )
-      : renderNotice(panel),
+      : renderNotice(state),
   );
+}
+
+/**
+ * Where the save bar will say what the draft would have refused or allowed among recent calls
+ * (« Ce changement aurait refusé 12 appels récents : QA · idea_memory_write ×12 »). The service's
+ * preview of a draft is not there yet: `state.draftPreview` stays null and nothing is shown.
+ */
+function renderDraftPreview(state: PanelState): Child {
+  const preview = state.draftPreview;
+  if (preview === null) return null;
+  return h('p', { class: 'draft-preview', id: 'draft-preview' }, preview.text);
 }

@@ -4,7 +4,7 @@
  */
 import { h, type Child } from './dom.js';
 import type { FrenchError } from './errors-fr.js';
-import type { Panel } from './panel.js';
+import type { PanelState } from './state.js';
 
 /** The French sentence, then the raw detail (English, codes) folded behind "Détails". */
 export function renderFrenchError(error: FrenchError, id: string): Child {
@@ -22,15 +22,15 @@ export function renderFrenchError(error: FrenchError, id: string): Child {
 }
 
 /** The last write's problem, above the actions; the draft is always kept. */
-export function renderProblem(panel: Panel): Child {
-  const problem = panel.state.problem;
+export function renderProblem(state: PanelState): Child {
+  const problem = state.problem;
   if (problem === null) return null;
   return h('div', { class: 'banner banner-error', role: 'alert', id: 'save-error' }, renderFrenchError(problem, 'save-error'));
 }
 
 /** "Permissions enregistrées" and the like, beside the control the user used (the page's live region announces it). */
-export function renderNotice(panel: Panel): Child {
-  const notice = panel.state.notice;
+export function renderNotice(state: PanelState): Child {
+  const notice = state.notice;
   const text = notice !== null && notice.until > Date.now() ? notice.text : '';
   return h('p', { class: 'saved-status', id: 'saved-status' }, text);
 }

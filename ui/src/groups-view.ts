@@ -1,37 +1,48 @@
 /**
  * "Détail des tools": the catalog's groups with counters, each headed by a toolbar (the group
- * button, "Tout autoriser", "Tout demander", "Tout retirer") that costs one Tab stop; arrows move
- * inside it. Each tool row offers Autorisé, Demander, Refusé when the target is editable.
+ * button, "Tout autoriser dans ce groupe", "Tout retirer dans ce groupe", "Autres actions") that
+ * costs one Tab stop; arrows move inside it. When the target is editable, each tool row is one
+ * checkbox (checked = Autorisé) whose label is the whole row, and an unchecked write tool has a
+ * "Sur demande" toggle beside it. Otherwise the row shows a mark, attenuated while inherited.
  */
-import { renderChoice } from './choice-view.js';
+import type { Actions } from './actions.js';
+import { remainingText } from './countdown.js';
 import { h, type Child } from './dom.js';
-import { TOOLBAR_ITEMS } from './editing.js';
 import {
+  TOOLBAR_ITEMS,
+  askToggleId,
+  askToggleLabel,
   checkboxLabel,
   counterText,
   groupAccessibleName,
   rowState,
+  toolControlId,
   toolState,
   type CatalogTool,
+  type RowState,
   type ToolGroupView,
-  type ToolState,
 } from './model.js';
-import type { Panel } from './panel.js';
-import { renderGrantBadge } from './requests-view.js';
+import { defaultAllowed, editable, grantFor, groupOpen, overriding, shownAllowed, shownAsk, toolbarStop } from './selectors.js';
+import type { PanelState } from './state.js';
 
-const STATE_CLASS: Record<string, string> = {
+const STATE_CLASS: Record<RowState, string> = {
   Autorisé: 'state-allowed',
   Refusé: 'state-denied',
   Hérité: 'state-inherited',
   Ajouté: 'state-added',
   Retiré: 'state-removed',
-  Demander: 'state-ask',
-  'Demander (hérité)': 'state-ask',
+  'Sur demande': 'state-ask',
+  'Sur demande (hérité)': 'state-ask',
+  'Autorisé (temporaire)': 'state-temporary',
 };
 
-const MARKS: Record<ToolState, string> = { allow: '✓', ask: '?', deny: '–' };
-
-export function renderAccessSection(panel: Panel, access: 'read' | 'write', title: string, groups: ToolGroupView[]): Child {
+export function renderAccessSection(
+  state: PanelState,
+  actions: Actions,
+  access: 'read' | 'write',
+  title: string,
+  groups: ToolGroupView[],
+): Child {
   const own = groups.filter((group) => group.access === access);
   if (own.length === 0) return null;
   const total = own.reduce((sum, group) => sum + group.tools.length, 0);
@@ -40,15 +51,22 @@ export function renderAccessSection(panel: Panel, access: 'read' | 'write', titl
     'section',
     { class: `access-section access-${access}`, 'aria-label': heading },
     h('h4', null, heading),
-    own.map((group) => renderGroup(panel, group)),
+    own.map((group) => renderGroup(state, actions, group)),
   );
 }
 
-function renderToolbar(panel: Panel, group: ToolGroupView, open: boolean, count: number, asked: number, bodyId: string): Child {
-  const editable = panel.editable();
-  const stop = panel.edit.toolbarStop(group.id);
+function renderToolbar(
+  state: PanelState,
+  actions: Actions,
+  group: ToolGroupView,
+  counts: { open: boolean; allowed: number; asked: number },
+  bodyId: string,
+): Child {
+  const stop = toolbarStop(state, group.id);
   const tabindex = (index: number): number => (index === stop ? 0 : -1);
-  const remember = (index: number) => () => panel.state.toolbarFocus.set(group.id, index);
+  const remember = (index: number) => () => {
+    actions.rememberToolbarFocus(group.id, index);
+  };
   const toggle = h(
     'button',
     {
@@ -56,18 +74,20 @@ function renderToolbar(panel: Panel, group: ToolGroupView, open: boolean, count:
       class: 'group-toggle',
       type: 'button',
       tabindex: tabindex(0),
-      'aria-expanded': String(open),
+      'aria-expanded': String(counts.open),
       'aria-controls': bodyId,
-      'aria-label': groupAccessibleName(group.label, count, group.tools.length, asked),
+      'aria-label': groupAccessibleName(group.label, counts.allowed, group.tools.length, counts.asked),
       onfocus: remember(0),
-      onclick: () => panel.toggleGroup(group.id, group.access),
+      onclick: () => {
+        actions.toggleGroup(group.id, group.access);
+      },
     },
-    h('span', { class: 'chevron', 'aria-hidden': 'true' }, open ? '▾' : '▸'),
+    h('span', { class: 'chevron', 'aria-hidden': 'true' }, counts.open ? '▾' : '▸'),
     h('span', { class: 'group-label' }, group.label),
-    h('span', { class: 'counter' }, counterText(count, group.tools.length, asked)),
+    h('span', { class: 'counter' }, counterText(counts.allowed, group.tools.length, counts.asked)),
   );
-  if (!editable) return h('div', { class: 'group-head' }, toggle);
-  const action = (index: 1 | 2 | 3, wanted: ToolState, text: string): Child =>
+  if (!editable(state)) return h('div', { class: 'group-head' }, toggle);
+  const action = (index: 1 | 2, onclick: () => void, text: string): Child =>
     h(
       'button',
       {
@@ -75,15 +95,15 @@ function renderToolbar(panel: Panel, group: ToolGroupView, open: boolean, count:
         class: 'button button-quiet',
         type: 'button',
         tabindex: tabindex(index),
-        // Short on screen (the toolbar names the group); complete for assistive technologies.
-        'aria-label': `${text} dans ce groupe (${group.label})`,
+        'aria-label': `${text} (${group.label})`,
         onfocus: remember(index),
-        onclick: () => panel.edit.setGroup(group.id, wanted),
+        onclick,
       },
       text,
     );
+  const moreOpen = state.moreActionsFor === group.id;
   const onKeydown = (event: Event): void => {
-    if (event instanceof KeyboardEvent && panel.edit.moveToolbarFocus(group.id, event.key)) event.preventDefault();
+    if (event instanceof KeyboardEvent && actions.moveToolbarFocus(group.id, event.key)) event.preventDefault();
   };
   return h(
     'div',
@@ -98,76 +118,185 @@ function renderToolbar(panel: Panel, group: ToolGroupView, open: boolean, count:
     h(
       'div',
       { class: 'group-actions' },
-      action(1, 'allow', 'Tout autoriser'),
-      action(2, 'ask', 'Tout demander'),
-      action(3, 'deny', 'Tout retirer'),
-    ),
-  );
-}
-
-function renderGroup(panel: Panel, group: ToolGroupView): Child {
-  const allowed = panel.shownAllowed();
-  const ask = panel.shownAsk();
-  const count = group.tools.filter((tool) => allowed.has(tool.name)).length;
-  const asked = group.tools.filter((tool) => !allowed.has(tool.name) && ask.has(tool.name)).length;
-  const open = panel.groupOpen(group.id, group.access);
-  const bodyId = `group-body-${group.id}`;
-  const confirmation = panel.state.confirmation;
-  const groupConfirmation = confirmation !== null && confirmation.groupId === group.id && confirmation.tools.length > 1;
-  return h(
-    'div',
-    { class: 'group' },
-    renderToolbar(panel, group, open, count, asked, bodyId),
-    h(
-      'div',
-      { id: bodyId, class: 'group-body', hidden: !open },
-      groupConfirmation ? renderConfirmation(panel, confirmation.tools) : null,
+      action(
+        1,
+        () => {
+          actions.setGroup(group.id, 'allow');
+        },
+        'Tout autoriser dans ce groupe',
+      ),
+      action(
+        2,
+        () => {
+          actions.setGroup(group.id, 'deny');
+        },
+        'Tout retirer dans ce groupe',
+      ),
       h(
-        'ul',
-        { class: 'tool-list' },
-        group.tools.map((tool) => renderTool(panel, tool)),
+        'button',
+        {
+          id: `group-more-${group.id}`,
+          class: 'button button-quiet button-more',
+          type: 'button',
+          tabindex: tabindex(3),
+          'aria-expanded': String(moreOpen),
+          'aria-controls': `group-more-actions-${group.id}`,
+          'aria-label': `Autres actions (${group.label})`,
+          onfocus: remember(3),
+          onclick: () => {
+            actions.toggleMoreActions(group.id);
+          },
+        },
+        'Autres actions',
       ),
     ),
   );
 }
 
-function renderTool(panel: Panel, tool: CatalogTool): Child {
-  const current = toolState(tool.name, panel.shownAllowed(), panel.shownAsk());
-  const editable = panel.editable();
-  const defaultAllowed = panel.defaultAllowed().has(tool.name);
-  const state = rowState(panel.state.target, panel.overriding(), current === 'allow', defaultAllowed, current === 'ask');
-  const inheritedLook = panel.state.target.kind === 'agent' && !panel.overriding();
-  const confirmation = panel.state.confirmation;
-  const awaiting = confirmation !== null && confirmation.tools.length === 1 && confirmation.tools[0] === tool.name;
-  const stateId = `state-${tool.name}`;
-  const control = editable
-    ? null
-    : h('span', { class: `mark${current === 'allow' ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, MARKS[current]);
+/** "Autres actions" of a group: the rarer "Tout demander dans ce groupe". */
+function renderMoreActions(state: PanelState, actions: Actions, group: ToolGroupView): Child {
+  if (state.moreActionsFor !== group.id || !editable(state)) return null;
   return h(
-    'li',
-    { class: `tool-row access-${tool.access}${inheritedLook ? ' inherited' : ''}${editable ? ' editable' : ''}` },
+    'div',
+    { class: 'more-actions', id: `group-more-actions-${group.id}` },
     h(
-      'div',
-      { class: 'tool-line' },
-      control,
-      h('span', { class: 'tool-text' }, h('code', { class: 'tool-name' }, tool.name), h('span', { class: 'tool-label' }, tool.label)),
-      tool.access === 'read' ? h('span', { class: 'badge badge-read' }, 'Lecture') : h('span', { class: 'badge badge-write' }, 'Écriture'),
-      h('span', { id: stateId, class: `state ${STATE_CLASS[state] ?? ''}` }, state, renderGrantBadge(panel, tool.name)),
-      editable
-        ? renderChoice({
-            label: checkboxLabel(tool),
-            name: `tool-${tool.name}`,
-            current,
-            describedBy: stateId,
-            onChoose: (wanted) => panel.edit.setTool(tool.name, wanted),
-          })
-        : null,
+      'button',
+      {
+        id: `group-ask-${group.id}`,
+        class: 'button',
+        type: 'button',
+        'aria-label': `Tout demander dans ce groupe (${group.label})`,
+        onclick: () => {
+          actions.setGroup(group.id, 'ask');
+        },
+        onkeydown: (event: Event) => {
+          if (event instanceof KeyboardEvent && event.key === 'Escape') actions.toggleMoreActions(group.id);
+        },
+      },
+      'Tout demander dans ce groupe',
     ),
-    awaiting ? renderConfirmation(panel, [tool.name]) : null,
   );
 }
 
-function renderConfirmation(panel: Panel, tools: string[]): Child {
+function renderGroup(state: PanelState, actions: Actions, group: ToolGroupView): Child {
+  const allowed = shownAllowed(state);
+  const ask = shownAsk(state);
+  const counts = {
+    open: groupOpen(state, group.id, group.access),
+    allowed: group.tools.filter((tool) => allowed.has(tool.name)).length,
+    asked: group.tools.filter((tool) => !allowed.has(tool.name) && ask.has(tool.name)).length,
+  };
+  const bodyId = `group-body-${group.id}`;
+  const confirmation = state.confirmation;
+  const groupConfirmation = confirmation !== null && confirmation.groupId === group.id && confirmation.tools.length > 1;
+  return h(
+    'div',
+    { class: 'group' },
+    renderToolbar(state, actions, group, counts, bodyId),
+    renderMoreActions(state, actions, group),
+    h(
+      'div',
+      { id: bodyId, class: 'group-body', hidden: !counts.open },
+      groupConfirmation ? renderConfirmation(actions, confirmation.tools) : null,
+      h(
+        'ul',
+        { class: 'tool-list' },
+        group.tools.map((tool) => renderTool(state, actions, tool)),
+      ),
+    ),
+  );
+}
+
+function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Child {
+  const current = toolState(tool.name, shownAllowed(state), shownAsk(state));
+  const canEdit = editable(state);
+  const target = state.target;
+  const grant = target.kind === 'agent' && current !== 'allow' ? grantFor(state, target.agentId, tool.name) : undefined;
+  const rowText = rowState(
+    target,
+    overriding(state),
+    current === 'allow',
+    defaultAllowed(state).has(tool.name),
+    current === 'ask',
+    grant !== undefined,
+  );
+  const inheritedLook = target.kind === 'agent' && !overriding(state);
+  const confirmation = state.confirmation;
+  const awaiting = confirmation !== null && confirmation.tools.length === 1 && confirmation.tools[0] === tool.name;
+  const stateId = `state-${tool.name}`;
+  const stateText = h(
+    'span',
+    { id: stateId, class: `state ${STATE_CLASS[rowText]}` },
+    rowText,
+    grant === undefined
+      ? null
+      : [
+          ', encore ',
+          h('span', { class: 'until', 'data-until': grant.expiresAt }, remainingText(Date.parse(grant.expiresAt) - Date.now())),
+        ],
+  );
+  const texts = [
+    h('span', { class: 'tool-text' }, h('code', { class: 'tool-name' }, tool.name), h('span', { class: 'tool-label' }, tool.label)),
+    tool.access === 'read' ? h('span', { class: 'badge badge-read' }, 'Lecture') : h('span', { class: 'badge badge-write' }, 'Écriture'),
+    stateText,
+  ];
+  const rowClass = `tool-row access-${tool.access}${inheritedLook ? ' inherited' : ''}${canEdit ? ' editable' : ''}`;
+  if (!canEdit) {
+    const mark = current === 'allow' || grant !== undefined ? '✓' : current === 'ask' ? '?' : '–';
+    return h(
+      'li',
+      { class: rowClass },
+      h('div', { class: 'tool-line' }, h('span', { class: `mark${mark === '✓' ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, mark), texts),
+    );
+  }
+  const controlId = toolControlId(tool.name);
+  // Asking is offered for write tools (and kept visible on any tool already on ask, to clear it).
+  const offersAsk = current !== 'allow' && (tool.access === 'write' || current === 'ask');
+  return h(
+    'li',
+    { class: rowClass },
+    h(
+      'div',
+      { class: 'tool-line' },
+      h(
+        'label',
+        { class: 'tool-check-row', for: controlId },
+        h('input', {
+          id: controlId,
+          class: 'tool-check',
+          type: 'checkbox',
+          checked: current === 'allow',
+          'aria-label': checkboxLabel(tool),
+          'aria-describedby': stateId,
+          onchange: (event: Event) => {
+            actions.setTool(tool.name, (event.target as HTMLInputElement).checked ? 'allow' : 'deny');
+          },
+        }),
+        texts,
+      ),
+      offersAsk
+        ? h(
+            'button',
+            {
+              id: askToggleId(tool.name),
+              class: 'button ask-toggle',
+              type: 'button',
+              'aria-pressed': String(current === 'ask'),
+              'aria-label': askToggleLabel(tool),
+              onclick: () => {
+                actions.setTool(tool.name, current === 'ask' ? 'deny' : 'ask');
+              },
+            },
+            h('span', { class: 'ask-mark', 'aria-hidden': 'true' }, current === 'ask' ? '●' : '○'),
+            ' Sur demande',
+          )
+        : null,
+    ),
+    awaiting ? renderConfirmation(actions, [tool.name]) : null,
+  );
+}
+
+function renderConfirmation(actions: Actions, tools: string[]): Child {
   const message =
     tools.length === 1
       ? 'Ce tool sera autorisé pour tous les agents sans override. Confirmer cette modification ?'
@@ -181,10 +310,28 @@ function renderConfirmation(panel: Panel, tools: string[]): Child {
       { class: 'button-row' },
       h(
         'button',
-        { id: 'confirm-write', class: 'button button-primary', type: 'button', onclick: () => panel.edit.confirmWriteTools() },
+        {
+          id: 'confirm-write',
+          class: 'button button-primary',
+          type: 'button',
+          onclick: () => {
+            actions.confirmWriteTools();
+          },
+        },
         'Confirmer',
       ),
-      h('button', { id: 'confirm-write-cancel', class: 'button', type: 'button', onclick: () => panel.edit.cancelWriteTools() }, 'Annuler'),
+      h(
+        'button',
+        {
+          id: 'confirm-write-cancel',
+          class: 'button',
+          type: 'button',
+          onclick: () => {
+            actions.cancelWriteTools();
+          },
+        },
+        'Annuler',
+      ),
     ),
   );
 }
@@ -194,6 +341,6 @@ export function renderToolbarHint(): Child {
   return h(
     'p',
     { id: 'toolbar-hint', class: 'visually-hidden' },
-    'Flèches gauche et droite : Tout autoriser, Tout demander, Tout retirer dans ce groupe.',
+    'Flèches gauche et droite : Tout autoriser dans ce groupe, Tout retirer dans ce groupe, Autres actions.',
   );
 }

@@ -102,7 +102,9 @@ export class LiveStream {
     if (token !== null) headers.Authorization = `Bearer ${token}`;
     const fetchImpl = this.options.fetch ?? fetch;
     // A service that accepts the connection but never answers is as dead as a silent stream.
-    let idle = setTimeout(() => controller.abort(), this.idleMs);
+    let idle = setTimeout(() => {
+      controller.abort();
+    }, this.idleMs);
     let response: Response;
     try {
       response = await fetchImpl(this.options.url, { headers, cache: 'no-store', signal: controller.signal });
@@ -132,7 +134,9 @@ export class LiveStream {
         const { value, done } = await reader.read();
         if (done || generation !== this.generation) return true;
         clearTimeout(idle);
-        idle = setTimeout(() => controller.abort(), this.idleMs);
+        idle = setTimeout(() => {
+          controller.abort();
+        }, this.idleMs);
         for (const message of parser.push(decoder.decode(value, { stream: true }))) this.dispatch(message);
       }
     } catch {
@@ -156,7 +160,10 @@ export class LiveStream {
 
   private sleep(ms: number, generation: number): Promise<void> {
     return new Promise((resolve) => {
-      if (generation !== this.generation) return resolve();
+      if (generation !== this.generation) {
+        resolve();
+        return;
+      }
       const timer = setTimeout(done, ms);
       function done(): void {
         clearTimeout(timer);

@@ -1,14 +1,15 @@
 /**
- * What the panel does with the live events (an `approval` event goes to {@link Requests}): a `policy` event that tells something the panel does
- * not show yet (another revision of the open project, a project added, removed, broken or
- * repaired) reloads through {@link Panel.reloadView}, which keeps a draft. Events are gathered
- * for a moment so a burst (a whole state on reconnection) costs one reload, and never acted on
- * while a load or a write is in flight (the panel calls {@link LiveSync.settled} afterwards).
+ * What the panel does with the live events: an `approval` event goes to `hooks.approval`; a
+ * `policy` event that tells something the panel does not show yet (another revision of the open
+ * project, a project added, removed, broken or repaired) calls `hooks.reload`, which keeps a
+ * draft. Events are gathered for a moment so a burst (a whole state on reconnection) costs one
+ * reload, and never acted on while a load or a write is in flight ({@link LiveSync.settled}, a
+ * store listener, acts on them afterwards).
  */
 import type { ApprovalEvent, PolicyEvent } from '../../schemas/events.js';
 import { LiveStream, type LiveState } from './live-stream.js';
-import type { Panel } from './panel.js';
 import type { SseMessage } from './sse.js';
+import type { Store } from './store.js';
 
 /** Events of a burst arrive within a few milliseconds; one reload answers all of them. */
 const GATHER_MS = 40;
@@ -29,7 +30,7 @@ export function eventsNeedReload(shown: ShownPolicy, events: readonly PolicyEven
       if (known !== undefined) return true;
       continue;
     }
-    if (known === undefined || known.status !== event.status) return true;
+    if (known?.status !== event.status) return true;
     if (event.project === shown.projectId && (event.revision !== shown.revision || event.status !== shown.status)) return true;
   }
   return false;
@@ -58,58 +59,76 @@ export function approvalEventOf(data: string): ApprovalEvent | null {
   }
 }
 
+/** What the composition root does on the stream's news. */
+export interface LiveHooks {
+  /** Something the panel shows changed: read the view again (a draft is kept). */
+  reload(): void;
+  approval(event: ApprovalEvent): void;
+  /** A connection opened (its first frames carry no approval state: read the lists). */
+  opened(): void;
+}
+
 export class LiveSync {
-  private readonly stream: LiveStream;
+  private stream: LiveStream | null = null;
+  private hooks: LiveHooks | null = null;
   private pending: PolicyEvent[] = [];
   /** The stream was down for a while: reload once even if no event says what changed (a removal). */
   private resync = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
-    private readonly panel: Panel,
-    url: string,
-  ) {
-    this.stream = new LiveStream({
-      url,
-      token: () => panel.state.token,
+    private readonly store: Store,
+    private readonly url: string,
+  ) {}
+
+  /** Connects unless already connected (or connecting). */
+  start(hooks: LiveHooks): void {
+    this.hooks = hooks;
+    if (this.store.state.live === 'stopped') this.connection().restart();
+  }
+
+  /** The token changed: reconnect with it at once. */
+  restart(): void {
+    this.connection().restart();
+  }
+
+  /** A store listener: once no load or write is in flight, act on what arrived meanwhile. */
+  settled(): void {
+    const { loading, saving } = this.store.state;
+    if (!loading && !saving && (this.pending.length > 0 || this.resync)) this.schedule();
+  }
+
+  private connection(): LiveStream {
+    this.stream ??= new LiveStream({
+      url: this.url,
+      token: () => this.store.state.token,
       onOpen: (reconnection) => {
         // The connection's first frames describe every project: older events are superseded.
         this.pending = [];
         if (reconnection) this.resync = true;
         this.schedule();
-        // The first frames carry no approval state: read it once the stream can tell what changes next.
-        if (panel.state.projectId !== null) void panel.requests.refresh();
+        if (this.store.state.projectId !== null) this.hooks?.opened();
       },
-      onMessage: (message) => this.onMessage(message),
-      onState: (state) => this.onState(state),
+      onMessage: (message) => {
+        this.onMessage(message);
+      },
+      onState: (state) => {
+        this.onState(state);
+      },
     });
-  }
-
-  /** Connects unless already connected (or connecting). */
-  start(): void {
-    if (this.panel.state.live === 'stopped') this.stream.restart();
-  }
-
-  /** The token changed: reconnect with it at once. */
-  restart(): void {
-    this.stream.restart();
-  }
-
-  /** A load or a write just ended: act on what arrived meanwhile. */
-  settled(): void {
-    if (this.pending.length > 0 || this.resync) this.schedule();
+    return this.stream;
   }
 
   private onState(state: LiveState): void {
-    if (this.panel.state.live === state) return;
-    this.panel.state.live = state;
-    this.panel.changed();
+    if (this.store.state.live === state) return;
+    this.store.state.live = state;
+    this.store.changed();
   }
 
   private onMessage(message: SseMessage): void {
     if (message.event === 'approval') {
       const event = approvalEventOf(message.data);
-      if (event !== null) this.panel.requests.onEvent(event);
+      if (event !== null) this.hooks?.approval(event);
       return;
     }
     if (message.event !== 'policy') return;
@@ -128,7 +147,7 @@ export class LiveSync {
   }
 
   private sync(): void {
-    const { state } = this.panel;
+    const state = this.store.state;
     if (state.loading || state.saving) return; // settled() comes back here
     // Only the latest state of each project counts (an older one would look like a change).
     const latest = new Map(this.pending.map((event) => [event.project, event]));
@@ -142,7 +161,7 @@ export class LiveSync {
     };
     if (this.resync || eventsNeedReload(shown, events)) {
       this.resync = false;
-      void this.panel.reloadView({ live: true });
+      this.hooks?.reload();
     }
   }
 }

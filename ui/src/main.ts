@@ -1,18 +1,141 @@
-/** Entry point of the permissions panel served at `/ui/`. */
+/**
+ * Entry point of the permissions panel served at `/ui/`, and its composition root: one store,
+ * controllers built from (store, api), views rendered from (state, actions) on every change.
+ */
+import type { Actions } from './actions.js';
 import { PermissionsApi, apiRoot } from './api.js';
-import { renderInto } from './dom.js';
-import { Panel } from './panel.js';
 import { startCountdowns } from './countdown.js';
+import { DENIALS_REFRESH_MS, Denials } from './denials.js';
+import { renderInto } from './dom.js';
+import { Editing } from './editing.js';
+import { LiveSync } from './live-sync.js';
+import { Navigation } from './navigation.js';
 import { PressHold } from './press-hold.js';
+import { Requests } from './requests.js';
+import { dirty } from './selectors.js';
+import { initialState } from './state.js';
+import { Store } from './store.js';
 import { TokenStore, takeTokenFromLocation } from './token.js';
 import { renderPage } from './view.js';
+import { Writes } from './writes.js';
 
 const root = document.getElementById('app');
 const announcer = document.getElementById('announcer');
 if (root === null || announcer === null) throw new Error('#app or #announcer is missing from index.html');
+const page: HTMLElement = root;
+const liveRegion: HTMLElement = announcer;
 
 // First of all: a token given in the address leaves the address bar (and the history entry).
 const addressToken = takeTokenFromLocation(window.location, window.history);
+
+const tokens = new TokenStore(window.sessionStorage);
+const store = new Store(initialState(tokens.get()));
+// The API reads the token from the state at each request (the user may change it).
+const api = new PermissionsApi(apiRoot(window.location.pathname), () => store.state.token);
+const live = new LiveSync(store, api.eventsUrl());
+const navigation = new Navigation(store, api, tokens, {
+  tokenChanged: () => {
+    live.restart();
+  },
+});
+const editing = new Editing(store);
+const writes = new Writes(store, api, navigation);
+const requests = new Requests(store, api, navigation);
+const denials = new Denials(store, api);
+
+const actions: Actions = {
+  reloadView: () => void navigation.reloadView(),
+  retryLoad: () => void navigation.load(),
+  selectTarget: (target) => {
+    navigation.selectTarget(target);
+  },
+  selectProject: (projectId) => {
+    navigation.selectProject(projectId);
+  },
+  setTab: (tab) => {
+    navigation.setTab(tab);
+  },
+  showRequests: (open) => {
+    navigation.showRequests(open);
+  },
+  toggleGroup: (groupId, access) => {
+    navigation.toggleGroup(groupId, access);
+  },
+  confirmSwitch: () => {
+    navigation.confirmSwitch();
+  },
+  cancelSwitch: () => {
+    navigation.cancelSwitch();
+  },
+  submitToken: (value) => void navigation.submitToken(value),
+  forgetToken: () => {
+    navigation.forgetToken();
+  },
+  openTokenForm: () => {
+    navigation.openTokenForm();
+  },
+  dismissTokenForm: () => {
+    navigation.dismissTokenForm();
+  },
+  closeLiveNotice: () => {
+    navigation.closeLiveNotice();
+  },
+  createOverride: () => {
+    editing.createOverride();
+  },
+  setTool: (name, wanted) => {
+    editing.setTool(name, wanted);
+  },
+  setGroup: (groupId, wanted) => {
+    editing.setGroup(groupId, wanted);
+  },
+  setQuickGrant: (grantId, checked) => {
+    editing.setQuickGrant(grantId, checked);
+  },
+  fixDenial: (name, wanted) => {
+    editing.fixDenial(name, wanted);
+  },
+  confirmWriteTools: () => {
+    editing.confirmWriteTools();
+  },
+  cancelWriteTools: () => {
+    editing.cancelWriteTools();
+  },
+  dropUnknown: () => {
+    editing.dropUnknown();
+  },
+  cancelDraft: () => {
+    editing.cancelDraft();
+  },
+  toggleMoreActions: (groupId) => {
+    editing.toggleMoreActions(groupId);
+  },
+  moveToolbarFocus: (groupId, key) => editing.moveToolbarFocus(groupId, key),
+  rememberToolbarFocus: (groupId, index) => {
+    editing.rememberToolbarFocus(groupId, index);
+  },
+  save: () => void writes.save(),
+  keepMine: () => void writes.keepMine(),
+  takeTheirs: () => {
+    writes.takeTheirs();
+  },
+  reset: () => void writes.reset(),
+  undo: () => void writes.undo(),
+  chooseRepair: (kind) => {
+    writes.chooseRepair(kind);
+  },
+  cancelRepair: () => {
+    writes.cancelRepair();
+  },
+  confirmRepair: () => void writes.confirmRepair(),
+  refreshRequests: () => void requests.refresh(),
+  showDurations: (id) => {
+    requests.showDurations(id);
+  },
+  answer: (id, answer, ttlSeconds) => void requests.answer(id, answer, ttlSeconds),
+  revoke: (grantId) => void requests.revoke(grantId),
+  refreshDenials: () => void denials.refresh(),
+};
 
 const pressHold = new PressHold(document);
 let scheduled = false;
@@ -20,42 +143,68 @@ let scheduled = false;
 function scheduleRender(): void {
   if (scheduled) return;
   scheduled = true;
-  queueMicrotask(() => pressHold.run(render));
+  queueMicrotask(() => {
+    pressHold.run(render);
+  });
 }
 
 function render(): void {
   scheduled = false;
-  renderInto(root as HTMLElement, renderPage(panel));
+  const state = store.state;
+  renderInto(page, renderPage(state, actions));
   // The live region lives outside the re-rendered tree, so a change of its text is announced.
-  if ((announcer as HTMLElement).textContent !== panel.state.announcement)
-    (announcer as HTMLElement).textContent = panel.state.announcement;
-  const focusId = panel.state.focusAfterRender;
-  if (focusId !== null && !panel.state.loading) {
-    panel.state.focusAfterRender = null;
+  if (liveRegion.textContent !== state.announcement) liveRegion.textContent = state.announcement;
+  const focusId = state.focusAfterRender;
+  if (focusId !== null && !state.loading) {
+    state.focusAfterRender = null;
     document.getElementById(focusId)?.focus();
   }
 }
 
-// The API reads the token from the panel's state at each request (the user may change it).
-const api = new PermissionsApi(apiRoot(window.location.pathname), () => panel.state.token);
-const panel: Panel = new Panel(api, new TokenStore(window.sessionStorage), scheduleRender);
+store.subscribe(scheduleRender);
+store.subscribe(() => {
+  live.settled();
+});
+store.subscribe(() => {
+  requests.followLoads();
+  denials.followLoads();
+});
+
+const liveHooks = {
+  reload: () => void navigation.reloadView({ live: true }),
+  approval: (event: Parameters<Requests['onEvent']>[0]) => {
+    requests.onEvent(event);
+    // An ask is a denial too: the refusals follow.
+    if (event.project === store.state.projectId) void denials.refresh();
+  },
+  opened: () => {
+    void requests.refresh();
+    void denials.refresh();
+  },
+};
+
 const projectId = new URLSearchParams(window.location.search).get('project') ?? undefined;
 if (addressToken !== null) {
   // The live stream starts once the token is checked, so it connects with it.
-  void panel.submitToken(addressToken, 'address', false).then(() => {
-    panel.live.start();
-    return panel.load(projectId);
+  void navigation.submitToken(addressToken, 'address', false).then(() => {
+    live.start(liveHooks);
+    return navigation.load(projectId);
   });
 } else {
-  panel.askTokenIfNone();
-  panel.live.start();
-  void panel.load(projectId);
+  navigation.askTokenIfNone();
+  live.start(liveHooks);
+  void navigation.load(projectId);
 }
 
 // Remaining times of requests and grants count down in place; one that ends reads the lists again.
-startCountdowns(document, () => void panel.requests.refresh());
+startCountdowns(document, () => void requests.refresh());
+
+// The service sends no event for a decision: the refusals are read again while the page is seen.
+setInterval(() => {
+  if (document.visibilityState === 'visible') void denials.refresh();
+}, DENIALS_REFRESH_MS);
 
 // Leaving the page (reload, close) with unsaved changes asks the browser's own confirmation.
 window.addEventListener('beforeunload', (event) => {
-  if (panel.dirty()) event.preventDefault();
+  if (dirty(store.state)) event.preventDefault();
 });

@@ -14,26 +14,33 @@ export type Access = CatalogTool['access'];
 export type TargetKey = { kind: 'default' } | { kind: 'agent'; agentId: string };
 
 /** The state a tool row displays, worded exactly as the ticket's labels. */
-export type RowState = 'Autorisé' | 'Refusé' | 'Hérité' | 'Ajouté' | 'Retiré' | 'Demander' | 'Demander (hérité)';
+export type RowState =
+  'Autorisé' | 'Refusé' | 'Hérité' | 'Ajouté' | 'Retiré' | 'Sur demande' | 'Sur demande (hérité)' | 'Autorisé (temporaire)';
 
 /** What a policy says of one tool: allowed, asked (runs with the user's approval, docs/api.md §11), or denied. */
 export type ToolState = 'allow' | 'ask' | 'deny';
-
-/** The three choices of a tool row, in the order they are shown. */
-export const TOOL_STATES: readonly { id: ToolState; label: string }[] = [
-  { id: 'allow', label: 'Autorisé' },
-  { id: 'ask', label: 'Demander' },
-  { id: 'deny', label: 'Refusé' },
-];
 
 export function toolState(name: string, allowed: ReadonlySet<string>, ask: ReadonlySet<string>): ToolState {
   return allowed.has(name) ? 'allow' : ask.has(name) ? 'ask' : 'deny';
 }
 
-/** The DOM id of one choice of a tool row (the focus follows it across re-renders; see choice-view.ts). */
-export function toolControlId(name: string, state: ToolState): string {
-  return `tool-${name}-${state}`;
+/** The DOM id of a tool's checkbox (the focus follows it across re-renders). */
+export function toolControlId(name: string): string {
+  return `tool-${name}`;
 }
+
+/** The DOM id of a tool's "Sur demande" toggle. */
+export function askToggleId(name: string): string {
+  return `ask-${name}`;
+}
+
+/** The accessible name of a tool's "Sur demande" toggle: "Sur demande : Créer un ticket, idea_ticket_create". */
+export function askToggleLabel(tool: Pick<CatalogTool, 'label' | 'name'>): string {
+  return `Sur demande : ${checkboxLabel(tool)}`;
+}
+
+/** The items of a group's toolbar, in order: the group button, its two actions, then "Autres actions". */
+export const TOOLBAR_ITEMS = ['group-toggle', 'group-all', 'group-none', 'group-more'] as const;
 
 export const DEFAULT_TARGET: TargetKey = { kind: 'default' };
 
@@ -51,20 +58,32 @@ export function autorise(count: number): string {
   return count > 1 ? 'autorisés' : 'autorisé';
 }
 
-/** "9 lecture autorisés · 2 écriture autorisés", then " · 3 sur demande" when tools are on ask. */
-export function summaryText(catalog: CatalogResponse, allowed: ReadonlySet<string>, ask: ReadonlySet<string> = new Set()): string {
+/**
+ * "9 lecture autorisés · 2 écriture autorisés", then " (dont 1 temporaire)" when a live grant
+ * allows a tool the policy does not, then " · 3 sur demande" when tools are on ask.
+ */
+export function summaryText(
+  catalog: CatalogResponse,
+  allowed: ReadonlySet<string>,
+  ask: ReadonlySet<string> = new Set(),
+  granted: ReadonlySet<string> = new Set(),
+): string {
   let read = 0;
   let write = 0;
   let asked = 0;
+  let temporary = 0;
   for (const tool of catalog.tools) {
-    if (!allowed.has(tool.name)) {
+    const byGrant = !allowed.has(tool.name) && granted.has(tool.name);
+    if (!allowed.has(tool.name) && !byGrant) {
       if (ask.has(tool.name)) asked += 1;
       continue;
     }
+    if (byGrant) temporary += 1;
     if (tool.access === 'read') read += 1;
     else write += 1;
   }
-  return `${read} lecture ${autorise(read)} · ${write} écriture ${autorise(write)}${asked > 0 ? ` · ${asked} sur demande` : ''}`;
+  const dont = temporary > 0 ? ` (dont ${temporary} temporaire${temporary > 1 ? 's' : ''})` : '';
+  return `${read} lecture ${autorise(read)} · ${write} écriture ${autorise(write)}${dont}${asked > 0 ? ` · ${asked} sur demande` : ''}`;
 }
 
 /** The visible group counter, "3/7 autorisés" (then " · 1 sur demande"). */
@@ -84,13 +103,22 @@ export function checkboxLabel(tool: Pick<CatalogTool, 'label' | 'name'>): string
 
 /**
  * The state of one row. The project default and an agent that inherits show the plain effective
- * state ("Hérité" for an inherited grant); an override is compared with the project default.
+ * state ("Hérité" for an inherited grant); an override is compared with the project default. A
+ * live temporary grant of a tool the policy does not allow reads "Autorisé (temporaire)".
  */
-export function rowState(target: TargetKey, overriding: boolean, allowed: boolean, allowedByDefault: boolean, asked = false): RowState {
-  if (target.kind === 'default') return allowed ? 'Autorisé' : asked ? 'Demander' : 'Refusé';
-  if (!overriding) return allowed ? 'Hérité' : asked ? 'Demander (hérité)' : 'Refusé';
+export function rowState(
+  target: TargetKey,
+  overriding: boolean,
+  allowed: boolean,
+  allowedByDefault: boolean,
+  asked = false,
+  granted = false,
+): RowState {
+  if (!allowed && granted) return 'Autorisé (temporaire)';
+  if (target.kind === 'default') return allowed ? 'Autorisé' : asked ? 'Sur demande' : 'Refusé';
+  if (!overriding) return allowed ? 'Hérité' : asked ? 'Sur demande (hérité)' : 'Refusé';
   if (allowed) return allowedByDefault ? 'Autorisé' : 'Ajouté';
-  if (asked) return 'Demander';
+  if (asked) return 'Sur demande';
   return allowedByDefault ? 'Retiré' : 'Refusé';
 }
 

@@ -13,13 +13,45 @@ export class PressHold {
   private limit: ReturnType<typeof setTimeout> | null = null;
 
   constructor(target: Pick<Document, 'addEventListener'>) {
-    target.addEventListener('pointerdown', () => this.press(), true);
-    target.addEventListener('pointerup', () => this.releaseSoon(), true);
-    target.addEventListener('pointercancel', () => this.releaseSoon(), true);
-    target.addEventListener('keydown', (event) => (event as KeyboardEvent).key === ' ' && this.press(), true);
-    target.addEventListener('keyup', (event) => (event as KeyboardEvent).key === ' ' && this.releaseSoon(), true);
+    target.addEventListener(
+      'pointerdown',
+      () => {
+        this.press();
+      },
+      true,
+    );
+    target.addEventListener(
+      'pointerup',
+      () => {
+        this.releaseSoon();
+      },
+      true,
+    );
+    target.addEventListener(
+      'pointercancel',
+      () => {
+        this.releaseSoon();
+      },
+      true,
+    );
+    target.addEventListener(
+      'keydown',
+      (event) => {
+        if (event.key === ' ') this.press();
+      },
+      true,
+    );
+    target.addEventListener(
+      'keyup',
+      (event) => {
+        if (event.key === ' ') this.releaseSoon();
+      },
+      true,
+    );
     // Bubbling, so after the clicked control's own handler: its render then happens within the click.
-    target.addEventListener('click', () => this.release());
+    target.addEventListener('click', () => {
+      this.release();
+    });
   }
 
   /** Runs `render` now, or once the press is over (the last one asked wins). */
@@ -31,12 +63,16 @@ export class PressHold {
   private press(): void {
     this.pressed = true;
     if (this.limit !== null) clearTimeout(this.limit);
-    this.limit = setTimeout(() => this.release(), MAX_HOLD_MS);
+    this.limit = setTimeout(() => {
+      this.release();
+    }, MAX_HOLD_MS);
   }
 
   /** A release that no click follows (the pointer left the button) ends the hold on the next task. */
   private releaseSoon(): void {
-    setTimeout(() => this.release(), 0);
+    setTimeout(() => {
+      this.release();
+    }, 0);
   }
 
   private release(): void {

@@ -7,10 +7,12 @@ import { visibleText } from './agent-names.js';
 import { h, type Child } from './dom.js';
 import { renderNotice, renderProblem } from './feedback-view.js';
 import { summaryText } from './model.js';
-import type { Panel } from './panel.js';
+import { targetName } from './selectors.js';
+import type { Actions } from './actions.js';
+import type { PanelState } from './state.js';
 
-export function renderRepair(panel: Panel): Child {
-  const { view, repair, draft, token, role } = panel.state;
+export function renderRepair(state: PanelState, actions: Actions): Child {
+  const { view, repair, draft, token, role } = state;
   if (view === null) return null;
   const lastValid = view.lastValid ?? null;
   const canRepair = token !== null && role === 'admin';
@@ -28,7 +30,7 @@ export function renderRepair(panel: Panel): Child {
       : h(
           'p',
           { class: 'mode-hint', id: 'repair-draft' },
-          `Vos modifications non enregistrées pour « ${panel.targetName(draft.target)} » sont conservées : elles seront comparées à la policy réparée.`,
+          `Vos modifications non enregistrées pour « ${targetName(state, draft.target)} » sont conservées : elles seront comparées à la policy réparée.`,
         ),
     canRepair ? null : h('p', { class: 'mode-hint' }, 'La réparation demande le jeton administrateur.'),
     h(
@@ -43,7 +45,9 @@ export function renderRepair(panel: Panel): Child {
               class: 'button',
               type: 'button',
               'aria-disabled': canRepair ? null : 'true',
-              onclick: () => canRepair && panel.writes.chooseRepair('last-valid'),
+              onclick: () => {
+                if (canRepair) actions.chooseRepair('last-valid');
+              },
             },
             'Restaurer le dernier document valide\u2026',
           ),
@@ -54,25 +58,28 @@ export function renderRepair(panel: Panel): Child {
           class: 'button',
           type: 'button',
           'aria-disabled': canRepair ? null : 'true',
-          onclick: () => canRepair && panel.writes.chooseRepair('read-only'),
+          onclick: () => {
+            if (canRepair) actions.chooseRepair('read-only');
+          },
         },
         'Réinitialiser en lecture seule\u2026',
       ),
     ),
-    repair === null ? null : renderConfirmation(panel, repair.kind, repair.document, repair.dropped, lastValid?.revision ?? null),
-    renderProblem(panel),
-    renderNotice(panel),
+    repair === null ? null : renderConfirmation(state, actions, repair.kind, repair.document, repair.dropped, lastValid?.revision ?? null),
+    renderProblem(state),
+    renderNotice(state),
   );
 }
 
 function renderConfirmation(
-  panel: Panel,
+  state: PanelState,
+  actions: Actions,
   kind: 'read-only' | 'last-valid',
   document: PolicyDocument,
   dropped: string[],
   revision: string | null,
 ): Child {
-  const catalog = panel.state.catalog;
+  const catalog = state.catalog;
   const summary = (tools: readonly string[]): string => (catalog === null ? `${tools.length} tools` : summaryText(catalog, new Set(tools)));
   const lines: Child[] = [];
   if (kind === 'read-only') {
@@ -116,10 +123,28 @@ function renderConfirmation(
       { class: 'button-row' },
       h(
         'button',
-        { id: 'repair-confirm', class: 'button button-danger', type: 'button', onclick: () => void panel.writes.confirmRepair() },
+        {
+          id: 'repair-confirm',
+          class: 'button button-danger',
+          type: 'button',
+          onclick: () => {
+            actions.confirmRepair();
+          },
+        },
         'Écrire ce document',
       ),
-      h('button', { id: 'repair-cancel', class: 'button', type: 'button', onclick: () => panel.writes.cancelRepair() }, 'Annuler'),
+      h(
+        'button',
+        {
+          id: 'repair-cancel',
+          class: 'button',
+          type: 'button',
+          onclick: () => {
+            actions.cancelRepair();
+          },
+        },
+        'Annuler',
+      ),
     ),
   );
 }

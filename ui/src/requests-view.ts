@@ -1,5 +1,5 @@
 /**
- * The "Demandes" tab: the pending approval requests with their four answers, then the temporary
+ * "Demandes", opened from the header button: the pending approval requests with their four answers, then the temporary
  * grants with their remaining time and "Retirer". Remaining times are `[data-until]` texts that
  * countdown.ts keeps current in place.
  */
@@ -7,42 +7,64 @@ import type { Approval, Grant } from '../../schemas/approvals.js';
 import { clockText, remainingText } from './countdown.js';
 import { h, type Child } from './dom.js';
 import { renderFrenchError } from './feedback-view.js';
-import type { Panel } from './panel.js';
-import { GRANT_DURATIONS, domKey } from './requests.js';
+import type { Actions } from './actions.js';
+import { GRANT_DURATIONS, domKey } from './requests-model.js';
+import { agentName, canAnswer } from './selectors.js';
+import type { PanelState } from './state.js';
 
 /** A remaining time that counts down by itself. */
 function until(iso: string, id?: string): Child {
   return h('span', { class: 'until', 'data-until': iso, id }, remainingText(Date.parse(iso) - Date.now()));
 }
 
-/** The tab's accessible name with the count of pending requests ("Demandes, 2 en attente"). */
-export function requestsTabName(panel: Panel): string {
-  const count = panel.state.requests.pending.length;
-  return count === 0 ? 'Demandes' : `Demandes, ${count} en attente`;
+/** The header button's accessible name, with the count of pending requests ("Demandes d'approbation, 2 en attente"). */
+export function requestsButtonName(state: PanelState): string {
+  const count = state.requests.pending.length;
+  return `Demandes d\u2019approbation, ${count === 0 ? 'aucune' : count} en attente`;
 }
 
-/** The tab's visible text: the count is a badge. */
-export function renderRequestsTabLabel(panel: Panel): Child {
-  const count = panel.state.requests.pending.length;
-  return ['Demandes', count === 0 ? null : h('span', { class: 'count-badge', 'aria-hidden': 'true' }, String(count))];
-}
-
-/** In a tool row of an agent: the live temporary grant that lets it call the tool anyway. */
-export function renderGrantBadge(panel: Panel, tool: string): Child {
-  const target = panel.state.target;
-  if (target.kind !== 'agent') return null;
-  const grant = panel.requests.grantFor(target.agentId, tool);
-  if (grant === undefined) return null;
-  return h('span', { class: 'grant-note' }, ' · accord temporaire, encore ', until(grant.expiresAt));
-}
-
-export function renderRequests(panel: Panel): Child {
-  const requests = panel.state.requests;
-  if (requests.unsupported) return h('p', { class: 'empty' }, 'Ce service ne gère pas les demandes d\u2019approbation.');
-  const canAnswer = panel.requests.canAnswer();
+/** In the header: opens the requests and grants in the right column (the targets stay), or closes them. */
+export function renderRequestsButton(state: PanelState, actions: Actions): Child {
+  if (state.projectId === null || state.requests.unsupported) return null;
+  const count = state.requests.pending.length;
+  const open = state.requestsOpen;
   return h(
-    'div',
-    { class: 'requests-page' },
+    'button',
+    {
+      id: 'requests-open',
+      class: `button requests-button${count > 0 ? ' requests-waiting' : ''}`,
+      type: 'button',
+      'aria-expanded': String(open),
+      'aria-controls': 'panel-mcp',
+      'aria-label': requestsButtonName(state),
+      onclick: () => {
+        actions.showRequests(!open);
+      },
+    },
+    'Demandes',
+    h('span', { class: 'count-badge', 'aria-hidden': 'true' }, String(count)),
+  );
+}
+
+export function renderRequests(state: PanelState, actions: Actions): Child {
+  const requests = state.requests;
+  if (requests.unsupported) return h('p', { class: 'empty' }, 'Ce service ne gère pas les demandes d\u2019approbation.');
+  const answerable = canAnswer(state);
+  return h(
+    'section',
+    { class: 'requests-page', id: 'requests-panel', 'aria-label': 'Demandes d\u2019approbation et accords temporaires' },
+    h(
+      'button',
+      {
+        id: 'requests-close',
+        class: 'button button-quiet',
+        type: 'button',
+        onclick: () => {
+          actions.showRequests(false);
+        },
+      },
+      'Retour à l\u2019éditeur',
+    ),
     requests.loadError === null
       ? null
       : h(
@@ -50,7 +72,18 @@ export function renderRequests(panel: Panel): Child {
           { class: 'banner banner-error', role: 'alert' },
           h('p', null, 'Impossible de lire les demandes.'),
           renderFrenchError(requests.loadError, 'requests-load-error'),
-          h('button', { id: 'requests-retry', class: 'button', type: 'button', onclick: () => void panel.requests.refresh() }, 'Réessayer'),
+          h(
+            'button',
+            {
+              id: 'requests-retry',
+              class: 'button',
+              type: 'button',
+              onclick: () => {
+                actions.refreshRequests();
+              },
+            },
+            'Réessayer',
+          ),
         ),
     requests.problem === null
       ? null
@@ -59,14 +92,14 @@ export function renderRequests(panel: Panel): Child {
           { class: 'banner banner-error', role: 'alert', id: 'requests-error' },
           renderFrenchError(requests.problem, 'requests-error'),
         ),
-    h('p', { class: 'saved-status', id: 'requests-notice' }, requests.notice ?? ''),
-    renderPending(panel, canAnswer),
-    renderGrants(panel, canAnswer),
+    renderRequestsNotice(state),
+    renderPending(state, actions, answerable),
+    renderGrants(state, actions, answerable),
   );
 }
 
-function renderPending(panel: Panel, canAnswer: boolean): Child {
-  const { pending, loaded } = panel.state.requests;
+function renderPending(state: PanelState, actions: Actions, answerable: boolean): Child {
+  const { pending, loaded } = state.requests;
   return h(
     'section',
     { class: 'requests', 'aria-labelledby': 'requests-title' },
@@ -79,9 +112,9 @@ function renderPending(panel: Panel, canAnswer: boolean): Child {
     h(
       'p',
       { class: 'mode-hint', id: 'requests-hint' },
-      'Un agent a appelé un tool réglé sur « Demander » : l\u2019appel est refusé, ou attend votre réponse, jusqu\u2019à ce que vous répondiez. « Toujours autoriser » ajoute le tool aux tools autorisés de l\u2019agent (son override est créé s\u2019il n\u2019en a pas).',
+      'Un agent a appelé un tool réglé sur « Sur demande » : l\u2019appel est refusé, ou attend votre réponse, jusqu\u2019à ce que vous répondiez. « Toujours autoriser » ajoute le tool aux tools autorisés de l\u2019agent (son override est créé s\u2019il n\u2019en a pas).',
     ),
-    canAnswer ? null : h('p', { class: 'mode-hint' }, 'Répondre demande le jeton administrateur.'),
+    answerable ? null : h('p', { class: 'mode-hint' }, 'Répondre demande le jeton administrateur.'),
     !loaded
       ? h('p', { class: 'empty' }, 'Chargement des demandes…')
       : pending.length === 0
@@ -89,24 +122,24 @@ function renderPending(panel: Panel, canAnswer: boolean): Child {
         : h(
             'ul',
             { class: 'request-list' },
-            pending.map((request) => renderRequest(panel, request, canAnswer)),
+            pending.map((request) => renderRequest(state, actions, request, answerable)),
           ),
   );
 }
 
-function renderRequest(panel: Panel, request: Approval, canAnswer: boolean): Child {
+function renderRequest(state: PanelState, actions: Actions, request: Approval, answerable: boolean): Child {
   const key = domKey(request.id);
-  const tool = panel.state.catalog?.tools.find((entry) => entry.name === request.tool);
-  const agent = panel.requests.agentName(request.requester);
-  const busy = panel.state.requests.busy !== null;
-  const disabled = !canAnswer || busy ? 'true' : null;
-  const open = panel.state.requests.durationsFor === request.id;
+  const tool = state.catalog?.tools.find((entry) => entry.name === request.tool);
+  const agent = agentName(state, request.requester);
+  const busy = state.requests.busy !== null;
+  const disabled = !answerable || busy ? 'true' : null;
+  const open = state.requests.durationsFor === request.id;
   const button = (id: string, text: string, onclick: () => void, extra: Record<string, string | null> = {}): Child =>
     h('button', { id, class: 'button', type: 'button', 'aria-disabled': disabled, onclick, ...extra }, text);
   const onDurationsKey = (event: Event): void => {
     if (event instanceof KeyboardEvent && event.key === 'Escape') {
       event.preventDefault();
-      panel.requests.showDurations(null);
+      actions.showDurations(null);
     }
   };
   return h(
@@ -130,15 +163,38 @@ function renderRequest(panel: Panel, request: Approval, canAnswer: boolean): Chi
     h(
       'div',
       { class: 'button-row request-actions', role: 'group', 'aria-label': `Réponse à ${agent} pour ${request.tool}` },
-      button(`approve-once-${key}`, 'Autoriser une fois', () => void panel.requests.answer(request.id, 'once'), {
-        class: 'button button-primary',
+      button(
+        `approve-once-${key}`,
+        'Autoriser une fois',
+        () => {
+          actions.answer(request.id, 'once');
+        },
+        {
+          class: 'button button-primary',
+        },
+      ),
+      button(
+        `approve-for-${key}`,
+        'Autoriser pendant…',
+        () => {
+          actions.showDurations(open ? null : request.id);
+        },
+        {
+          'aria-expanded': String(open),
+          'aria-controls': `durations-${key}`,
+        },
+      ),
+      button(`approve-always-${key}`, 'Toujours autoriser', () => {
+        actions.answer(request.id, 'always');
       }),
-      button(`approve-for-${key}`, 'Autoriser pendant…', () => panel.requests.showDurations(open ? null : request.id), {
-        'aria-expanded': String(open),
-        'aria-controls': `durations-${key}`,
-      }),
-      button(`approve-always-${key}`, 'Toujours autoriser', () => void panel.requests.answer(request.id, 'always')),
-      button(`deny-${key}`, 'Refuser', () => void panel.requests.answer(request.id, 'deny'), { class: 'button button-danger' }),
+      button(
+        `deny-${key}`,
+        'Refuser',
+        () => {
+          actions.answer(request.id, 'deny');
+        },
+        { class: 'button button-danger' },
+      ),
     ),
     open
       ? h(
@@ -154,8 +210,12 @@ function renderRequest(panel: Panel, request: Approval, canAnswer: boolean): Chi
             button(
               `approve-for-${key}-${duration.seconds}`,
               duration.label,
-              () => void panel.requests.answer(request.id, 'for', duration.seconds),
-              { 'aria-label': `Autoriser pendant ${duration.spoken}` },
+              () => {
+                actions.answer(request.id, 'for', duration.seconds);
+              },
+              {
+                'aria-label': `Autoriser pendant ${duration.spoken}`,
+              },
             ),
           ),
         )
@@ -163,8 +223,8 @@ function renderRequest(panel: Panel, request: Approval, canAnswer: boolean): Chi
   );
 }
 
-function renderGrants(panel: Panel, canAnswer: boolean): Child {
-  const { grants, loaded } = panel.state.requests;
+function renderGrants(state: PanelState, actions: Actions, answerable: boolean): Child {
+  const { grants, loaded } = state.requests;
   return h(
     'section',
     { class: 'grants', 'aria-labelledby': 'grants-title' },
@@ -181,14 +241,14 @@ function renderGrants(panel: Panel, canAnswer: boolean): Child {
         : h(
             'ul',
             { class: 'grant-list' },
-            grants.map((grant) => renderGrant(panel, grant, canAnswer)),
+            grants.map((grant) => renderGrant(state, actions, grant, answerable)),
           ),
   );
 }
 
-function renderGrant(panel: Panel, grant: Grant, canAnswer: boolean): Child {
+function renderGrant(state: PanelState, actions: Actions, grant: Grant, answerable: boolean): Child {
   const key = domKey(grant.id);
-  const agent = panel.requests.agentName(grant.requester);
+  const agent = agentName(state, grant.requester);
   return h(
     'li',
     { class: 'grant', 'aria-labelledby': `grant-${key}-title` },
@@ -212,11 +272,46 @@ function renderGrant(panel: Panel, grant: Grant, canAnswer: boolean): Child {
         id: `revoke-${key}`,
         class: 'button',
         type: 'button',
-        'aria-disabled': !canAnswer || panel.state.requests.busy !== null ? 'true' : null,
+        'aria-disabled': !answerable || state.requests.busy !== null ? 'true' : null,
         'aria-label': `Retirer l\u2019accord temporaire de ${agent} (${grant.tools.join(', ')})`,
-        onclick: () => void panel.requests.revoke(grant.id),
+        onclick: () => {
+          actions.revoke(grant.id);
+        },
       },
       'Retirer',
+    ),
+  );
+}
+
+/** What the last answer did: a refusal in the error style, anything else as a confirmation. */
+function renderRequestsNotice(state: PanelState): Child {
+  const notice = state.requests.notice;
+  if (notice === null) return h('p', { class: 'saved-status', id: 'requests-notice' });
+  return h('p', { class: notice.refusal ? 'saved-status status-refusal' : 'saved-status', id: 'requests-notice' }, notice.text);
+}
+
+/** The selected agent's pending requests, answered beside its editor. */
+export function renderAgentRequests(state: PanelState, actions: Actions, agentId: string): Child {
+  const pending = state.requests.pending.filter((request) => request.requester === agentId);
+  // The last answer stays said here after the agent's last request is gone.
+  if (pending.length === 0) return state.requests.notice?.requester === agentId ? renderRequestsNotice(state) : null;
+  const answerable = canAnswer(state);
+  return h(
+    'section',
+    { class: 'agent-requests', id: 'agent-requests', 'aria-labelledby': 'agent-requests-title' },
+    h(
+      'h3',
+      { id: 'agent-requests-title', tabindex: -1 },
+      pending.length === 1
+        ? '1 demande d\u2019approbation en attente pour cet agent'
+        : `${pending.length} demandes d\u2019approbation en attente pour cet agent`,
+    ),
+    answerable ? null : h('p', { class: 'mode-hint' }, 'Répondre demande le jeton administrateur.'),
+    renderRequestsNotice(state),
+    h(
+      'ul',
+      { class: 'request-list' },
+      pending.map((request) => renderRequest(state, actions, request, answerable)),
     ),
   );
 }

@@ -1,59 +1,44 @@
 /**
- * The "Demandes" tab's logic (docs/api.md §11): the pending approval requests and the temporary
+ * The approvals' logic behind the header's "Demandes" button (docs/api.md §11): the pending approval requests and the temporary
  * grants of the open project, kept current from the live `approval` events, and the user's answers
  * (admin token only: an agent must never approve itself).
  */
 import type { ApprovalEvent } from '../../schemas/events.js';
-import type { Approval, ApprovalAnswer, Grant } from '../../schemas/approvals.js';
-import { asApiError } from './api.js';
+import type { Approval, ApprovalAnswer } from '../../schemas/approvals.js';
+import { asApiError, type PermissionsApi } from './api.js';
 import { frenchError } from './errors-fr.js';
-import type { Panel } from './panel.js';
-import { emptyRequests } from './state.js';
-
-/** The durations of "Autoriser pendant…". */
-export const GRANT_DURATIONS: readonly { seconds: number; label: string; spoken: string }[] = [
-  { seconds: 15 * 60, label: '15 min', spoken: '15 minutes' },
-  { seconds: 60 * 60, label: '1 h', spoken: '1 heure' },
-  { seconds: 8 * 60 * 60, label: '8 h', spoken: '8 heures' },
-];
+import type { Navigation } from './navigation.js';
+import { GRANT_DURATIONS, answeredText, domKey } from './requests-model.js';
+import { agentName, canAnswer } from './selectors.js';
+import { openTokenForm, type PanelState } from './state.js';
+import type { Store } from './store.js';
 
 /** Events of a burst are answered with one read. */
 const GATHER_MS = 40;
-
-/** A DOM id suffix for a request or grant id. */
-export function domKey(id: string): string {
-  return encodeURIComponent(id).replace(/%/g, '_');
-}
-
-/** What an answer did, in French ("Demande de QA pour idea_memory_write autorisée une fois."). */
-export function answeredText(agent: string, tool: string, answer: ApprovalAnswer, ttlSeconds?: number): string {
-  const what = `Demande de ${agent} pour ${tool}`;
-  if (answer === 'once') return `${what} autorisée une fois.`;
-  if (answer === 'deny') return `${what} refusée.`;
-  if (answer === 'always') return `${what} autorisée : ${tool} ajouté aux tools autorisés de ${agent}.`;
-  const duration = GRANT_DURATIONS.find((entry) => entry.seconds === ttlSeconds)?.spoken ?? `${ttlSeconds ?? 0} secondes`;
-  return `${what} autorisée pendant ${duration}.`;
-}
 
 export class Requests {
   private reading: Promise<void> | null = null;
   private readAgain = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(private readonly panel: Panel) {}
+  /** The load this controller last read the lists for. */
+  private seenLoad = 0;
 
-  /** Answering and revoking need the admin token (the decide token only reads). */
-  canAnswer(): boolean {
-    const { token, role } = this.panel.state;
-    return token !== null && role === 'admin';
+  constructor(
+    private readonly store: Store,
+    private readonly api: PermissionsApi,
+    private readonly navigation: Navigation,
+  ) {}
+
+  private get state(): PanelState {
+    return this.store.state;
   }
 
-  /** The open project changed: its lists are read again; the old project's pending ones are remembered. */
-  switchProject(previous: string | null): void {
-    const requests = this.panel.state.requests;
-    const elsewhere = requests.elsewhere;
-    if (previous !== null && requests.pending.length > 0) elsewhere.set(previous, new Set(requests.pending.map((entry) => entry.id)));
-    this.panel.state.requests = emptyRequests(elsewhere);
+  /** A store listener: every new load of the view reads the lists again (grants send no event). */
+  followLoads(): void {
+    if (this.state.loadCount === this.seenLoad) return;
+    this.seenLoad = this.state.loadCount;
+    void this.refresh();
   }
 
   /** Reads the pending requests and the grants of the open project (one read at a time). */
@@ -73,11 +58,11 @@ export class Requests {
   }
 
   private async read(): Promise<void> {
-    const { state } = this.panel;
+    const state = this.state;
     const project = state.projectId;
     if (project === null) return;
     try {
-      const [approvals, grants] = await Promise.all([this.panel.api.approvals(project), this.panel.api.grants(project)]);
+      const [approvals, grants] = await Promise.all([this.api.approvals(project), this.api.grants(project)]);
       if (state.projectId !== project) return;
       const requests = state.requests;
       const pending = approvals.approvals.filter((entry) => entry.status === 'pending');
@@ -95,7 +80,7 @@ export class Requests {
       if (failure.status === 404 && failure.code !== 'unknown_project') state.requests.unsupported = true;
       else state.requests.loadError = frenchError(failure);
     } finally {
-      this.panel.changed();
+      this.store.changed();
     }
   }
 
@@ -104,16 +89,16 @@ export class Requests {
     const fresh = after.filter((entry) => !known.has(entry.id));
     const [first] = fresh;
     if (first === undefined) return;
-    const where = this.panel.state.tab === 'requests' ? '' : ' (onglet Demandes)';
-    this.panel.state.announcement =
+    const where = this.state.requestsOpen ? '' : ' (bouton Demandes)';
+    this.state.announcement =
       fresh.length === 1
-        ? `Nouvelle demande : ${this.agentName(first.requester)} veut appeler ${first.tool}${where}.`
+        ? `Nouvelle demande : ${agentName(this.state, first.requester)} veut appeler ${first.tool}${where}.`
         : `${fresh.length} nouvelles demandes d\u2019approbation${where}.`;
   }
 
   /** An `approval` event: the open project's lists are read again; another project's are counted. */
   onEvent(event: ApprovalEvent): void {
-    const { state } = this.panel;
+    const state = this.state;
     if (event.project === state.projectId) {
       if (this.timer !== null) return;
       this.timer = setTimeout(() => {
@@ -131,83 +116,84 @@ export class Requests {
     }
     if (ids.size > 0) state.requests.elsewhere.set(event.project, ids);
     else state.requests.elsewhere.delete(event.project);
-    this.panel.changed();
-  }
-
-  agentName(agentId: string): string {
-    return this.panel.targetName({ kind: 'agent', agentId });
-  }
-
-  /** The live grant that lets `agentId` call `tool`, if any. */
-  grantFor(agentId: string, tool: string): Grant | undefined {
-    const now = Date.now();
-    return this.panel.state.requests.grants.find(
-      (grant) => grant.requester === agentId && grant.tools.includes(tool) && Date.parse(grant.expiresAt) > now,
-    );
+    this.store.changed();
   }
 
   showDurations(id: string | null): void {
-    const requests = this.panel.state.requests;
+    const requests = this.state.requests;
     const closing = requests.durationsFor;
     requests.durationsFor = id;
-    this.panel.state.focusAfterRender =
+    this.state.focusAfterRender =
       id === null
         ? closing === null
           ? null
           : `approve-for-${domKey(closing)}`
         : `approve-for-${domKey(id)}-${GRANT_DURATIONS[0]?.seconds ?? 0}`;
-    this.panel.changed();
+    this.store.changed();
   }
 
   async answer(id: string, answer: ApprovalAnswer, ttlSeconds?: number): Promise<void> {
-    const { state } = this.panel;
+    const state = this.state;
     const requests = state.requests;
     const project = state.projectId;
     const request = requests.pending.find((entry) => entry.id === id);
-    if (!this.canAnswer() || requests.busy !== null || project === null || request === undefined) return;
+    if (!canAnswer(this.state) || requests.busy !== null || project === null || request === undefined) return;
     requests.busy = id;
     requests.problem = null;
     requests.notice = null;
     requests.durationsFor = null;
-    this.panel.changed();
+    this.store.changed();
     try {
-      const result = await this.panel.api.answerApproval(project, id, answer, ttlSeconds);
+      const result = await this.api.answerApproval(project, id, answer, ttlSeconds);
       const index = requests.pending.findIndex((entry) => entry.id === id);
       requests.pending = requests.pending.filter((entry) => entry.id !== id);
       const grant = result.grant;
       if (grant !== undefined) requests.grants = [grant, ...requests.grants.filter((entry) => entry.id !== grant.id)];
       // "Toujours autoriser" wrote the policy: show it now, as this page's own change.
-      if (answer === 'always') await this.panel.reloadView({ own: true });
-      const text = answeredText(this.agentName(request.requester), request.tool, answer, ttlSeconds);
-      requests.notice = text;
+      if (answer === 'always') await this.navigation.reloadView({ own: true });
+      const text = answeredText(agentName(this.state, request.requester), request.tool, answer, ttlSeconds);
+      requests.notice = { text, refusal: answer === 'deny', requester: request.requester };
       state.announcement = text;
-      const next = requests.pending[Math.min(index, requests.pending.length - 1)];
-      state.focusAfterRender = next === undefined ? 'requests-title' : `approve-once-${domKey(next.id)}`;
+      state.focusAfterRender = this.focusAfterAnswer(index, request.requester);
     } catch (error) {
       this.failed(error, 'Réponse impossible.');
     } finally {
       requests.busy = null;
-      this.panel.changed();
+      this.store.changed();
     }
+  }
+
+  /**
+   * The next request where the user answered: in "Demandes", the one that took the answered one's
+   * place; beside an agent's editor, that agent's next one, else the editor's title.
+   */
+  private focusAfterAnswer(index: number, requester: string): string {
+    const { pending } = this.state.requests;
+    if (this.state.requestsOpen) {
+      const next = pending[Math.min(index, pending.length - 1)];
+      return next === undefined ? 'requests-title' : `approve-once-${domKey(next.id)}`;
+    }
+    const own = pending.find((entry) => entry.requester === requester);
+    return own === undefined ? 'editor-title' : `approve-once-${domKey(own.id)}`;
   }
 
   /** "Retirer": the grant stops allowing on the next call. */
   async revoke(grantId: string): Promise<void> {
-    const { state } = this.panel;
+    const state = this.state;
     const requests = state.requests;
     const project = state.projectId;
     const grant = requests.grants.find((entry) => entry.id === grantId);
-    if (!this.canAnswer() || requests.busy !== null || project === null || grant === undefined) return;
+    if (!canAnswer(this.state) || requests.busy !== null || project === null || grant === undefined) return;
     requests.busy = grantId;
     requests.problem = null;
     requests.notice = null;
-    this.panel.changed();
+    this.store.changed();
     try {
-      await this.panel.api.revokeGrant(project, grantId);
+      await this.api.revokeGrant(project, grantId);
       const index = requests.grants.findIndex((entry) => entry.id === grantId);
       requests.grants = requests.grants.filter((entry) => entry.id !== grantId);
-      const text = `Accord temporaire de ${this.agentName(grant.requester)} retiré : ${grant.tools.join(', ')} n\u2019est plus autorisé par cet accord.`;
-      requests.notice = text;
+      const text = `Accord temporaire de ${agentName(this.state, grant.requester)} retiré : ${grant.tools.join(', ')} n\u2019est plus autorisé par cet accord.`;
+      requests.notice = { text, refusal: false, requester: grant.requester };
       state.announcement = text;
       const next = requests.grants[Math.min(index, requests.grants.length - 1)];
       state.focusAfterRender = next === undefined ? 'grants-title' : `revoke-${domKey(next.id)}`;
@@ -215,12 +201,12 @@ export class Requests {
       this.failed(error, 'Retrait impossible.');
     } finally {
       requests.busy = null;
-      this.panel.changed();
+      this.store.changed();
     }
   }
 
   private failed(error: unknown, prefix: string): void {
-    const { state } = this.panel;
+    const state = this.state;
     const failure = asApiError(error);
     const french = frenchError(failure);
     if (failure.code === 'approval_closed' || failure.status === 404) {
@@ -235,7 +221,7 @@ export class Requests {
     state.requests.problem = { message: `${prefix} ${french.message}`, detail: french.detail };
     if (failure.status === 401) {
       state.role = null;
-      this.panel.openTokenForm('Le service a refusé ce jeton pour répondre : saisissez le jeton administrateur.');
+      openTokenForm(this.state, 'Le service a refusé ce jeton pour répondre : saisissez le jeton administrateur.');
     }
   }
 }

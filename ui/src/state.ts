@@ -1,12 +1,12 @@
-/** The panel's state: everything the views read. Only the Panel and its helpers change it. */
-import type { Approval, CatalogResponse, Grant, PolicyDocument, ProjectsResponse } from '../../schemas/index.js';
+/** The panel's state: everything the views read. Only the controllers change it, through the store. */
+import type { Approval, CatalogResponse, Grant, PolicyDocument, ProjectsResponse, RecentDecision } from '../../schemas/index.js';
 import type { ApiError, PanelView, Role } from './api.js';
 import type { ConflictSides, TargetBasis } from './draft-rebase.js';
 import type { FrenchError } from './errors-fr.js';
 import type { LiveState } from './live-stream.js';
 import { DEFAULT_TARGET, type TargetKey, type WriteLists } from './model.js';
 
-export type Tab = 'mcp' | 'system' | 'requests';
+export type Tab = 'mcp' | 'system';
 
 /** The "Demandes" tab: pending approval requests and temporary grants of the open project (docs/api.md §11). */
 export interface RequestsState {
@@ -23,10 +23,30 @@ export interface RequestsState {
   durationsFor: string | null;
   /** The last answer's problem, shown above the list. */
   problem: FrenchError | null;
-  /** What the last answer did, shown above the list. */
-  notice: string | null;
+  /** What the last answer did, shown above the list; a refusal is said in the error style. */
+  notice: { text: string; refusal: boolean; requester: string } | null;
   /** Other projects with requests seen pending in the live events (project → request ids). */
   elsewhere: Map<string, Set<string>>;
+}
+
+/** "Refus récents": the recent denials of the open project (`GET /projects/:p/decisions?allow=false`). */
+export interface DenialsState {
+  /** The list has been read once for the open project. */
+  loaded: boolean;
+  /** Newest first, at most the last {@link DENIALS_LIMIT}. */
+  decisions: RecentDecision[];
+  loadError: FrenchError | null;
+}
+
+/** The ring keeps at least 1,000 decisions per project; the panel shows the last 50 denials. */
+export const DENIALS_LIMIT = 50;
+
+/**
+ * What a draft would have changed among recent calls, said in the save bar before Enregistrer.
+ * Stays null until the service offers a preview of a draft; nothing fills it yet.
+ */
+export interface DraftPreview {
+  text: string;
 }
 
 /** Unsaved changes of one target. */
@@ -97,6 +117,10 @@ export interface TokenForm {
 
 export interface PanelState {
   tab: Tab;
+  /** The approval requests and temporary grants are shown in the right column (header button). */
+  requestsOpen: boolean;
+  /** Successful loads so far: a new one tells the request and denial lists to read again. */
+  loadCount: number;
   token: string | null;
   /** The role the service gave the token (`GET /whoami`); null until checked. */
   role: Role | null;
@@ -121,6 +145,8 @@ export interface PanelState {
   repair: RepairChoice | null;
   /** Explicit open/closed choices per target and group (defaults come from the group's access). */
   openGroups: Map<string, boolean>;
+  /** The group whose "Autres actions" ("Tout demander dans ce groupe") is shown. */
+  moreActionsFor: string | null;
   /** Which item of each group's toolbar holds the Tab stop (0: the group button). */
   toolbarFocus: Map<string, number>;
   /** Element to focus after the next render, when the action removed or moved the focused element. */
@@ -132,6 +158,9 @@ export interface PanelState {
   /** Something the live events changed that the user did not do (a project gone), said at the top. */
   liveNotice: string | null;
   requests: RequestsState;
+  denials: DenialsState;
+  /** The save bar's summary of what the draft would change among recent calls (see {@link DraftPreview}). */
+  draftPreview: DraftPreview | null;
   /** Text for the page's polite live region (`role="status"`), outside the re-rendered tree. */
   announcement: string;
 }
@@ -139,6 +168,8 @@ export interface PanelState {
 export function initialState(token: string | null): PanelState {
   return {
     tab: 'mcp',
+    requestsOpen: false,
+    loadCount: 0,
     token,
     role: null,
     tokenForm: { open: false, reason: null, checking: false, error: null },
@@ -160,17 +191,20 @@ export function initialState(token: string | null): PanelState {
     undo: null,
     repair: null,
     openGroups: new Map(),
+    moreActionsFor: null,
     toolbarFocus: new Map(),
     focusAfterRender: null,
     live: 'stopped',
     drift: null,
     liveNotice: null,
     requests: emptyRequests(),
+    denials: emptyDenials(),
+    draftPreview: null,
     announcement: '',
   };
 }
 
-export function emptyRequests(elsewhere: Map<string, Set<string>> = new Map()): RequestsState {
+export function emptyRequests(elsewhere = new Map<string, Set<string>>()): RequestsState {
   return {
     loaded: false,
     pending: [],
@@ -183,4 +217,27 @@ export function emptyRequests(elsewhere: Map<string, Set<string>> = new Map()): 
     notice: null,
     elsewhere,
   };
+}
+
+export function emptyDenials(): DenialsState {
+  return { loaded: false, decisions: [], loadError: null };
+}
+
+/** Drops everything tied to the draft of the selected target. */
+export function clearEditing(state: PanelState): void {
+  state.draft = null;
+  state.confirmation = null;
+  state.problem = null;
+  state.pendingSwitch = null;
+  state.conflict = null;
+  state.repair = null;
+  state.undo = null;
+  state.drift = null;
+  state.draftPreview = null;
+}
+
+/** Opens the token form with a reason, focus in its field. */
+export function openTokenForm(state: PanelState, reason: string | null = null): void {
+  state.tokenForm = { open: true, reason, checking: false, error: null };
+  state.focusAfterRender = 'token-input';
 }

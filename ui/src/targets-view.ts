@@ -6,17 +6,19 @@ import type { AgentPermissions } from '../../schemas/api.js';
 import { agentFlags, showsId, visibleText, type AgentFlag } from './agent-names.js';
 import { h, type Child } from './dom.js';
 import { DEFAULT_TARGET, sameTarget, type TargetKey } from './model.js';
-import type { Panel } from './panel.js';
+import { targetButtonId } from './selectors.js';
+import type { Actions } from './actions.js';
+import type { PanelState } from './state.js';
 
-export function renderTargets(panel: Panel): Child {
-  const view = panel.state.view;
+export function renderTargets(state: PanelState, actions: Actions): Child {
+  const view = state.view;
   if (view === null) return null;
   const flags = agentFlags(view.agents);
   if (view.status === 'invalid') return renderInvalidTargets(view.agents, flags);
   const defaultSummary = view.projectDefault.mode === 'builtin' ? 'Lecture seule' : 'Personnalisé';
   const item = (target: TargetKey, id: string, name: Child, badge: Child): Child => {
-    const current = sameTarget(target, panel.state.target);
-    const dirty = panel.state.draft !== null && sameTarget(panel.state.draft.target, target);
+    const current = sameTarget(target, state.target);
+    const dirty = state.draft !== null && sameTarget(state.draft.target, target);
     return h(
       'li',
       null,
@@ -27,7 +29,9 @@ export function renderTargets(panel: Panel): Child {
           type: 'button',
           class: `target${current ? ' target-current' : ''}`,
           'aria-current': current ? 'true' : null,
-          onclick: () => panel.selectTarget(target),
+          onclick: () => {
+            actions.selectTarget(target);
+          },
         },
         h('span', { class: 'target-name' }, name, dirty ? h('span', { class: 'target-dirty' }, 'Modifications non enregistrées') : null),
         badge,
@@ -51,7 +55,7 @@ export function renderTargets(panel: Panel): Child {
           view.agents.map((agent) =>
             item(
               { kind: 'agent', agentId: agent.agentId },
-              panel.targetButtonId({ kind: 'agent', agentId: agent.agentId }),
+              targetButtonId({ kind: 'agent', agentId: agent.agentId }),
               agentLabel(agent, flags.get(agent.agentId) ?? []),
               agent.mode === 'override'
                 ? h('span', { class: 'badge badge-override' }, 'Override')

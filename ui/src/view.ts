@@ -1,43 +1,78 @@
 /**
- * The page around the editor: header (project selector, token), tabs, load states.
+ * The page around the editor: header (project selector, the "Demandes" button, token), the two
+ * tabs Système / Tools MCP IdeA, load states, and the two columns: the targets (always visible)
+ * and, on the right, the tab's content, or the approval requests when they are open.
  */
+import type { Actions } from './actions.js';
 import { h, type Child } from './dom.js';
 import { renderEditor } from './editor-view.js';
 import { frenchError, frenchPolicyError } from './errors-fr.js';
 import { renderFrenchError } from './feedback-view.js';
-import type { Panel } from './panel.js';
 import { renderRepair } from './repair-view.js';
-import { renderRequests, renderRequestsTabLabel, requestsTabName } from './requests-view.js';
+import { renderRequests, renderRequestsButton } from './requests-view.js';
 import type { LiveState } from './live-stream.js';
-import type { Tab } from './state.js';
+import { stale } from './selectors.js';
+import type { PanelState, Tab } from './state.js';
 import { renderTargets } from './targets-view.js';
 
 const TABS: readonly { id: Tab; label: string }[] = [
   { id: 'system', label: 'Système' },
   { id: 'mcp', label: 'Tools MCP IdeA' },
-  { id: 'requests', label: 'Demandes' },
 ];
 
-export function renderPage(panel: Panel): Child {
-  const state = panel.state;
+export function renderPage(state: PanelState, actions: Actions): Child {
   return [
-    h('header', { class: 'topbar' }, h('h1', null, 'Permissions'), renderProjectSelector(panel), renderTokenStatus(panel)),
+    h(
+      'header',
+      { class: 'topbar' },
+      h('h1', null, 'Permissions'),
+      renderProjectSelector(state, actions),
+      renderRequestsButton(state, actions),
+      renderTokenStatus(state, actions),
+    ),
     h(
       'div',
       { class: 'tabs-row' },
-      renderTabs(panel),
+      renderTabs(state, actions),
       h(
         'div',
         { class: 'refresh-area' },
-        renderLiveStatus(panel),
-        h('button', { id: 'refresh', class: 'button', type: 'button', onclick: () => void panel.reloadView() }, 'Actualiser'),
+        renderLiveStatus(state),
+        h(
+          'button',
+          {
+            id: 'refresh',
+            class: 'button',
+            type: 'button',
+            onclick: () => {
+              actions.reloadView();
+            },
+          },
+          'Actualiser',
+        ),
       ),
     ),
-    state.tokenForm.open ? renderTokenForm(panel) : null,
+    state.tokenForm.open ? renderTokenForm(state, actions) : null,
+    renderBody(state, actions),
+  ];
+}
+
+/** The right column of the selected tab (the tab panels hold only what changes with the tab). */
+function renderTabPanels(state: PanelState, actions: Actions): Child {
+  const { view } = state;
+  return h(
+    'div',
+    { class: 'right-column' },
     h(
       'div',
       { role: 'tabpanel', id: 'panel-mcp', 'aria-labelledby': 'tab-mcp', hidden: state.tab !== 'mcp' },
-      state.tab === 'mcp' ? renderMcpPanel(panel) : null,
+      state.tab !== 'mcp' || view === null
+        ? null
+        : state.requestsOpen
+          ? renderRequests(state, actions)
+          : view.status === 'invalid'
+            ? renderRepair(state, actions)
+            : renderEditor(state, actions),
     ),
     h(
       'div',
@@ -49,26 +84,21 @@ export function renderPage(panel: Panel): Child {
       ),
       h('p', null, 'Les permissions des tools MCP IdeA sont dans l\u2019onglet « Tools MCP IdeA ».'),
     ),
-    h(
-      'div',
-      { role: 'tabpanel', id: 'panel-requests', 'aria-labelledby': 'tab-requests', hidden: state.tab !== 'requests' },
-      state.tab === 'requests' ? renderRequests(panel) : null,
-    ),
-  ];
+  );
 }
 
 /** Tabs with a roving tabindex: arrows, Home and End move (and activate) the selection. */
-function renderTabs(panel: Panel): Child {
+function renderTabs(state: PanelState, actions: Actions): Child {
   const onKeydown = (event: Event): void => {
     if (!(event instanceof KeyboardEvent)) return;
-    const index = TABS.findIndex((tab) => tab.id === panel.state.tab);
+    const index = TABS.findIndex((tab) => tab.id === state.tab);
     const moves: Record<string, number> = { ArrowRight: index + 1, ArrowLeft: index - 1, Home: 0, End: TABS.length - 1 };
     const nextIndex = moves[event.key];
     if (nextIndex === undefined) return;
     event.preventDefault();
     const next = TABS[(nextIndex + TABS.length) % TABS.length];
     if (next === undefined) return;
-    panel.setTab(next.id);
+    actions.setTab(next.id);
     document.getElementById(`tab-${next.id}`)?.focus();
   };
   return h(
@@ -82,13 +112,14 @@ function renderTabs(panel: Panel): Child {
           type: 'button',
           id: `tab-${tab.id}`,
           class: 'tab',
-          'aria-selected': String(panel.state.tab === tab.id),
+          'aria-selected': String(state.tab === tab.id),
           'aria-controls': `panel-${tab.id}`,
-          tabindex: panel.state.tab === tab.id ? 0 : -1,
-          'aria-label': tab.id === 'requests' ? requestsTabName(panel) : null,
-          onclick: () => panel.setTab(tab.id),
+          tabindex: state.tab === tab.id ? 0 : -1,
+          onclick: () => {
+            actions.setTab(tab.id);
+          },
         },
-        tab.id === 'requests' ? renderRequestsTabLabel(panel) : tab.label,
+        tab.label,
       ),
     ),
   );
@@ -103,13 +134,13 @@ const LIVE_TEXT: Record<LiveState, string> = {
   stopped: 'Suivi en direct arrêté',
 };
 
-function renderLiveStatus(panel: Panel): Child {
-  const live = panel.state.live;
+function renderLiveStatus(state: PanelState): Child {
+  const live = state.live;
   return h('span', { id: 'live-status', class: `live-status live-${live}` }, LIVE_TEXT[live]);
 }
 
-function renderProjectSelector(panel: Panel): Child {
-  const { projects, projectId } = panel.state;
+function renderProjectSelector(state: PanelState, actions: Actions): Child {
+  const { projects, projectId } = state;
   if (projects.length < 2) return projectId === null ? null : h('p', { class: 'project-name' }, 'Projet : ', h('strong', null, projectId));
   return h(
     'div',
@@ -122,24 +153,24 @@ function renderProjectSelector(panel: Panel): Child {
         onchange: (event: Event) => {
           const select = event.target as HTMLSelectElement;
           const wanted = select.value;
-          select.value = panel.state.projectId ?? wanted; // the guard may refuse the change
-          panel.selectProject(wanted);
+          select.value = state.projectId ?? wanted; // the guard may refuse the change
+          actions.selectProject(wanted);
         },
       },
-      projects.map((project) => h('option', { value: project.id, selected: project.id === projectId }, projectOptionText(panel, project))),
+      projects.map((project) => h('option', { value: project.id, selected: project.id === projectId }, projectOptionText(state, project))),
     ),
   );
 }
 
-function projectOptionText(panel: Panel, project: { id: string; status: string }): string {
+function projectOptionText(state: PanelState, project: { id: string; status: string }): string {
   const invalid = project.status === 'invalid' ? ' (policy invalide)' : '';
-  const waiting = panel.state.requests.elsewhere.has(project.id) ? ' — demandes en attente' : '';
+  const waiting = state.requests.elsewhere.has(project.id) ? ' — demandes en attente' : '';
   return `${project.id}${invalid}${waiting}`;
 }
 
 /** Who the panel acts as; never worded like a policy state ("Lecture seule" is the default's). */
-function renderTokenStatus(panel: Panel): Child {
-  const { token, role } = panel.state;
+function renderTokenStatus(state: PanelState, actions: Actions): Child {
+  const { token, role } = state;
   const pill =
     token === null
       ? h('span', { id: 'token-pill', class: 'badge badge-muted' }, 'Sans jeton : consultation seulement')
@@ -152,25 +183,39 @@ function renderTokenStatus(panel: Panel): Child {
     token !== null
       ? h(
           'button',
-          { id: 'token-forget', class: 'button button-quiet', type: 'button', onclick: () => panel.forgetToken() },
+          {
+            id: 'token-forget',
+            class: 'button button-quiet',
+            type: 'button',
+            onclick: () => {
+              actions.forgetToken();
+            },
+          },
           'Oublier le jeton',
         )
-      : panel.state.tokenForm.open
+      : state.tokenForm.open
         ? null
         : h(
             'button',
-            { id: 'token-open', class: 'button button-quiet', type: 'button', onclick: () => panel.openTokenForm() },
+            {
+              id: 'token-open',
+              class: 'button button-quiet',
+              type: 'button',
+              onclick: () => {
+                actions.openTokenForm();
+              },
+            },
             'Saisir le jeton administrateur',
           );
   return h('div', { class: 'token-status' }, pill, action);
 }
 
-function renderTokenForm(panel: Panel): Child {
-  const { reason, checking, error } = panel.state.tokenForm;
+function renderTokenForm(state: PanelState, actions: Actions): Child {
+  const { reason, checking, error } = state.tokenForm;
   const onSubmit = (event: Event): void => {
     event.preventDefault();
     const input = document.getElementById('token-input');
-    if (input instanceof HTMLInputElement) void panel.submitToken(input.value);
+    if (input instanceof HTMLInputElement) actions.submitToken(input.value);
   };
   return h(
     'form',
@@ -203,10 +248,17 @@ function renderTokenForm(panel: Panel): Child {
         { id: 'token-submit', class: 'button button-primary', type: 'submit', 'aria-disabled': checking ? 'true' : null },
         checking ? 'Vérification…' : 'Utiliser ce jeton',
       ),
-      panel.state.token === null
+      state.token === null
         ? h(
             'button',
-            { id: 'token-dismiss', class: 'button', type: 'button', onclick: () => panel.dismissTokenForm() },
+            {
+              id: 'token-dismiss',
+              class: 'button',
+              type: 'button',
+              onclick: () => {
+                actions.dismissTokenForm();
+              },
+            },
             'Continuer sans jeton',
           )
         : null,
@@ -214,8 +266,8 @@ function renderTokenForm(panel: Panel): Child {
   );
 }
 
-function renderMcpPanel(panel: Panel): Child {
-  const { loadError, loading, view, projectId } = panel.state;
+function renderBody(state: PanelState, actions: Actions): Child {
+  const { loadError, loading, view, projectId } = state;
   const errorBanner =
     loadError === null
       ? null
@@ -231,12 +283,23 @@ function renderMcpPanel(panel: Panel): Child {
                 null,
                 'Les données ci-dessous sont celles du dernier chargement réussi : elles ne sont pas modifiables tant que le service ne répond pas.',
               ),
-          h('button', { id: 'retry', class: 'button', type: 'button', onclick: () => void panel.load() }, 'Réessayer'),
+          h(
+            'button',
+            {
+              id: 'retry',
+              class: 'button',
+              type: 'button',
+              onclick: () => {
+                actions.retryLoad();
+              },
+            },
+            'Réessayer',
+          ),
         );
   if (view === null) {
     if (loading) return [errorBanner, renderSkeleton()];
     if (projectId === null && loadError === null)
-      return [renderLiveNotice(panel), h('p', { class: 'empty' }, 'Aucun projet servi par ce service.')];
+      return [renderLiveNotice(state, actions), h('p', { class: 'empty' }, 'Aucun projet servi par ce service.')];
     return errorBanner;
   }
   const invalid =
@@ -248,23 +311,23 @@ function renderMcpPanel(panel: Panel): Child {
           view.error === null ? null : renderFrenchError(frenchPolicyError(view.error), 'policy-error'),
         )
       : null;
-  const stale = panel.stale();
+  const isStale = stale(state);
   return [
-    renderLiveNotice(panel),
+    renderLiveNotice(state, actions),
     errorBanner,
     invalid,
     h(
       'div',
-      { class: `layout${stale ? ' layout-stale' : ''}`, 'aria-busy': String(loading), inert: stale },
-      renderTargets(panel),
-      view.status === 'invalid' ? renderRepair(panel) : renderEditor(panel),
+      { class: `layout${isStale ? ' layout-stale' : ''}`, 'aria-busy': String(loading), inert: isStale },
+      renderTargets(state, actions),
+      renderTabPanels(state, actions),
     ),
   ];
 }
 
 /** A change the live events made that the user did not ask for (the open project is gone). */
-function renderLiveNotice(panel: Panel): Child {
-  const notice = panel.state.liveNotice;
+function renderLiveNotice(state: PanelState, actions: Actions): Child {
+  const notice = state.liveNotice;
   if (notice === null) return null;
   return h(
     'div',
@@ -277,9 +340,7 @@ function renderLiveNotice(panel: Panel): Child {
         class: 'button button-quiet',
         type: 'button',
         onclick: () => {
-          panel.state.liveNotice = null;
-          panel.state.focusAfterRender = 'refresh';
-          panel.changed();
+          actions.closeLiveNotice();
         },
       },
       'Fermer',

@@ -4,12 +4,15 @@
  * with their few seconds of "Annuler", and the repair of an invalid file.
  */
 import type { PolicyDocument } from '../../schemas/policy.js';
-import { ApiError, asApiError, type VersionedView } from './api.js';
+import { ApiError, asApiError, type PermissionsApi, type VersionedView } from './api.js';
 import { basisOf, sameBasis, type TargetBasis } from './draft-rebase.js';
 import { frenchError } from './errors-fr.js';
 import { listsToSave, sameSet, sameTarget, savedTarget, type TargetKey } from './model.js';
-import type { Panel } from './panel.js';
-import type { Problem, RepairChoice, Undo } from './state.js';
+import type { Navigation } from './navigation.js';
+import { abandonMessage, canWrite, dirty, editable, targetName } from './selectors.js';
+import { openTokenForm, type PanelState, type Problem, type RepairChoice, type Undo } from './state.js';
+import type { Store } from './store.js';
+import { adoptView, applyView } from './view-sync.js';
 
 export const SAVED_FEEDBACK_MS = 2500;
 export const UNDO_MS = 10_000;
@@ -20,15 +23,23 @@ const MAX_REAPPLY = 3;
 class Touched extends Error {}
 
 export class Writes {
-  constructor(private readonly panel: Panel) {}
+  constructor(
+    private readonly store: Store,
+    private readonly api: PermissionsApi,
+    private readonly navigation: Navigation,
+  ) {}
+
+  private get state(): PanelState {
+    return this.store.state;
+  }
 
   async save(): Promise<void> {
-    const { state } = this.panel;
+    const state = this.state;
     const { catalog, projectId, draft } = state;
     if (catalog === null || projectId === null || draft === null || state.confirmation !== null || state.saving) return;
     if (state.conflict !== null) return;
     const agentId = draft.target.kind === 'agent' ? draft.target.agentId : null;
-    const name = this.panel.targetName(draft.target);
+    const name = targetName(this.state, draft.target);
     const expected: Expected = {
       get: () => draft.base,
       set: (basis) => (draft.base = basis),
@@ -36,7 +47,7 @@ export class Writes {
     await this.write(
       async () => {
         const { result, reapplied } = await this.reapplying(draft.target, draft.createsOverride, expected, state.revision, (revision) =>
-          this.panel.api.putAllowlist(projectId, agentId, listsToSave(catalog, draft.allowed, draft.ask), revision),
+          this.api.putAllowlist(projectId, agentId, listsToSave(catalog, draft.allowed, draft.ask), revision),
         );
         this.applyWritten(result);
         state.draft = null;
@@ -50,7 +61,7 @@ export class Writes {
       },
       () => {
         // The newer view is already applied: turn the draft into a conflict the user settles.
-        this.panel.adoptView({ view: state.view!, revision: state.revision! });
+        if (state.view !== null && state.revision !== null) adoptView(state, { view: state.view, revision: state.revision });
         if (state.conflict !== null) {
           state.conflict.fromSave = true;
           state.focusAfterRender = 'conflict-keep';
@@ -70,7 +81,7 @@ export class Writes {
     revision: string | null,
     call: (revision: string) => Promise<VersionedView>,
   ): Promise<{ result: VersionedView; reapplied: boolean }> {
-    const { state } = this.panel;
+    const state = this.state;
     let current = revision ?? '';
     for (let attempt = 0; ; attempt += 1) {
       try {
@@ -78,8 +89,8 @@ export class Writes {
       } catch (error) {
         const failure = asApiError(error);
         if (failure.code !== 'revision_mismatch' || attempt >= MAX_REAPPLY || state.projectId === null) throw failure;
-        const fresh = await this.panel.api.permissions(state.projectId);
-        this.panel.applyView(fresh);
+        const fresh = await this.api.permissions(state.projectId);
+        applyView(this.state, fresh);
         // The file broke meanwhile: say so, not "someone else changed it".
         if (fresh.view.status === 'invalid') throw new ApiError(409, 'policy_invalid', failure.message);
         const after = basisOf(fresh.view, target, seeded);
@@ -92,16 +103,16 @@ export class Writes {
 
   /** Takes the view a write answered; a write that left the file invalid is a problem, never a success. */
   private applyWritten(result: VersionedView): void {
-    this.panel.applyView(result);
+    applyView(this.state, result);
     if (result.view.status !== 'ok') throw new ApiError(200, 'written_invalid', result.view.error?.message ?? 'invalid after write');
   }
 
   /** Common frame of a write: busy flag, French problems, token form on 401, concurrent changes. */
   private async write(run: () => Promise<void>, onTouched: () => void): Promise<void> {
-    const { state } = this.panel;
+    const state = this.state;
     state.saving = true;
     state.problem = null;
-    this.panel.changed();
+    this.store.changed();
     try {
       await run();
     } catch (error) {
@@ -113,19 +124,20 @@ export class Writes {
       state.problem = this.problemOf(failure);
       if (failure.code === 'policy_invalid' && state.projectId !== null) {
         // Show the invalid file and its repair; the draft stays in memory.
-        await this.panel.api.permissions(state.projectId).then(
-          (fresh) => this.panel.applyView(fresh),
+        await this.api.permissions(state.projectId).then(
+          (fresh) => {
+            applyView(this.state, fresh);
+          },
           () => undefined,
         );
       }
       if (state.problem.kind === 'auth') {
         state.role = null;
-        this.panel.openTokenForm('Le service a refusé ce jeton pour une modification : saisissez le jeton administrateur.');
+        openTokenForm(this.state, 'Le service a refusé ce jeton pour une modification : saisissez le jeton administrateur.');
       }
     } finally {
       state.saving = false;
-      this.panel.changed();
-      this.panel.live.settled();
+      this.store.changed();
     }
   }
 
@@ -141,20 +153,20 @@ export class Writes {
 
   private touchedProblem(message: string): () => void {
     return () => {
-      this.panel.state.problem = { kind: 'error', message, detail: null };
+      this.state.problem = { kind: 'error', message, detail: null };
     };
   }
 
   /** Shows a short confirmation where the user is, and announces it. */
   private notify(text: string, ms = SAVED_FEEDBACK_MS): void {
     const notice = { text, until: Date.now() + ms };
-    this.panel.state.notice = notice;
-    this.panel.state.announcement = text;
+    this.state.notice = notice;
+    this.state.announcement = text;
     setTimeout(() => {
-      if (this.panel.state.notice !== notice) return;
-      this.panel.state.notice = null;
-      if (this.panel.state.announcement === text) this.panel.state.announcement = '';
-      this.panel.changed();
+      if (this.state.notice !== notice) return;
+      this.state.notice = null;
+      if (this.state.announcement === text) this.state.announcement = '';
+      this.store.changed();
     }, ms);
   }
 
@@ -162,7 +174,7 @@ export class Writes {
 
   /** "Garder mes modifications": the draft is re-based on the newer version (and saved if it came from a save). */
   async keepMine(): Promise<void> {
-    const { state } = this.panel;
+    const state = this.state;
     const { conflict, draft, view } = state;
     if (conflict === null || draft === null || view === null) return;
     const seeded = draft.target.kind === 'agent' && conflict.after.own === null;
@@ -174,42 +186,42 @@ export class Writes {
     if (!draft.createsOverride && !draft.dropsUnknown && same) state.draft = null;
     state.focusAfterRender = 'save';
     if (conflict.fromSave && state.draft !== null) await this.save();
-    else this.panel.changed();
+    else this.store.changed();
   }
 
   /** "Prendre l'autre version": the draft is dropped, the newer version shown. */
   takeTheirs(): void {
-    const { state } = this.panel;
+    const state = this.state;
     state.conflict = null;
     state.draft = null;
     state.drift = null;
     state.confirmation = null;
-    state.focusAfterRender = this.panel.editable() ? 'save' : 'editor-title';
+    state.focusAfterRender = editable(this.state) ? 'save' : 'editor-title';
     this.notify('Version actuelle affichée : vos modifications ont été abandonnées.');
-    this.panel.changed();
+    this.store.changed();
   }
 
   // ------------------------------------------------------------------ resets with undo
 
   /** "Réinitialiser l'override", "Revenir à la lecture seule", "Supprimer l'override inutile". */
   async reset(): Promise<void> {
-    const { state } = this.panel;
+    const state = this.state;
     const { projectId, target, catalog, view } = state;
-    if (projectId === null || catalog === null || view === null || !this.panel.canWrite() || state.saving) return;
-    if (this.panel.dirty()) {
-      this.panel.guard(this.panel.abandonMessage(), () => void this.reset());
+    if (projectId === null || catalog === null || view === null || !canWrite(this.state) || state.saving) return;
+    if (dirty(this.state)) {
+      this.navigation.guard(abandonMessage(this.state), () => void this.reset());
       return;
     }
     const saved = savedTarget(view, target);
-    if (saved === undefined || !saved.overriding) return;
+    if (!saved?.overriding) return;
     const previous = listsToSave(catalog, saved.allowed, saved.ask);
     const agentId = target.kind === 'agent' ? target.agentId : null;
     let base = basisOf(view, target, false);
     const expected: Expected = { get: () => base, set: (basis) => (base = basis) };
-    const name = this.panel.targetName(target);
+    const name = targetName(this.state, target);
     await this.write(async () => {
       const { result } = await this.reapplying(target, false, expected, state.revision, (revision) =>
-        this.panel.api.deleteTarget(projectId, agentId, revision),
+        this.api.deleteTarget(projectId, agentId, revision),
       );
       this.applyWritten(result);
       const message =
@@ -221,21 +233,23 @@ export class Writes {
       state.undo = undo;
       state.announcement = `${message} « Annuler » reste possible pendant ${UNDO_MS / 1000} secondes.`;
       state.focusAfterRender = 'undo';
-      setTimeout(() => this.expireUndo(undo), UNDO_MS);
+      setTimeout(() => {
+        this.expireUndo(undo);
+      }, UNDO_MS);
     }, this.touchedProblem('Rien n\u2019a été réinitialisé : cette cible a été modifiée ailleurs. Vérifiez son état actuel.'));
   }
 
   private expireUndo(undo: Undo): void {
-    const { state } = this.panel;
+    const state = this.state;
     if (state.undo !== undo) return;
     state.undo = null;
-    if (document.activeElement?.id === 'undo') state.focusAfterRender = this.panel.editable() ? 'save' : 'editor-title';
-    this.panel.changed();
+    if (document.activeElement?.id === 'undo') state.focusAfterRender = editable(this.state) ? 'save' : 'editor-title';
+    this.store.changed();
   }
 
   /** "Annuler" after a reset: the previous allowlist is written back, guarded by the reset's revision. */
   async undo(): Promise<void> {
-    const { state } = this.panel;
+    const state = this.state;
     const undo = state.undo;
     if (undo === null || state.projectId === null || state.saving || !sameTarget(undo.target, state.target)) return;
     state.undo = null;
@@ -245,12 +259,12 @@ export class Writes {
     const expected: Expected = { get: () => base, set: (basis) => (base = basis) };
     await this.write(async () => {
       const { result } = await this.reapplying(undo.target, false, expected, undo.revision, (revision) =>
-        this.panel.api.putAllowlist(projectId, agentId, undo.previous, revision),
+        this.api.putAllowlist(projectId, agentId, undo.previous, revision),
       );
       this.applyWritten(result);
       state.focusAfterRender = undo.target.kind === 'default' ? 'reset-default' : 'reset-override';
       this.notify(
-        undo.target.kind === 'default' ? 'Défaut projet rétabli.' : `Override de « ${this.panel.targetName(undo.target)} » rétabli.`,
+        undo.target.kind === 'default' ? 'Défaut projet rétabli.' : `Override de « ${targetName(this.state, undo.target)} » rétabli.`,
       );
     }, this.touchedProblem('Annulation impossible : cette cible a été modifiée ailleurs depuis la réinitialisation. Rien n\u2019a été rétabli.'));
   }
@@ -258,7 +272,7 @@ export class Writes {
   // ------------------------------------------------------------------ repair of an invalid file
 
   chooseRepair(kind: RepairChoice['kind']): void {
-    const { state } = this.panel;
+    const state = this.state;
     const catalog = state.catalog;
     const lastValid = state.view?.lastValid ?? null;
     if (catalog === null) return;
@@ -286,34 +300,34 @@ export class Writes {
       state.repair = { kind, document, dropped: [...dropped] };
     }
     state.focusAfterRender = 'repair-confirm';
-    this.panel.changed();
+    this.store.changed();
   }
 
   cancelRepair(): void {
-    const kind = this.panel.state.repair?.kind ?? 'read-only';
-    this.panel.state.repair = null;
-    this.panel.state.focusAfterRender = `repair-${kind}`;
-    this.panel.changed();
+    const kind = this.state.repair?.kind ?? 'read-only';
+    this.state.repair = null;
+    this.state.focusAfterRender = `repair-${kind}`;
+    this.store.changed();
   }
 
   /** Writes the chosen document over the invalid file, guarded by the invalid file's revision. */
   async confirmRepair(): Promise<void> {
-    const { state } = this.panel;
+    const state = this.state;
     const { repair, projectId, revision } = state;
     if (repair === null || projectId === null || revision === null || state.token === null || state.saving) return;
     await this.write(async () => {
       let result: VersionedView;
       try {
-        result = await this.panel.api.putDocument(projectId, repair.document, revision);
+        result = await this.api.putDocument(projectId, repair.document, revision);
       } catch (error) {
         if (asApiError(error).code !== 'revision_mismatch') throw error;
         // Never replace a file the user has not seen: show the newer state instead.
-        this.panel.adoptView(await this.panel.api.permissions(projectId));
+        adoptView(this.state, await this.api.permissions(projectId));
         state.repair = null;
         throw new Touched();
       }
       state.repair = null;
-      this.panel.adoptView(result);
+      adoptView(this.state, result);
       state.focusAfterRender = 'editor-title';
       this.notify(
         repair.kind === 'read-only'

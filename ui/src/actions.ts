@@ -1,0 +1,55 @@
+/**
+ * What the views may ask for: each user action, by name. The composition root (main.ts) binds
+ * them to the controllers; a view never sees a controller, only the state and these actions.
+ */
+import type { ApprovalAnswer } from '../../schemas/approvals.js';
+import type { ToolState } from './model.js';
+import type { TargetKey } from './model.js';
+import type { RepairChoice, Tab } from './state.js';
+
+export interface Actions {
+  // navigation and token
+  reloadView(): void;
+  retryLoad(): void;
+  selectTarget(target: TargetKey): void;
+  selectProject(projectId: string): void;
+  setTab(tab: Tab): void;
+  showRequests(open: boolean): void;
+  toggleGroup(groupId: string, access: 'read' | 'write'): void;
+  confirmSwitch(): void;
+  cancelSwitch(): void;
+  submitToken(value: string): void;
+  forgetToken(): void;
+  openTokenForm(): void;
+  dismissTokenForm(): void;
+  closeLiveNotice(): void;
+  // the draft
+  createOverride(): void;
+  setTool(name: string, wanted: ToolState): void;
+  setGroup(groupId: string, wanted: ToolState): void;
+  setQuickGrant(grantId: string, checked: boolean): void;
+  fixDenial(name: string, wanted: 'allow' | 'ask'): void;
+  confirmWriteTools(): void;
+  cancelWriteTools(): void;
+  dropUnknown(): void;
+  cancelDraft(): void;
+  toggleMoreActions(groupId: string): void;
+  /** Arrow keys in a group's toolbar; true when the key was used. */
+  moveToolbarFocus(groupId: string, key: string): boolean;
+  rememberToolbarFocus(groupId: string, index: number): void;
+  // writes
+  save(): void;
+  keepMine(): void;
+  takeTheirs(): void;
+  reset(): void;
+  undo(): void;
+  chooseRepair(kind: RepairChoice['kind']): void;
+  cancelRepair(): void;
+  confirmRepair(): void;
+  // approvals, grants and refusals
+  refreshRequests(): void;
+  showDurations(id: string | null): void;
+  answer(id: string, answer: ApprovalAnswer, ttlSeconds?: number): void;
+  revoke(grantId: string): void;
+  refreshDenials(): void;
+}

@@ -1,0 +1,67 @@
+/**
+ * "Refus récents": reads the last denials of the open project. The service sends no event for a
+ * decision, so the list is read again after every load of the view (a policy event), on every
+ * `approval` event (an ask is a denial too), and every {@link DENIALS_REFRESH_MS} while the page
+ * is visible. One read at a time; a burst of reasons to read costs one more read.
+ */
+import { asApiError, type PermissionsApi } from './api.js';
+import { frenchError } from './errors-fr.js';
+import { DENIALS_LIMIT, type PanelState } from './state.js';
+import type { Store } from './store.js';
+
+/** A denial shows up within 5 s; 12 small reads a minute is nothing for the service (a GET of a ring). */
+export const DENIALS_REFRESH_MS = 5000;
+
+export class Denials {
+  private reading: Promise<void> | null = null;
+  private readAgain = false;
+  private seenLoad = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly api: PermissionsApi,
+  ) {}
+
+  private get state(): PanelState {
+    return this.store.state;
+  }
+
+  /** A store listener: every new load of the view reads the list again. */
+  followLoads(): void {
+    if (this.state.loadCount === this.seenLoad) return;
+    this.seenLoad = this.state.loadCount;
+    void this.refresh();
+  }
+
+  refresh(): Promise<void> {
+    if (this.reading !== null) {
+      this.readAgain = true;
+      return this.reading;
+    }
+    this.reading = this.read().finally(() => {
+      this.reading = null;
+      if (this.readAgain) {
+        this.readAgain = false;
+        void this.refresh();
+      }
+    });
+    return this.reading;
+  }
+
+  private async read(): Promise<void> {
+    const project = this.state.projectId;
+    if (project === null) return;
+    try {
+      const { decisions } = await this.api.recentDenials(project, DENIALS_LIMIT);
+      if (this.state.projectId !== project) return;
+      const denials = this.state.denials;
+      // Nothing new: no render (the periodic read must not redraw the page every few seconds).
+      if (denials.loaded && denials.loadError === null && denials.decisions[0]?.decisionId === decisions[0]?.decisionId) return;
+      this.state.denials = { loaded: true, decisions: decisions.filter((entry) => !entry.allow), loadError: null };
+    } catch (error) {
+      if (this.state.projectId !== project) return;
+      this.state.denials = { ...this.state.denials, loaded: true, loadError: frenchError(asApiError(error)) };
+    }
+    this.store.changed();
+  }
+}
