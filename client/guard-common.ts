@@ -16,6 +16,25 @@ export interface GuardLogger {
   warn(fields: Record<string, unknown>, message: string): void;
 }
 
+/** The `type` of the process warnings a guard emits when it was given no `logger`. */
+export const GUARD_WARNING_TYPE = 'IdeaPdpGuardWarning';
+
+/**
+ * A guard's warnings when the host passed no `logger`: Node's `process.emitWarning`, which prints
+ * them on stderr (never stdout, where a stdio MCP server speaks the protocol) and which
+ * `process.on('warning')` can collect.
+ */
+export const processWarnings: GuardLogger = {
+  warn(fields, message) {
+    process.emitWarning(`${message} ${JSON.stringify(fields)}`, { type: GUARD_WARNING_TYPE });
+  },
+};
+
+/** The logger a guard writes to: the host's, else {@link processWarnings}. */
+export function guardLogger(logger: GuardLogger | undefined): GuardLogger {
+  return logger ?? processWarnings;
+}
+
 /** A fixed value, or a function of the host's context that returns it. */
 export type HostValue<A extends unknown[]> = string | ((...args: A) => string | Promise<string>);
 

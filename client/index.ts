@@ -39,6 +39,7 @@ export {
   type FormatRefusal,
 } from './decision.js';
 export { MAX_CAUSE_LENGTH } from './causes.js';
+export { GUARD_WARNING_TYPE } from './guard-common.js';
 export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';
 export type {
   CatalogResponse,

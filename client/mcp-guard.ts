@@ -17,7 +17,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { parseRequester } from '../schemas/requester.js';
 import { errorText } from './causes.js';
 import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from './decision.js';
-import { resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
+import { guardLogger, resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
 import { listedTools, ToolListFollower } from './tool-list-follower.js';
 import { approvalWaitMsOf, settleApproval, type ApprovalWaitOptions } from './approval-wait.js';
 
@@ -59,6 +59,7 @@ export interface McpGuardOptions {
    * client's own request timeout (60 s in the SDK) must be longer than `waitMs`.
    */
   approval?: ApprovalWaitOptions | undefined;
+  /** Where the guard's warnings go (anonymous requester, service unreachable). Default: `process.emitWarning`, on stderr. */
   logger?: GuardLogger | undefined;
   /** Called with every decision the guard acts on (audit, tests). */
   onDecision?: ((decision: ClientDecision) => void) | undefined;
@@ -123,6 +124,7 @@ export function mcpRefusal(decision: ClientDecision, formatRefusal?: FormatRefus
 export function guardMcpServer(server: object, options: McpGuardOptions): McpGuard {
   const target = lowLevelServer(server) as { [GUARD_STATE]?: GuardState };
   const existing = target[GUARD_STATE];
+  options = { ...options, logger: guardLogger(options.logger) };
   approvalWaitMsOf('guardMcpServer', options.approval);
   if (existing !== undefined) {
     existing.options = options;
