@@ -4,12 +4,13 @@ import { localDenial, type ClientDecision } from './decision.js';
 import type { PdpClient } from './pdp-client.js';
 
 /**
- * The part of {@link PdpClient} the guards use (a `PdpClient` is one). `watchEvents` and
- * `getApproval` are optional: without the first the MCP guard cannot tell the host that its tool
- * list changed, without the second a call that needs an approval is refused at once.
+ * The part of {@link PdpClient} the guards use (a `PdpClient` is one). `watchEvents`,
+ * `getApproval` and `answerApproval` are optional: without the first the MCP guard cannot tell the
+ * host that its tool list changed, without the second a call that needs an approval is refused at
+ * once, without the third the MCP guard cannot ask the user through elicitation.
  */
 export type GuardClient = Pick<PdpClient, 'decide' | 'decideBatch' | 'effective' | 'timeoutMs'> &
-  Partial<Pick<PdpClient, 'watchEvents' | 'getApproval'>>;
+  Partial<Pick<PdpClient, 'watchEvents' | 'getApproval' | 'answerApproval'>>;
 
 /** A pino-compatible logger; the guards log what they hide or refuse for a local reason. */
 export interface GuardLogger {
