@@ -5,7 +5,12 @@
  * is posted with the approver token and the call decided again; a declined form falls back to the
  * panel (here the admin API); a client without the capability is never asked.
  */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
@@ -185,4 +190,45 @@ describe('approval.elicit with the real MCP SDK and the real service', () => {
     expect(host.recorder.runs).toEqual([]);
     expect(host.sent.some((message) => 'method' in message && message.method === 'elicitation/create')).toBe(false);
   });
+
+  it('the example server over stdio (PDP_APPROVER_TOKEN) asks the host, and "Autoriser une fois" runs the call once', async () => {
+    await pdp.admin.putAgent('demo', 'Stdio', [...READ_ONLY_DEFAULT], { askTools: [TOOL] });
+    const folder = await mkdtemp(join(tmpdir(), 'mcp-elicit-'));
+    const toolLog = join(folder, 'runs.jsonl');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', 'examples/mcp-server/main.ts'],
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        PDP_URL: pdp.url,
+        PDP_PROJECT: 'demo',
+        IDEA_AGENT_ID: 'Stdio',
+        PDP_DECIDE_TOKEN: pdp.decideToken,
+        PDP_APPROVER_TOKEN: pdp.approverToken,
+        PDP_APPROVAL_WAIT_MS: '20000',
+        PDP_TIMEOUT_MS: '5000',
+        IDEA_TOOL_LOG: toolLog,
+      },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'stdio-eliciting-host', version: '0.0.0' }, { capabilities: { elicitation: {} } });
+    const messages: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      messages.push(request.params.message);
+      return { action: 'accept', content: { reponse: 'Autoriser une fois' } };
+    });
+    try {
+      await client.connect(transport);
+      const result = await client.callTool({ name: TOOL, arguments: { text: SECRET_ARGUMENT } }, undefined, { timeout: 30_000 });
+      expect(result.isError).not.toBe(true);
+      expect(messages).toHaveLength(1);
+      expect(messages[0]).toContain('L\u2019agent Stdio demande');
+      const runs = (await readFile(toolLog, 'utf8')).split('\n').filter((line) => line !== '');
+      expect(runs).toHaveLength(1);
+    } finally {
+      await client.close();
+      await rm(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
