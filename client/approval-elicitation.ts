@@ -73,6 +73,8 @@ export function checkElicitOptions(approval: McpApprovalOptions | undefined): vo
 
 /** Whether the connected client said it can show a form (`elicitation`, or `elicitation.form`). */
 export function clientCanElicit(server: ElicitingServer): boolean {
+  // A server of another SDK version may lack it.
+  if (typeof server.getClientCapabilities !== 'function') return false;
   const elicitation = server.getClientCapabilities()?.elicitation;
   if (elicitation === undefined) return false;
   // The SDK reads an empty `elicitation: {}` as form support, as the protocol says.
@@ -135,7 +137,9 @@ export async function elicitApproval(
     });
     return { decision: await client.decide(query, { signal }), elapsedMs: elapsed() };
   } catch (error) {
-    if (signal?.aborted !== true) {
+    // A call the host gave up on, or a request the panel answered while the form was open: nothing went wrong.
+    const answeredElsewhere = error instanceof PdpError && error.code === 'approval_closed';
+    if (signal?.aborted !== true && !answeredElsewhere) {
       guardLogger(context.logger).warn(
         {
           project: query.project,
