@@ -4,16 +4,36 @@ import { localDenial, type ClientDecision } from './decision.js';
 import type { PdpClient } from './pdp-client.js';
 
 /**
- * The part of {@link PdpClient} the guards use (a `PdpClient` is one). `watchEvents` and
- * `getApproval` are optional: without the first the MCP guard cannot tell the host that its tool
- * list changed, without the second a call that needs an approval is refused at once.
+ * The part of {@link PdpClient} the guards use (a `PdpClient` is one). `watchEvents`,
+ * `getApproval` and `answerApproval` are optional: without the first the MCP guard cannot tell the
+ * host that its tool list changed, without the second a call that needs an approval is refused at
+ * once, without the third the MCP guard cannot ask the user through elicitation.
  */
 export type GuardClient = Pick<PdpClient, 'decide' | 'decideBatch' | 'effective' | 'timeoutMs'> &
-  Partial<Pick<PdpClient, 'watchEvents' | 'getApproval'>>;
+  Partial<Pick<PdpClient, 'watchEvents' | 'getApproval' | 'answerApproval'>>;
 
 /** A pino-compatible logger; the guards log what they hide or refuse for a local reason. */
 export interface GuardLogger {
   warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/** The `type` of the process warnings a guard emits when it was given no `logger`. */
+export const GUARD_WARNING_TYPE = 'IdeaPdpGuardWarning';
+
+/**
+ * A guard's warnings when the host passed no `logger`: Node's `process.emitWarning`, which prints
+ * them on stderr (never stdout, where a stdio MCP server speaks the protocol) and which
+ * `process.on('warning')` can collect.
+ */
+export const processWarnings: GuardLogger = {
+  warn(fields, message) {
+    process.emitWarning(`${message} ${JSON.stringify(fields)}`, { type: GUARD_WARNING_TYPE });
+  },
+};
+
+/** The logger a guard writes to: the host's, else {@link processWarnings}. */
+export function guardLogger(logger: GuardLogger | undefined): GuardLogger {
+  return logger ?? processWarnings;
 }
 
 /** A fixed value, or a function of the host's context that returns it. */

@@ -19,6 +19,7 @@ export {
   PdpClient,
   MAX_DECISION_BYTES,
   type AllowlistWriteOptions,
+  type AnswerApprovalOptions,
   type CallOptions,
   type PermissionsResult,
   type WriteOptions,
@@ -39,6 +40,7 @@ export {
   type FormatRefusal,
 } from './decision.js';
 export { MAX_CAUSE_LENGTH } from './causes.js';
+export { GUARD_WARNING_TYPE } from './guard-common.js';
 export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';
 export type {
   CatalogResponse,
@@ -60,7 +62,9 @@ export type {
   Approval,
   ApprovalAnswer,
   ApprovalAnswerResponse,
+  ApprovalAnsweredBy,
   ApprovalStatus,
+  ApprovalVia,
   DecisionApproval,
   Grant,
   GrantCreateBody,

@@ -17,9 +17,10 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { parseRequester } from '../schemas/requester.js';
 import { errorText } from './causes.js';
 import { decideQueryFor, formatRefusalSafely, isJsonObject, type ClientDecision, type FormatRefusal } from './decision.js';
-import { resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
+import { guardLogger, resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
 import { listedTools, ToolListFollower } from './tool-list-follower.js';
-import { approvalWaitMsOf, settleApproval, type ApprovalWaitOptions } from './approval-wait.js';
+import { approvalWaitMsOf, settleApproval } from './approval-wait.js';
+import { checkElicitOptions, elicitApproval, type ElicitingServer, type McpApprovalOptions } from './approval-elicitation.js';
 import {
   declareToolListChanged,
   sendToolListChangedIfAllowed,
@@ -66,8 +67,13 @@ export interface McpGuardOptions {
    * the `tools/call` waits up to that long for the answer, then runs or is refused. Default 0:
    * refused at once with a text that says approval was requested and to retry later. The MCP
    * client's own request timeout (60 s in the SDK) must be longer than `waitMs`.
+   * With `elicit: { approverToken }`, a client that declared the `elicitation` capability is first
+   * asked in its own window (Autoriser une fois / Autoriser pendant 1 h / Refuser); the answer is
+   * posted with the approver token and the call decided again. A declined or cancelled form, or
+   * any failure, falls back to waiting for the panel.
    */
-  approval?: ApprovalWaitOptions | undefined;
+  approval?: McpApprovalOptions | undefined;
+  /** Where the guard's warnings go (anonymous requester, service unreachable). Default: `process.emitWarning`, on stderr. */
   logger?: GuardLogger | undefined;
   /** Called with every decision the guard acts on (audit, tests). */
   onDecision?: ((decision: ClientDecision) => void) | undefined;
@@ -104,6 +110,8 @@ interface GuardState extends McpGuard, SessionState {
   /** Requester kinds already warned about (anonymous, invalid): each is logged once. */
   warned: Set<string>;
   follower: ToolListFollower;
+  /** The low-level `Server`, which asks the user through elicitation. */
+  server: ElicitingServer;
 }
 
 const GUARD_STATE = Symbol.for('idea-mcp-tool-permissions.mcp-guard');
@@ -138,6 +146,8 @@ export function mcpRefusal(decision: ClientDecision, formatRefusal?: FormatRefus
 export function guardMcpServer(server: object, options: McpGuardOptions): McpGuard {
   const target = lowLevelServer(server) as { [GUARD_STATE]?: GuardState; fallbackRequestHandler?: Handler };
   const existing = target[GUARD_STATE];
+  options = { ...options, logger: guardLogger(options.logger) };
+  checkElicitOptions(options.approval);
   approvalWaitMsOf('guardMcpServer', options.approval);
   if (options.filterToolsList === true) declareToolListChanged(target);
   if (existing !== undefined) {
@@ -178,6 +188,7 @@ export function guardMcpServer(server: object, options: McpGuardOptions): McpGua
   });
   guardFallbackHandler(target, state);
   Object.defineProperty(target, GUARD_STATE, { value: state, writable: false, configurable: false, enumerable: false });
+  state.server = target as unknown as ElicitingServer;
   state.follower.restart();
   return state;
 }
@@ -285,7 +296,19 @@ async function decideToolCall(state: GuardState, request: unknown, extra: unknow
   const query = decideQueryFor(project.value, who.value, name, args);
   const signal = signalOf(context);
   const decision = await options.client.decide(query, { signal });
-  return settleApproval(options.client, query, decision, approvalWaitMsOf('guardMcpServer', options.approval), signal);
+  const requestId = typeof context.requestId === 'string' || typeof context.requestId === 'number' ? context.requestId : undefined;
+  const elicitation = {
+    server: state.server,
+    client: options.client,
+    options: options.approval,
+    logger: options.logger,
+    signal,
+    requestId,
+  };
+  const asked = await elicitApproval(elicitation, query, decision);
+  // The time the form was open counts in waitMs: the host's own request timeout bounds both.
+  const waitMs = Math.max(0, approvalWaitMsOf('guardMcpServer', options.approval) - asked.elapsedMs);
+  return settleApproval(options.client, query, asked.decision, waitMs, signal);
 }
 
 async function filterToolsList(state: GuardState, result: unknown, extra: unknown): Promise<unknown> {

@@ -18,3 +18,4 @@ export { guardMcpServer, mcpRefusal, type McpGuard, type McpGuardOptions, type M
 export type { ClientDecision, FormatRefusal } from './decision.js';
 export type { ApprovalWaitOptions } from './approval-wait.js';
 export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';
+export { ELICITATION_CHOICES, ELICITATION_FIELD, type ApprovalElicitOptions, type McpApprovalOptions } from './approval-elicitation.js';

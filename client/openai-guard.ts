@@ -5,7 +5,15 @@
  */
 import { errorText } from './causes.js';
 import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from './decision.js';
-import { resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue, type Resolved } from './guard-common.js';
+import {
+  guardLogger,
+  resolveHostValue,
+  unresolvedDenial,
+  type GuardClient,
+  type GuardLogger,
+  type HostValue,
+  type Resolved,
+} from './guard-common.js';
 import type { DecideQuery } from '../schemas/api.js';
 import { approvalWaitMsOf, settleApproval, type ApprovalWaitOptions } from './approval-wait.js';
 
@@ -78,6 +86,7 @@ export interface OpenAiGuardOptions<C extends OpenAiToolCall> {
   approval?: ApprovalWaitOptions | undefined;
   /** The turn was abandoned: the decisions still pending (and approvals awaited) are denied at once. */
   signal?: AbortSignal | undefined;
+  /** Where the guard's warnings go (a failed invocation). Default: `process.emitWarning`, on stderr. */
   logger?: GuardLogger | undefined;
   /** Called with every call's final decision (after any approval wait), in order, before any call runs (audit, tests). */
   onDecision?: ((decision: ClientDecision, call: C) => void) | undefined;
@@ -235,7 +244,10 @@ async function invokeSafely<C extends OpenAiToolCall>(
     return JSON.stringify(result) ?? '';
   } catch (error) {
     const cause = errorText(error);
-    options.logger?.warn({ project: project.ok ? project.value : undefined, tool: entry.name, cause }, 'tool invocation failed');
+    guardLogger(options.logger).warn(
+      { project: project.ok ? project.value : undefined, tool: entry.name, cause },
+      'tool invocation failed',
+    );
     return `Tool ${entry.name} failed: ${cause}`;
   }
 }

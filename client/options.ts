@@ -74,9 +74,14 @@ function baseUrlOf(raw: unknown): URL {
 
 function tokenOf(token: unknown): string | undefined {
   if (token === undefined || token === '') return undefined;
+  return checkToken(token, 'PdpClient: token');
+}
+
+/** A bearer token as the service accepts it: a string without spaces or control characters. */
+export function checkToken(token: unknown, what: string): string {
   // eslint-disable-next-line no-control-regex
-  if (typeof token !== 'string' || /[\u0000-\u0020\u007f]/.test(token)) {
-    throw new TypeError('PdpClient: token must be a string without spaces or control characters (is there a trailing newline?)');
+  if (typeof token !== 'string' || token === '' || /[\u0000-\u0020\u007f]/.test(token)) {
+    throw new TypeError(`${what} must be a string without spaces or control characters (is there a trailing newline?)`);
   }
   return token;
 }

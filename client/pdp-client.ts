@@ -33,8 +33,10 @@ import {
   MAX_APPROVAL_WAIT_SECONDS,
   type Approval,
   type ApprovalAnswer,
+  type ApprovalAnswerBody,
   type ApprovalAnswerResponse,
   type ApprovalStatus,
+  type ApprovalVia,
   type Grant,
   type GrantCreateBody,
 } from '../schemas/approvals.js';
@@ -44,7 +46,7 @@ import { checkService, type CheckOptions, type CheckResult } from './check.js';
 import { unavailable, type ClientDecision } from './decision.js';
 import { followEvents, type EventHandlers, type EventSubscription } from './event-stream.js';
 import { PdpError } from './errors.js';
-import { checkOptions, displayUrl, type PdpClientOptions } from './options.js';
+import { checkOptions, checkToken, displayUrl, type PdpClientOptions } from './options.js';
 import { RequestSlots } from './request-slots.js';
 import { Deadline, exchangeWithDeadline, transportFailure, type Exchange, type ExchangeRequest } from './transport.js';
 
@@ -81,6 +83,17 @@ export interface WriteOptions {
 /** Options of `putDefault` and `putAgent`: the tools on ask (run with the user's approval, docs/api.md §11) beside the allowlist. */
 export interface AllowlistWriteOptions extends WriteOptions {
   askTools?: readonly string[] | undefined;
+}
+
+/** Options of {@link PdpClient.answerApproval}. */
+export interface AnswerApprovalOptions {
+  /** The token of this one call instead of the client's: the approver token (`PDP_APPROVER_TOKEN`). */
+  token?: string | undefined;
+  /** Where the user answered: `elicitation`, the MCP host's own form. */
+  via?: ApprovalVia | undefined;
+  signal?: AbortSignal | undefined;
+  /** Default: the client's `adminTimeoutMs`. */
+  timeoutMs?: number | undefined;
 }
 
 /** Options of one admin call. */
@@ -422,13 +435,33 @@ export class PdpClient {
   }
 
   /**
-   * `POST /projects/:project/approvals/:id` (admin token): `once` lets the next matching call run,
-   * `for` grants the tool for `ttlSeconds` (required then), `always` adds it to the agent's
-   * allowlist, `deny` refuses. A request no longer pending throws `approval_closed`.
+   * `POST /projects/:project/approvals/:id`: `once` lets the next matching call run, `for` grants
+   * the tool for `ttlSeconds` (required then), `always` adds it to the agent's allowlist, `deny`
+   * refuses. A request no longer pending throws `approval_closed`. With the admin token (the
+   * client's) any answer; with `options.token` set to the approver token, `once`, `for` up to
+   * 28,800 s and `deny` only (else `forbidden`). `options.via: "elicitation"` says the user
+   * answered in the MCP host's own form (logged and listed with the answer).
+   *
+   * @example
+   * ```ts
+   * // An MCP server that asked the user itself, holding the approver token and not the admin token:
+   * await pdp.answerApproval('demo', approvalId, 'once', undefined, { token: process.env.PDP_APPROVER_TOKEN, via: 'elicitation' });
+   * ```
    */
-  async answerApproval(project: string, id: string, answer: ApprovalAnswer, ttlSeconds?: number): Promise<ApprovalAnswerResponse> {
-    const body = ttlSeconds === undefined ? { answer } : { answer, ttlSeconds };
-    return (await this.admin('POST', `${approvalsPath(project)}/${segment(id)}`, body, approvalAnswerCheck)).body;
+  async answerApproval(
+    project: string,
+    id: string,
+    answer: ApprovalAnswer,
+    ttlSeconds?: number,
+    options: AnswerApprovalOptions = {},
+  ): Promise<ApprovalAnswerResponse> {
+    const body: ApprovalAnswerBody = { answer };
+    if (ttlSeconds !== undefined) body.ttlSeconds = ttlSeconds;
+    if (options.via !== undefined) body.via = options.via;
+    const token = options.token === undefined ? undefined : checkToken(options.token, 'answerApproval: options.token');
+    const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
+    const call = { headers, signal: options.signal, timeoutMs: options.timeoutMs };
+    return (await this.admin('POST', `${approvalsPath(project)}/${segment(id)}`, body, approvalAnswerCheck, call)).body;
   }
 
   /** `GET /projects/:project/grants`: the live temporary grants, newest first. */

@@ -24,6 +24,21 @@ export const APPROVAL_ANSWERS = ['once', 'for', 'always', 'deny'] as const;
 export const ApprovalAnswerSchema = Type.Union(APPROVAL_ANSWERS.map((answer) => Type.Literal(answer)));
 export type ApprovalAnswer = Static<typeof ApprovalAnswerSchema>;
 
+/** The answers the approver token may give (never `always`, which writes the policy). */
+export const APPROVER_ANSWERS: readonly ApprovalAnswer[] = ['once', 'for', 'deny'];
+/** Longest `for` the approver token may answer: a working day, 8 h. */
+export const MAX_APPROVER_GRANT_TTL_SECONDS = 28_800;
+
+/** Which token answered: the admin token (the panel, an operator) or the approver token (an MCP host's elicitation). */
+export const ApprovalAnsweredBySchema = Type.Union([Type.Literal('admin'), Type.Literal('approver')]);
+export type ApprovalAnsweredBy = Static<typeof ApprovalAnsweredBySchema>;
+
+/** Where the user gave the answer, as the caller declares it: `elicitation` is the MCP host's own form. */
+export const ApprovalViaSchema = Type.Literal('elicitation', {
+  description: 'Where the user answered, as the caller declares it: "elicitation" (the MCP host asked the user in its own window).',
+});
+export type ApprovalVia = Static<typeof ApprovalViaSchema>;
+
 const isoTime = (description: string) => Type.String({ description: `ISO 8601 time ${description}.` });
 
 /** The `approval` field of an `approval_required` decision. */
@@ -44,6 +59,8 @@ export const ApprovalSchema = Type.Object({
   expiresAt: isoTime('after which the request expires unanswered'),
   answer: Type.Optional(ApprovalAnswerSchema),
   answeredAt: Type.Optional(isoTime('the user answered')),
+  answeredBy: Type.Optional(ApprovalAnsweredBySchema),
+  via: Type.Optional(ApprovalViaSchema),
 });
 export type Approval = Static<typeof ApprovalSchema>;
 
@@ -80,11 +97,15 @@ export const ApprovalAnswerBodySchema = Type.Object(
       Type.Integer({
         minimum: 1,
         maximum: MAX_GRANT_TTL_SECONDS,
-        description: 'Length of the temporary grant; with answer "for" only, and required there.',
+        description: 'Length of the temporary grant; with answer "for" only, and required there (at most 28,800 with the approver token).',
       }),
     ),
+    via: Type.Optional(ApprovalViaSchema),
   },
-  { additionalProperties: false, examples: [{ answer: 'once' }, { answer: 'for', ttlSeconds: 3600 }] },
+  {
+    additionalProperties: false,
+    examples: [{ answer: 'once' }, { answer: 'for', ttlSeconds: 3600 }, { answer: 'once', via: 'elicitation' }],
+  },
 );
 export type ApprovalAnswerBody = Static<typeof ApprovalAnswerBodySchema>;
 

@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 export const ERROR_CODES = [
   'invalid_request',
   'unauthorized',
+  'forbidden',
   'forbidden_host',
   'not_found',
   'unknown_project',

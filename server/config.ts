@@ -19,6 +19,8 @@ export interface ServiceConfig {
   /** True when that file already held the token (a restart), false when it was generated now. */
   adminTokenReused: boolean;
   decideToken: string | undefined;
+  /** PDP_APPROVER_TOKEN(_FILE): answers approval requests (once, for up to 8 h, deny), nothing else. */
+  approverToken: string | undefined;
   stateDir: string;
   auditFile: string | undefined;
   /** PDP_APPROVAL_TTL_SECONDS: how long an approval request stays pending (undefined: the default, 300 s). */
@@ -112,6 +114,15 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
   if (decideToken !== undefined && decideToken === adminToken) {
     throw new ConfigError('PDP_DECIDE_TOKEN must differ from PDP_ADMIN_TOKEN: whoever can decide could otherwise write policies.');
   }
+  const approverToken = await secret(env, 'PDP_APPROVER_TOKEN');
+  if (approverToken !== undefined && approverToken === adminToken) {
+    throw new ConfigError('PDP_APPROVER_TOKEN must differ from PDP_ADMIN_TOKEN: whoever can approve could otherwise write policies.');
+  }
+  if (approverToken !== undefined && approverToken === decideToken) {
+    throw new ConfigError(
+      'PDP_APPROVER_TOKEN must differ from PDP_DECIDE_TOKEN: an enforcement point could otherwise approve its own calls.',
+    );
+  }
   return {
     host,
     port,
@@ -121,6 +132,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     generatedTokenFile,
     adminTokenReused,
     decideToken,
+    approverToken,
     stateDir,
     auditFile: env.PDP_AUDIT_FILE || undefined,
     approvalTtlSeconds,

@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     projects: config.projects,
     adminToken: config.adminToken,
     decideToken: config.decideToken,
+    approverToken: config.approverToken,
     auditFile: config.auditFile,
     loopbackHostsOnly: isLoopback(config.host),
     logger,
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
       projectsRoot: config.projectsRoot,
       projects: Object.keys(config.projects),
       decideTokenRequired: config.decideToken !== undefined,
+      approverToken: config.approverToken !== undefined,
     },
     `policy decision service listening at ${address}`,
   );

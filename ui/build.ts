@@ -47,5 +47,6 @@ export async function buildUi(outDir: string = UI_DIST_DIR): Promise<string> {
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const outDir = await buildUi();
-  process.stdout.write(`UI built into ${path.relative(process.cwd(), outDir) || outDir}\n`);
+  // stdout stays for the service's JSON log lines when `npm start` runs this first (docs/operations.md).
+  process.stderr.write(`UI built into ${path.relative(process.cwd(), outDir) || outDir}\n`);
 }

@@ -12,6 +12,8 @@
  * PDP_PROJECT (default demo), PDP_DECIDE_TOKEN, PDP_TIMEOUT_MS (default 500),
  * PDP_FILTER_TOOLS_LIST=1 to list only the tools the agent may call (and follow changes live),
  * PDP_APPROVAL_WAIT_MS (how long a call on ask waits for the user's answer; default 0, no wait),
+ * PDP_APPROVER_TOKEN (the service's approver token: a host that supports MCP elicitation then asks
+ * the user itself, Autoriser une fois / Autoriser pendant 1 h / Refuser, before the panel),
  * IDEA_TOOL_LOG (a file the stubs append their runs to, one JSON line each).
  * stdout carries the MCP protocol only: logs go to stderr.
  */
@@ -32,12 +34,18 @@ const client = new PdpClient({
 });
 
 const server = createIdeaToolsServer(new ToolRunRecorder(env['IDEA_TOOL_LOG'] || undefined));
+// The approver token answers approval requests only (never the admin token here): with it, the
+// guard asks the user in the MCP host when the host declared the elicitation capability.
+const approverToken = env['PDP_APPROVER_TOKEN'] || undefined;
 guardMcpServer(server, {
   client,
   project,
   requester,
   filterToolsList: env['PDP_FILTER_TOOLS_LIST'] === '1',
-  approval: { waitMs: Number(env['PDP_APPROVAL_WAIT_MS'] || 0) },
+  approval: {
+    waitMs: Number(env['PDP_APPROVAL_WAIT_MS'] || 0),
+    elicit: approverToken === undefined ? undefined : { approverToken },
+  },
   logger,
   onDecision: (decision) => {
     if (!decision.allow) logger.info({ tool: decision.tool.name, reason: decision.reason }, 'tool call denied');

@@ -14,7 +14,9 @@ import {
   MAX_OPEN_APPROVALS_PER_PROJECT,
   type Approval,
   type ApprovalAnswer,
+  type ApprovalAnsweredBy,
   type ApprovalStatus,
+  type ApprovalVia,
   type DecisionApproval,
   type Grant,
 } from '../../schemas/approvals.js';
@@ -39,6 +41,12 @@ export type RequestOutcome =
   | { readonly kind: 'pending'; readonly created: boolean; readonly approval: DecisionApproval }
   | { readonly kind: 'denied' }
   | { readonly kind: 'queue_full' };
+
+/** Who gave an answer: the token that carried it, and where the user answered when the caller says so. */
+export interface AnswerAttribution {
+  readonly by: ApprovalAnsweredBy;
+  readonly via?: ApprovalVia | undefined;
+}
 
 export interface AnswerOutcome {
   readonly approval: Approval;
@@ -73,6 +81,8 @@ interface RequestRecord {
   status: ApprovalStatus;
   answer?: ApprovalAnswer;
   answeredAt?: number;
+  answeredBy?: ApprovalAnsweredBy;
+  via?: ApprovalVia;
   /** An answer's effect is being made (an `always` write): the request is pending but no longer answerable. */
   answering: boolean;
   readonly waiters: Set<() => void>;
@@ -151,7 +161,14 @@ export class ApprovalRequests {
    * armed and saved, the grant created, the `always` write done); when the effect fails, the
    * request stays pending and the error is thrown.
    */
-  async answer(project: string, id: string, answer: ApprovalAnswer, ttlSeconds: number | undefined, now: number): Promise<AnswerOutcome> {
+  async answer(
+    project: string,
+    id: string,
+    answer: ApprovalAnswer,
+    ttlSeconds: number | undefined,
+    now: number,
+    attribution: AnswerAttribution = { by: 'admin' },
+  ): Promise<AnswerOutcome> {
     const record = this.projects.get(project)?.byId.get(id);
     if (record === undefined) throw new ApprovalsError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`);
     this.expireIfDue(record, now);
@@ -185,6 +202,8 @@ export class ApprovalRequests {
         }
         break;
     }
+    record.answeredBy = attribution.by;
+    if (attribution.via !== undefined) record.via = attribution.via;
     this.closeRequest(record, answer === 'deny' ? 'denied' : 'approved', now, answer);
     return grant === undefined ? { approval: toWire(record) } : { approval: toWire(record), grant };
   }
@@ -338,5 +357,7 @@ function toWire(record: RequestRecord): Approval {
   if (record.issueRef !== undefined) approval.issueRef = record.issueRef.display;
   if (record.answer !== undefined) approval.answer = record.answer;
   if (record.answeredAt !== undefined) approval.answeredAt = new Date(record.answeredAt).toISOString();
+  if (record.answeredBy !== undefined && record.answer !== undefined) approval.answeredBy = record.answeredBy;
+  if (record.via !== undefined && record.answer !== undefined) approval.via = record.via;
   return approval;
 }

@@ -4,10 +4,19 @@
  * mapping of the core's errors onto the API's codes.
  */
 import type { Logger } from 'pino';
-import type { Approval, ApprovalAnswer, ApprovalAnswerResponse, ApprovalStatus, Grant } from '../../schemas/index.js';
+import {
+  APPROVER_ANSWERS,
+  MAX_APPROVER_GRANT_TTL_SECONDS,
+  type Approval,
+  type ApprovalAnswer,
+  type ApprovalAnswerResponse,
+  type ApprovalStatus,
+  type Grant,
+} from '../../schemas/index.js';
 import type { ApprovalsPort } from '../domain/decide.js';
 import { ApiError, unknownProject } from '../errors.js';
 import { ApprovalsError } from './errors.js';
+import type { AnswerAttribution } from './approval-requests.js';
 import type { Approvals } from './open-approvals.js';
 
 export interface ApprovalsServiceOptions {
@@ -18,7 +27,7 @@ export interface ApprovalsServiceOptions {
   readonly clock?: () => number;
 }
 
-/** Who answers: only the admin token reaches the routes that change approvals and grants (docs/api.md §7). */
+/** Who changes grants: only the admin token reaches those routes (docs/api.md §7). */
 const WHO = 'admin';
 
 export class ApprovalsService {
@@ -56,10 +65,20 @@ export class ApprovalsService {
     return this.options.approvals.requests.wait(project, id, waitMs, signal).catch(rethrow);
   }
 
-  /** The user's answer; logged whatever it is, once its effect is in place. */
-  async answer(project: string, id: string, answer: ApprovalAnswer, ttlSeconds: number | undefined): Promise<ApprovalAnswerResponse> {
+  /**
+   * The user's answer; logged whatever it is, once its effect is in place. The approver token may
+   * answer `once`, `for` up to 8 h, or `deny`: never `always`, which writes the policy.
+   */
+  async answer(
+    project: string,
+    id: string,
+    answer: ApprovalAnswer,
+    ttlSeconds: number | undefined,
+    attribution: AnswerAttribution = { by: 'admin' },
+  ): Promise<ApprovalAnswerResponse> {
+    if (attribution.by === 'approver') checkApproverAnswer(answer, ttlSeconds);
     this.check(project);
-    const outcome = await this.options.approvals.requests.answer(project, id, answer, ttlSeconds, this.clock()).catch(rethrow);
+    const outcome = await this.options.approvals.requests.answer(project, id, answer, ttlSeconds, this.clock(), attribution).catch(rethrow);
     const { approval, grant } = outcome;
     this.options.logger.info(
       {
@@ -71,7 +90,8 @@ export class ApprovalsService {
         answer,
         ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
         ...(grant === undefined ? {} : { grant: grant.id, expiresAt: grant.expiresAt }),
-        who: WHO,
+        who: attribution.by,
+        ...(attribution.via === undefined ? {} : { via: attribution.via }),
       },
       'approval answered',
     );
@@ -127,6 +147,23 @@ export class ApprovalsService {
 
   private check(project: string): void {
     if (!this.options.hasProject(project)) throw unknownProject(project);
+  }
+}
+
+/** What the approver token may answer: `once`, `for` of at most 8 h, `deny` (else 403 forbidden). */
+function checkApproverAnswer(answer: ApprovalAnswer, ttlSeconds: number | undefined): void {
+  if (!APPROVER_ANSWERS.includes(answer)) {
+    throw new ApiError(
+      'forbidden',
+      `The approver token may answer once, for (at most ${String(MAX_APPROVER_GRANT_TTL_SECONDS)} s) or deny; "${answer}" changes the policy and needs the admin token.`,
+    );
+  }
+  if (answer === 'for' && ttlSeconds !== undefined && ttlSeconds > MAX_APPROVER_GRANT_TTL_SECONDS) {
+    throw new ApiError(
+      'forbidden',
+      `The approver token may grant at most ${String(MAX_APPROVER_GRANT_TTL_SECONDS)} s (8 h); a longer grant needs the admin token.`,
+      { maxTtlSeconds: MAX_APPROVER_GRANT_TTL_SECONDS },
+    );
   }
 }
 

@@ -19,6 +19,7 @@ import { EphemeralPolicies } from '../permissions/ephemeral.js';
 import { PermissionsService } from '../permissions/permissions-service.js';
 import { ProjectRegistry } from '../projects/registry.js';
 import { installAuth } from './auth.js';
+import { refusedCredentialLog } from './refused-credentials.js';
 import { errorBody, installErrorHandling } from './error-handler.js';
 import { installHttpMetrics } from './http-metrics.js';
 import { approvalsRoutes } from './routes/approvals.js';
@@ -40,6 +41,8 @@ export interface BuildAppOptions {
   adminToken: string;
   /** When set, `/decide` and the GET routes (but health, `/ui`, `/docs`) need it or the admin token. */
   decideToken?: string | undefined;
+  /** PDP_APPROVER_TOKEN: may answer approval requests (`once`, `for` up to 8 h, `deny`) and nothing else. */
+  approverToken?: string | undefined;
   /** `false` (default) for silence, `true` or pino options for JSON logs, or a pino logger. */
   logger?: boolean | LoggerOptions | Logger | undefined;
   /** Safety-net rescan period of the files in ms (default 2000, 0 disables). */
@@ -183,7 +186,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const auth = installAuth(app, {
     adminToken: options.adminToken,
     decideToken: options.decideToken,
+    approverToken: options.approverToken,
     loopbackHostsOnly: options.loopbackHostsOnly,
+    onRefused: refusedCredentialLog(logger),
   });
   installHttpMetrics(app, metrics);
 
@@ -209,7 +214,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(catalogRoutes, { permissions });
   await app.register(permissionsRoutes, { permissions, decisions });
   await app.register(ephemeralRoutes, { permissions });
-  await app.register(approvalsRoutes, { approvals });
+  await app.register(approvalsRoutes, { approvals, auth });
   await app.register(whoamiRoute, { auth });
   await app.register(eventsRoute, { events, hasProject: (id) => registry.get(id) !== undefined });
   await app.register(healthRoutes, { isReady: () => registry.isReady, projectCount: () => registry.size, metrics });

@@ -1,6 +1,8 @@
 /**
  * Bearer-token checks (docs/api.md §7). Each route declares `config.access`:
  * - `admin`: mutating routes, need the admin token;
+ * - `approve`: answering an approval request, needs the admin token or the approver token (the
+ *   route itself narrows what the approver token may answer);
  * - `read`: `/decide` and the GET routes, need the decide token or the admin token when a decide
  *   token is configured, else open;
  * - `public`: `/healthz`, `/readyz`, the static pages of `/ui` and `/docs`.
@@ -10,7 +12,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 
-export type RouteAccess = 'admin' | 'read' | 'public';
+export type RouteAccess = 'admin' | 'approve' | 'read' | 'public';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,6 +23,10 @@ declare module 'fastify' {
 export interface AuthOptions {
   readonly adminToken: string;
   readonly decideToken?: string | undefined;
+  /** PDP_APPROVER_TOKEN: may answer approval requests (`once`, `for` up to 8 h, `deny`), nothing else. */
+  readonly approverToken?: string | undefined;
+  /** Told of every refused credential (it logs them, rate-limited). */
+  readonly onRefused?: ((refusal: RefusedCredential) => void) | undefined;
   readonly loopbackHostsOnly?: boolean | undefined;
 }
 
@@ -46,6 +52,19 @@ function tokenMatches(presented: string | undefined, expectedDigest: Buffer | un
 interface Digests {
   readonly admin: Buffer;
   readonly decide: Buffer | undefined;
+  readonly approver: Buffer | undefined;
+}
+
+/** Which token a refused request needed, and what it carried instead (never the token itself). */
+export interface RefusedCredential {
+  readonly method: string;
+  /** The route's pattern (`/projects/:project/approvals/:id`), not the URL: no ids or query in the log. */
+  readonly route: string;
+  readonly remoteAddress: string | undefined;
+  /** The token kinds that route accepts. */
+  readonly expected: 'admin' | 'admin or approver' | 'decide or admin';
+  /** `none`: no Authorization header; `malformed`: not `Bearer <token>`; `unknown`: no token of this service; else the kind of token it was. */
+  readonly presented: 'none' | 'malformed' | 'unknown' | 'decide' | 'approver';
 }
 
 function bearerToken(request: FastifyRequest): string | undefined {
@@ -75,24 +94,73 @@ const forbiddenHost = (): ApiError =>
     'This service only answers requests addressed to the loopback interface (Host: 127.0.0.1, localhost or [::1]).',
   );
 
+/** The refusal of a request and the description of its credential for the log. */
+interface Refusal {
+  readonly error: ApiError;
+  readonly expected: RefusedCredential['expected'];
+  readonly presented: RefusedCredential['presented'];
+}
+
+const APPROVER_ONLY =
+  'The approver token only answers approval requests (POST /projects/:project/approvals/:id with once, for up to 8 h, or deny).';
+
 /** Why a request to a route of this access may not proceed for want of a token, or null when it may. */
-function refusalOf(request: FastifyRequest, access: RouteAccess, digests: Digests): ApiError | null {
+function refusalOf(request: FastifyRequest, access: RouteAccess, digests: Digests): Refusal | null {
   if (access === 'public') return null;
+  const token = bearerToken(request);
   if (access === 'read') {
     if (digests.decide === undefined) return null;
-    const token = bearerToken(request);
     if (tokenMatches(token, digests.decide) || tokenMatches(token, digests.admin)) return null;
-    return new ApiError('unauthorized', 'This route needs the decide token or the admin token (Authorization: Bearer <token>).');
+    const presented = presentedKind(request, token, digests);
+    if (presented === 'approver') {
+      return {
+        error: new ApiError('forbidden', `${APPROVER_ONLY} Reads need the decide token or the admin token.`),
+        expected: 'decide or admin',
+        presented,
+      };
+    }
+    return {
+      error: new ApiError('unauthorized', 'This route needs the decide token or the admin token (Authorization: Bearer <token>).'),
+      expected: 'decide or admin',
+      presented,
+    };
   }
-  return tokenMatches(bearerToken(request), digests.admin)
-    ? null
-    : new ApiError('unauthorized', 'This route needs the admin token (Authorization: Bearer <token>).');
+  if (tokenMatches(token, digests.admin)) return null;
+  if (access === 'approve') {
+    if (tokenMatches(token, digests.approver)) return null;
+    return {
+      error: new ApiError(
+        'unauthorized',
+        'Answering an approval request needs the admin token or the approver token (Authorization: Bearer <token>).',
+      ),
+      expected: 'admin or approver',
+      presented: presentedKind(request, token, digests),
+    };
+  }
+  const presented = presentedKind(request, token, digests);
+  if (presented === 'approver') {
+    return { error: new ApiError('forbidden', `${APPROVER_ONLY} This route needs the admin token.`), expected: 'admin', presented };
+  }
+  return {
+    error: new ApiError('unauthorized', 'This route needs the admin token (Authorization: Bearer <token>).'),
+    expected: 'admin',
+    presented,
+  };
+}
+
+/** What a refused request carried, for the log: which token kind it was, never the token. */
+function presentedKind(request: FastifyRequest, token: string | undefined, digests: Digests): RefusedCredential['presented'] {
+  if (request.headers.authorization === undefined) return 'none';
+  if (token === undefined) return 'malformed';
+  if (tokenMatches(token, digests.approver)) return 'approver';
+  if (tokenMatches(token, digests.decide)) return 'decide';
+  return 'unknown';
 }
 
 type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
 
-/** Who a request's credentials make the caller (`GET /whoami`). */
-type Role = 'admin' | 'decide' | 'anonymous';
+/** Who a request's credentials make the caller (`GET /whoami`, and who answered an approval). */
+export type Role = 'admin' | 'decide' | 'approver' | 'anonymous';
 
 export interface Auth {
   /**
@@ -113,6 +181,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
   const digests: Digests = {
     admin: digest(options.adminToken),
     decide: options.decideToken ? digest(options.decideToken) : undefined,
+    approver: options.approverToken ? digest(options.approverToken) : undefined,
   };
   if (options.loopbackHostsOnly) {
     app.addHook('onRequest', (request, _reply, done) => {
@@ -125,8 +194,18 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
     // Callback style: no promise per request.
     return (request, _reply, done) => {
       const refusal = refusalOf(request, access, digests);
-      if (refusal) done(refusal);
-      else done();
+      if (refusal === null) {
+        done();
+        return;
+      }
+      options.onRefused?.({
+        method: request.method,
+        route: request.routeOptions.url ?? request.url.split('?')[0] ?? '',
+        remoteAddress: request.socket.remoteAddress,
+        expected: refusal.expected,
+        presented: refusal.presented,
+      });
+      done(refusal.error);
     };
   };
   app.addHook('onRoute', (route) => {
@@ -141,6 +220,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
       const token = bearerToken(request);
       if (tokenMatches(token, digests.admin)) return 'admin';
       if (tokenMatches(token, digests.decide)) return 'decide';
+      if (tokenMatches(token, digests.approver)) return 'approver';
       return undefined;
     },
   };

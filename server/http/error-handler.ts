@@ -15,6 +15,7 @@ const STATUS_OF: Record<ErrorCode | ProjectWriteErrorCode, number> = {
   invalid_agent_id: 400,
   invalid_requester: 400,
   unauthorized: 401,
+  forbidden: 403,
   forbidden_host: 403,
   not_found: 404,
   unknown_project: 404,

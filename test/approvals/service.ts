@@ -17,6 +17,8 @@ export const ADMIN_TOKEN = 'approvals-admin-token-0123456789';
 export const DECIDE_TOKEN = 'approvals-decide-token-9876543210';
 export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` } as const;
 export const decider = { authorization: `Bearer ${DECIDE_TOKEN}` } as const;
+export const APPROVER_TOKEN = 'approvals-approver-token-5555555555';
+export const approver = { authorization: `Bearer ${APPROVER_TOKEN}` } as const;
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -38,6 +40,7 @@ export async function tempDir(prefix = 'pdp-approvals-state-'): Promise<string> 
 export interface ServiceOptions {
   readonly stateDir?: string;
   readonly decideToken?: string;
+  readonly approverToken?: string;
   readonly approvalTtlSeconds?: number;
   /** Log lines are parsed into this array (level info and above). */
   readonly logs?: Record<string, unknown>[];
@@ -82,6 +85,7 @@ export async function startService(projects: Record<string, ProjectFixture>, opt
     adminToken: ADMIN_TOKEN,
     logger,
     ...(options.decideToken === undefined ? {} : { decideToken: options.decideToken }),
+    ...(options.approverToken === undefined ? {} : { approverToken: options.approverToken }),
     ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
     ...(options.approvalTtlSeconds === undefined ? {} : { approvalTtlSeconds: options.approvalTtlSeconds }),
   });

@@ -6,13 +6,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { PdpClient } from '../../client/index.js';
+import { GUARD_WARNING_TYPE, PdpClient } from '../../client/index.js';
 import { guardMcpServer } from '../../client/mcp.js';
 import { guardOpenAiToolCalls, type ChatCompletionToolCall } from '../../client/openai.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { cannedDecision, sendJson, startFakeHttp } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startPolicyTablePdp } from './policy-table-pdp.js';
+import { waitFor } from '../support/wait.js';
 
 const table = { QA: [...READ_ONLY_DEFAULT], Main: [...READ_ONLY_DEFAULT, 'idea_memory_write'], mcp: [...READ_ONLY_DEFAULT] };
 let cleanups: (() => Promise<void>)[] = [];
@@ -95,6 +96,38 @@ describe('MCP guard options', () => {
     await mcp.call('idea_ticket_read');
     expect(warnings.map((warning) => warning.message)).toHaveLength(2);
     expect(warnings[1]?.message).toMatch(/not a valid agent id.*invalid_requester/);
+  });
+
+  it('without a logger, the warnings are process warnings (stderr), not silence', async () => {
+    const { client } = await setup();
+    const seen: Error[] = [];
+    const collect = (warning: Error) => {
+      if (warning.name === GUARD_WARNING_TYPE) seen.push(warning);
+    };
+    process.on('warning', collect);
+    cleanups.push(async () => {
+      process.off('warning', collect);
+    });
+    const mcp = await connectGuardedIdeaServer({ client, project: 'demo', requester: '' });
+    cleanups.push(mcp.close);
+    await mcp.call('idea_ticket_read');
+    await mcp.call('idea_ticket_read');
+    // Node emits the event on the next tick.
+    await waitFor(() => seen.length > 0, 'a process warning');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.message).toMatch(/^the requester is anonymous .*agent id of this session.* \{"project":"demo","requester":""\}$/);
+
+    // The OpenAI guard too: an invocation that throws is a warning.
+    await guardOpenAiToolCalls([chat('c1', 'idea_ticket_read')], {
+      client,
+      project: 'demo',
+      requester: 'QA',
+      invoke: () => {
+        throw new Error('disk full');
+      },
+    });
+    await waitFor(() => seen.length > 1, 'a second process warning');
+    expect(seen[1]?.message).toMatch(/^tool invocation failed .*"tool":"idea_ticket_read".*disk full/);
   });
 
   it('sendToolListChanged tells the connected client its tool list changed, and is harmless unconnected', async () => {

@@ -119,6 +119,13 @@ describe('the idea-mcp-permissions-client tarball, installed into an empty proje
     expect(files.some((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toBe(false);
   }, 120_000);
 
+  it('has no install script: installing it runs nothing (no prepare, preinstall, install or postinstall)', async () => {
+    const { stdout } = await run('tar', ['-xzOf', tarball, 'package/package.json']);
+    const packed = JSON.parse(stdout) as { scripts?: Record<string, string> };
+    const lifecycle = ['preinstall', 'install', 'postinstall', 'prepare'];
+    expect(Object.keys(packed.scripts ?? {}).filter((name) => lifecycle.includes(name))).toEqual([]);
+  }, 120_000);
+
   it('without the MCP SDK: imports under TypeScript NodeNext and Node ESM, and installs undici and typebox only', async () => {
     const dir = await emptyProject(work, 'openai-only');
     await npm(dir, ['install', tarball, ...INSTALL_FLAGS]);

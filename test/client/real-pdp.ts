@@ -11,6 +11,8 @@ export interface RealPdp {
   root: string;
   adminToken: string;
   decideToken: string;
+  /** The approver token (answers approval requests only). */
+  approverToken: string;
   /** A client with the admin token (grants and revocations). */
   admin: PdpClient;
   /** A client with the decide token, as an enforcement point has. */
@@ -24,6 +26,7 @@ export interface RealPdp {
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 const DECIDE_TOKEN = 'decide-token-for-tests-0123456789';
+const APPROVER_TOKEN = 'approver-token-for-tests-0123456789';
 
 /** The real service on 127.0.0.1 (`port` 0: any free one; `listen: false`: not started yet). */
 export async function startRealPdp(options: { port?: number; listen?: boolean } = {}): Promise<RealPdp> {
@@ -32,7 +35,13 @@ export async function startRealPdp(options: { port?: number; listen?: boolean } 
   let port = options.port ?? 0;
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   const startService = async () => {
-    app = await buildApp({ projectsRoot: root, adminToken: ADMIN_TOKEN, decideToken: DECIDE_TOKEN, logger: false });
+    app = await buildApp({
+      projectsRoot: root,
+      adminToken: ADMIN_TOKEN,
+      decideToken: DECIDE_TOKEN,
+      approverToken: APPROVER_TOKEN,
+      logger: false,
+    });
     await app.listen({ port, host: '127.0.0.1' });
     port = (app.server.address() as AddressInfo).port;
   };
@@ -49,6 +58,7 @@ export async function startRealPdp(options: { port?: number; listen?: boolean } 
     root,
     adminToken: ADMIN_TOKEN,
     decideToken: DECIDE_TOKEN,
+    approverToken: APPROVER_TOKEN,
     admin,
     decider,
     stopService,

@@ -10,6 +10,26 @@ describe('configuration from the environment', () => {
     await expect(loadConfig({ PDP_ADMIN_TOKEN: 'same-secret', PDP_DECIDE_TOKEN: 'same-secret' })).rejects.toBeInstanceOf(ConfigError);
   });
 
+  it('reads the approver token from PDP_APPROVER_TOKEN or its _FILE, and refuses one equal to another token', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'pdp-approver-'));
+    try {
+      const file = path.join(folder, 'approver');
+      await writeFile(file, '  approver-from-file  \n', { mode: 0o600 });
+      const base = { PDP_ADMIN_TOKEN: 'admin-secret', PDP_DECIDE_TOKEN: 'decide-secret' };
+      expect((await loadConfig({ ...base, PDP_APPROVER_TOKEN_FILE: file })).approverToken).toBe('approver-from-file');
+      expect((await loadConfig({ ...base, PDP_APPROVER_TOKEN: 'direct', PDP_APPROVER_TOKEN_FILE: file })).approverToken).toBe('direct');
+      expect((await loadConfig({ ...base, PDP_APPROVER_TOKEN: '' })).approverToken).toBeUndefined();
+      await expect(loadConfig({ ...base, PDP_APPROVER_TOKEN: 'admin-secret' })).rejects.toThrow(
+        /PDP_APPROVER_TOKEN must differ from PDP_ADMIN_TOKEN/,
+      );
+      await expect(loadConfig({ ...base, PDP_APPROVER_TOKEN: 'decide-secret' })).rejects.toThrow(
+        /PDP_APPROVER_TOKEN must differ from PDP_DECIDE_TOKEN/,
+      );
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a non-loopback host without a decide token, and accepts it with one', async () => {
     await expect(loadConfig({ PDP_HOST: '0.0.0.0', PDP_ADMIN_TOKEN: 'admin' })).rejects.toThrow(/PDP_DECIDE_TOKEN/);
     await expect(loadConfig({ PDP_HOST: '0.0.0.0', PDP_ADMIN_TOKEN: 'admin', PDP_DECIDE_TOKEN: 'decide' })).resolves.toMatchObject({

@@ -12,6 +12,9 @@ import { makeTree, policyText, type TempTree } from '../support/files.js';
 
 const ADMIN = 'route-guards-admin-token-0123456789';
 const DECIDE = 'route-guards-decide-token-0123456789';
+const APPROVER = 'route-guards-approver-token-0123456789';
+/** The one route the approver token may call. */
+const ANSWER = { method: 'POST', pattern: '/projects/:project/approvals/:id' };
 const PUBLIC = [/^\/healthz$/, /^\/readyz$/, /^\/ui(\/|$)/, /^\/docs(\/|$)/];
 
 let app: FastifyInstance;
@@ -19,7 +22,14 @@ let made: TempTree;
 
 beforeAll(async () => {
   made = await makeTree({ demo: policyText(undefined, {}) });
-  app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, decideToken: DECIDE, logger: false, rescanMs: 0 });
+  app = await buildApp({
+    projectsRoot: made.root,
+    adminToken: ADMIN,
+    decideToken: DECIDE,
+    approverToken: APPROVER,
+    logger: false,
+    rescanMs: 0,
+  });
   await app.ready();
 });
 
@@ -49,6 +59,7 @@ const sample = (pattern: string): string =>
     .replace(':project', 'demo')
     .replace(':agentId', 'QA')
     .replace(':requester', encodeURIComponent('ticket-assistant:demo:82'))
+    .replace(':id', 'no-such-id')
     .replace('*', 'x');
 
 describe('every route of the app is guarded unless it is public', () => {
@@ -81,6 +92,40 @@ describe('every route of the app is guarded unless it is public', () => {
         expect(withDecide.statusCode, `${method} ${pattern} with the decide token`).not.toBe(401);
       } else {
         expect(withDecide.statusCode, `${method} ${pattern} with the decide token`).toBe(401);
+      }
+    }
+  });
+
+  it('answers 403 forbidden to the approver token everywhere but the answer to an approval request', async () => {
+    const routes = routeTable(app.printRoutes({ commonPrefix: false }));
+    expect(routes).toContainEqual(ANSWER);
+    for (const { method, pattern } of routes) {
+      if (PUBLIC.some((regex) => regex.test(pattern))) continue;
+      const url = pattern === '/events' ? '/events?project=no-such-project' : sample(pattern);
+      const hasBody = !(method === 'GET' || method === 'HEAD' || method === 'DELETE');
+      const headers = { host: '127.0.0.1', authorization: `Bearer ${APPROVER}` };
+      const response = hasBody
+        ? await app.inject({
+            method: method as 'POST',
+            url,
+            headers: { ...headers, 'content-type': 'application/json' },
+            payload: JSON.stringify({ answer: 'once' }),
+          })
+        : await app.inject({ method: method as 'GET', url, headers });
+      if (pattern === '/whoami') {
+        if (method === 'GET') expect(response.json()).toEqual({ role: 'approver' });
+        continue;
+      }
+      if (method === ANSWER.method && pattern === ANSWER.pattern) {
+        // Past the token check: the request id is unknown.
+        expect(response.statusCode, `${method} ${pattern} with the approver token`).toBe(404);
+        continue;
+      }
+      expect(response.statusCode, `${method} ${pattern} with the approver token`).toBe(403);
+      if (method !== 'HEAD') {
+        const { error } = response.json<{ error: { code: string; message: string } }>();
+        expect(error.code).toBe('forbidden');
+        expect(error.message).toMatch(/^The approver token only answers approval requests/);
       }
     }
   });

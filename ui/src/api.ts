@@ -74,6 +74,8 @@ export class PermissionsApi {
   async whoami(token: string | null): Promise<Role> {
     const body = await this.json<{ role?: unknown }>('GET', 'whoami', { token });
     if (body.role === 'admin' || body.role === 'decide' || body.role === 'anonymous') return body.role;
+    // The approver token answers approvals from an MCP host only: the panel cannot even read with it.
+    if (body.role === 'approver') throw new ApiError(403, 'forbidden', 'The approver token cannot open the panel.');
     throw new ApiError(200, 'unexpected_response', `GET /whoami answered an unknown role (${JSON.stringify(body.role)}).`);
   }
 

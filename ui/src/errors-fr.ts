@@ -20,6 +20,8 @@ export const ERROR_SENTENCES: Readonly<Record<string, string>> = {
     'Identifiant d\u2019agent refusé : il est réservé ou contient un caractère interdit (deux-points, barre oblique, espace en tête, caractère de contrôle ou invisible). Rien n\u2019a été modifié.',
   invalid_requester: 'Demandeur refusé : seul un assistant de ticket de ce projet peut recevoir une policy temporaire.',
   unauthorized: 'Jeton refusé : cette action demande le jeton administrateur du service (ou, pour consulter, le jeton de lecture).',
+  forbidden:
+    'Jeton d\u2019approbation : il sert seulement à répondre aux demandes depuis l\u2019hôte MCP (une fois, pour un temps ou refuser), pas au panneau.',
   forbidden_host: 'Le service n\u2019accepte que les adresses locales : ouvrez le panneau par 127.0.0.1, localhost ou [::1].',
   not_found: 'Adresse inconnue du service : la version du service ne correspond peut-être pas à ce panneau.',
   unknown_project: 'Ce projet n\u2019est plus servi par le service (dossier déplacé ou supprimé ?). Actualisez la liste des projets.',

@@ -14,9 +14,10 @@ import {
   ProjectParamsSchema,
 } from '../../../schemas/index.js';
 import type { ApprovalsService } from '../../approvals/approvals-service.js';
+import type { Auth } from '../auth.js';
 import { emptyBodyIsNoBody, errors, type TypedApp } from './common.js';
 
-export async function approvalsRoutes(app: TypedApp, { approvals }: { approvals: ApprovalsService }): Promise<void> {
+export async function approvalsRoutes(app: TypedApp, { approvals, auth }: { approvals: ApprovalsService; auth: Auth }): Promise<void> {
   app.get(
     '/projects/:project/approvals',
     {
@@ -60,18 +61,23 @@ export async function approvalsRoutes(app: TypedApp, { approvals }: { approvals:
   app.post(
     '/projects/:project/approvals/:id',
     {
-      config: { access: 'admin' },
+      config: { access: 'approve' },
       schema: {
         tags: ['approvals'],
-        summary: 'Answer an approval request (admin token only: an agent never approves itself)',
+        summary: 'Answer an approval request (admin or approver token: an agent never approves itself)',
         description:
-          "`once` allows the next matching call only; `for` creates a temporary grant of `ttlSeconds`; `always` adds the tool to the agent's allowedTools (creating its override from its effective policy) and takes it off askTools; `deny` refuses, and the same call answers `approval_denied` for 60 s. A request that is no longer pending answers 409 approval_closed.",
+          '`once` allows the next matching call only; `for` creates a temporary grant of `ttlSeconds`; `always` adds the tool to the agent\'s allowedTools (creating its override from its effective policy) and takes it off askTools; `deny` refuses, and the same call answers `approval_denied` for 60 s. The approver token may answer `once`, `for` up to 28,800 s (8 h) and `deny` only (else 403 forbidden). `via: "elicitation"` says the user answered in the MCP host\'s own form; it is logged and listed with the answer, with `answeredBy`, the token that carried it. A request that is no longer pending answers 409 approval_closed.',
         params: ApprovalParamsSchema,
         body: ApprovalAnswerBodySchema,
-        response: { 200: ApprovalAnswerResponseSchema, ...errors(400, 401, 404, 409, 412, 413, 500) },
+        response: { 200: ApprovalAnswerResponseSchema, ...errors(400, 401, 403, 404, 409, 412, 413, 500) },
       },
     },
-    async (request) => approvals.answer(request.params.project, request.params.id, request.body.answer, request.body.ttlSeconds),
+    async (request) => {
+      const { answer, ttlSeconds, via } = request.body;
+      // The access hook let only the admin or the approver token through.
+      const by = auth.roleOf(request) === 'approver' ? 'approver' : 'admin';
+      return approvals.answer(request.params.project, request.params.id, answer, ttlSeconds, { by, via });
+    },
   );
 
   app.get(

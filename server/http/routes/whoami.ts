@@ -6,8 +6,9 @@ import { errors, type TypedApp } from './common.js';
 
 const WhoamiResponseSchema = Type.Object(
   {
-    role: Type.Union([Type.Literal('admin'), Type.Literal('decide'), Type.Literal('anonymous')], {
-      description: 'admin: the admin token; decide: the decide token; anonymous: no token, and no decide token is configured.',
+    role: Type.Union([Type.Literal('admin'), Type.Literal('decide'), Type.Literal('approver'), Type.Literal('anonymous')], {
+      description:
+        'admin: the admin token; decide: the decide token; approver: the approver token (answers approvals only); anonymous: no token, and no decide token is configured.',
     }),
   },
   { $id: 'WhoamiResponse' },
@@ -30,7 +31,7 @@ export async function whoamiRoute(app: TypedApp, { auth }: { auth: Auth }): Prom
       if (role === undefined) {
         throw new ApiError(
           'unauthorized',
-          'The token matches neither the admin token nor the decide token (or none was sent and one is needed).',
+          'The token matches none of the admin, decide and approver tokens (or none was sent and one is needed).',
         );
       }
       return { role };

@@ -1,0 +1,84 @@
+/**
+ * The README's "tour in five commands", run as written: each command of its first `sh` block goes
+ * through bash and curl against the real service on a real port (the README's `localhost:8787`
+ * pointed at it), in a folder whose `.pdp/admin-token` holds the service's admin token.
+ */
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
+import { buildApp } from '../../server/http/app.js';
+import { tempFolder } from '../support/temp-folder.js';
+
+const run = promisify(execFile);
+const REPO = path.resolve(import.meta.dirname, '..', '..');
+const ADMIN_TOKEN = 'readme-tour-admin-token-0123456789';
+
+/** The commands of the tour: the first `sh` block after its heading, continuation lines joined, comments dropped. */
+async function tourCommands(): Promise<string[]> {
+  const readme = await readFile(path.join(REPO, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## A tour'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const commands: string[] = [];
+  let current = '';
+  for (const line of block.split('\n')) {
+    if (current === '' && (line.trim() === '' || line.trim().startsWith('#'))) continue;
+    current += `${line}\n`;
+    if (!line.trimEnd().endsWith('\\') && !insideSingleQuotes(current)) {
+      commands.push(current.trim());
+      current = '';
+    }
+  }
+  return commands;
+}
+
+const insideSingleQuotes = (text: string): boolean => (text.match(/'/g)?.length ?? 0) % 2 === 1;
+
+let app: Awaited<ReturnType<typeof buildApp>>;
+let port: number;
+let root: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'readme-tour-'));
+  await cp(path.join(REPO, 'examples', 'projects'), path.join(root, 'projects'), { recursive: true });
+  app = await buildApp({ projectsRoot: path.join(root, 'projects'), adminToken: ADMIN_TOKEN, logger: false });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  port = (app.server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  await app.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('README: the tour in five commands', () => {
+  it('runs as written, and step 4 adds idea_memory_write to the read tools QA had, removing none', async () => {
+    const commands = await tourCommands();
+    expect(commands).toHaveLength(5);
+    const cwd = await tempFolder('readme-tour-cwd-');
+    await mkdir(path.join(cwd, '.pdp'));
+    await writeFile(path.join(cwd, '.pdp', 'admin-token'), `${ADMIN_TOKEN}\n`, { mode: 0o600 });
+    const outputs: string[] = [];
+    for (const command of commands) {
+      const local = command.replaceAll('localhost:8787', `127.0.0.1:${String(port)}`);
+      const { stdout } = await run('bash', ['-c', `set -euo pipefail; ${local}`], { cwd, timeout: 30_000 });
+      outputs.push(stdout);
+    }
+    const [before, , , override, after] = outputs;
+    expect(JSON.parse(before ?? '')).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+
+    const view = JSON.parse(override ?? '') as {
+      agents: { agentId: string; added: string[]; removed: string[]; allowedTools: string[] }[];
+    };
+    const qa = view.agents.find((agent) => agent.agentId === 'QA');
+    expect(qa?.removed).toEqual([]);
+    expect(qa?.added).toEqual(['idea_memory_write']);
+    expect(qa?.allowedTools).toEqual([...READ_ONLY_DEFAULT, 'idea_memory_write']);
+
+    expect(JSON.parse(after ?? '')).toMatchObject({ allow: true, source: 'agent-override' });
+  }, 60_000);
+});
