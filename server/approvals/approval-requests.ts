@@ -19,6 +19,7 @@ import {
   type Grant,
 } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
+import { SYSTEM_CLOCK, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApprovalsError } from './errors.js';
 import { parseIssueRef, type IssueRef } from './issue-ref.js';
 import type { OnceAllowances } from './once-allowances.js';
@@ -57,8 +58,8 @@ export interface ApprovalRequestsOptions {
   readonly ttlSeconds?: number;
   /** Called after every new or changed request (the `approval` events of `GET /events`). */
   readonly onChange?: (change: ApprovalChange) => void;
-  /** Time for the periodic expiry and for {@link ApprovalRequests.wait}. */
-  readonly clock?: () => number;
+  /** Time for the periodic expiry and for {@link ApprovalRequests.wait} (monotonic), and for the times shown (wall). */
+  readonly clock?: ServiceClock;
   readonly sweepIntervalMs?: number;
 }
 
@@ -68,8 +69,11 @@ interface RequestRecord {
   readonly requester: string;
   readonly tool: string;
   readonly issueRef: IssueRef | undefined;
+  /** Monotonic times (clock.ts). */
   readonly createdAt: number;
   readonly expiresAt: number;
+  /** Wall minus monotonic time when it was opened: its times are shown on that wall clock. */
+  readonly wallOffset: number;
   status: ApprovalStatus;
   answer?: ApprovalAnswer;
   answeredAt?: number;
@@ -95,7 +99,8 @@ export class ApprovalRequests {
 
   constructor(private readonly options: ApprovalRequestsOptions) {
     this.ttlMs = (options.ttlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) * 1000;
-    this.clock = options.clock ?? Date.now;
+    const clock = options.clock ?? SYSTEM_CLOCK;
+    this.clock = () => clock.monotonic();
     this.sweeper = setInterval(() => {
       this.sweep(this.clock());
     }, options.sweepIntervalMs ?? 1000);
@@ -130,6 +135,7 @@ export class ApprovalRequests {
       issueRef: parseIssueRef(issueRef),
       createdAt: now,
       expiresAt: now + this.ttlMs,
+      wallOffset: wallOffsetOf(this.options.clock ?? SYSTEM_CLOCK),
       status: 'pending',
       answering: false,
       waiters: new Set(),
@@ -240,13 +246,14 @@ export class ApprovalRequests {
     });
   }
 
-  /** Expires the requests past their time, forgets ended refusals and unused expired `once` answers. */
+  /** Expires the requests past their time, forgets ended refusals, unused expired `once` answers and expired grants. */
   sweep(now: number): void {
     for (const state of this.projects.values()) {
       this.expireDue(state, now);
       for (const [requester, tool, until] of state.refusedUntil.entries()) if (until <= now) state.refusedUntil.delete(requester, tool);
     }
     this.options.onces.sweep(now);
+    this.options.grants.expire(now);
   }
 
   /** Forgets a project's requests, refusals and `once` answers (the project disappeared); its waiters get the request as it was. */
@@ -323,7 +330,7 @@ function newId(taken: ReadonlyMap<string, unknown>): string {
 }
 
 function toDecisionApproval(record: RequestRecord): DecisionApproval {
-  return { id: record.id, status: 'pending', expiresAt: new Date(record.expiresAt).toISOString() };
+  return { id: record.id, status: 'pending', expiresAt: new Date(record.expiresAt + record.wallOffset).toISOString() };
 }
 
 function toWire(record: RequestRecord): Approval {
@@ -332,11 +339,11 @@ function toWire(record: RequestRecord): Approval {
     requester: record.requester,
     tool: record.tool,
     status: record.status,
-    createdAt: new Date(record.createdAt).toISOString(),
-    expiresAt: new Date(record.expiresAt).toISOString(),
+    createdAt: new Date(record.createdAt + record.wallOffset).toISOString(),
+    expiresAt: new Date(record.expiresAt + record.wallOffset).toISOString(),
   };
   if (record.issueRef !== undefined) approval.issueRef = record.issueRef.display;
   if (record.answer !== undefined) approval.answer = record.answer;
-  if (record.answeredAt !== undefined) approval.answeredAt = new Date(record.answeredAt).toISOString();
+  if (record.answeredAt !== undefined) approval.answeredAt = new Date(record.answeredAt + record.wallOffset).toISOString();
   return approval;
 }

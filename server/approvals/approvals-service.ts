@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Approval, ApprovalAnswer, ApprovalAnswerResponse, ApprovalStatus, Grant } from '../../schemas/index.js';
 import type { ApprovalsPort } from '../domain/decide.js';
+import { SYSTEM_CLOCK, type ServiceClock } from './clock.js';
 import { ApiError, unknownProject } from '../errors.js';
 import { ApprovalsError } from './errors.js';
 import type { Approvals } from './open-approvals.js';
@@ -15,7 +16,8 @@ export interface ApprovalsServiceOptions {
   /** Whether the service serves this project now. */
   readonly hasProject: (project: string) => boolean;
   readonly logger: Logger;
-  readonly clock?: () => number;
+  /** Its monotonic time times every expiry (clock.ts). */
+  readonly clock?: ServiceClock | undefined;
 }
 
 /** Who answers: only the admin token reaches the routes that change approvals and grants (docs/api.md §7). */
@@ -28,15 +30,13 @@ export class ApprovalsService {
   private closed = false;
 
   constructor(private readonly options: ApprovalsServiceOptions) {
-    const clock = options.clock ?? Date.now;
+    const serviceClock = options.clock ?? SYSTEM_CLOCK;
+    const clock = (): number => serviceClock.monotonic();
     this.clock = clock;
     const { requests, grants } = options.approvals;
     this.port = {
-      granted: (project, requester, tool) => {
-        // Most denied calls have no grant: the clock is read only when one covers the call.
-        const expiresAt = grants.expiryOf(project, requester, tool);
-        return expiresAt !== undefined && expiresAt > clock();
-      },
+      // Most denied calls have no grant: the clock is read only when one covers the call.
+      granted: (project, requester, tool) => grants.live(project, requester, tool, clock),
       consumeOnce: (project, requester, tool, issueRef) => requests.consumeOnce(project, requester, tool, issueRef, clock()),
       request: (project, requester, tool, issueRef) => requests.request(project, requester, tool, issueRef, clock()),
     };

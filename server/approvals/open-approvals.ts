@@ -3,6 +3,7 @@
  * grants, the last two loaded from and saved to the state file of the state folder.
  */
 import { ApprovalRequests, type ApprovalChange } from './approval-requests.js';
+import { SYSTEM_CLOCK, type ServiceClock } from './clock.js';
 import { OnceAllowances } from './once-allowances.js';
 import { ApprovalsStateFile } from './state-file.js';
 import { TemporaryGrants } from './temporary-grants.js';
@@ -19,7 +20,7 @@ export interface OpenApprovalsOptions {
   readonly onChange?: (change: ApprovalChange) => void;
   /** Told about a failed save that no caller is waiting for, to log it. */
   readonly onPersistFailure?: (error: Error) => void;
-  readonly clock?: () => number;
+  readonly clock?: ServiceClock | undefined;
 }
 
 export interface Approvals {
@@ -31,7 +32,7 @@ export interface Approvals {
 }
 
 export function openApprovals(options: OpenApprovalsOptions): Approvals {
-  const clock = options.clock ?? Date.now;
+  const clock = options.clock ?? SYSTEM_CLOCK;
   const file = options.stateDirectory === undefined ? undefined : new ApprovalsStateFile(options.stateDirectory);
   const loaded = file?.load() ?? { grants: [], onces: [] };
   const saving = {
@@ -39,14 +40,16 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
       ? {}
       : {
           persist: () => {
-            file.write({ grants: grants.persisted(), onces: onces.persisted() });
+            const now = clock.monotonic();
+            file.write({ grants: grants.persisted(now), onces: onces.persisted(now) });
           },
         }),
     ...(options.onPersistFailure === undefined ? {} : { onPersistFailure: options.onPersistFailure }),
+    clock,
   };
   const grants = new TemporaryGrants(saving);
   const onces = new OnceAllowances({ ...saving, ...(options.onceTtlSeconds === undefined ? {} : { ttlSeconds: options.onceTtlSeconds }) });
-  const now = clock();
+  const now = clock.monotonic();
   const warnings = [
     ...(loaded.warning === undefined ? [] : [loaded.warning]),
     ...grants.restore(loaded.grants, now),

@@ -9,6 +9,7 @@ import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/typ
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { ApprovalsService } from '../approvals/approvals-service.js';
+import type { ServiceClock } from '../approvals/clock.js';
 import { openApprovals } from '../approvals/open-approvals.js';
 import { createAuditFile } from '../decisions/audit-file.js';
 import { DecisionService } from '../decisions/decision-service.js';
@@ -66,6 +67,8 @@ export interface BuildAppOptions {
   stateDir?: string | undefined;
   /** PDP_APPROVAL_TTL_SECONDS: how long an approval request stays pending (default 300). */
   approvalTtlSeconds?: number | undefined;
+  /** The time of approvals and grants (default: the system's monotonic and wall clocks); tests move it. */
+  clock?: ServiceClock | undefined;
 }
 
 const DEFAULT_MAX_CONNECTIONS = 1024;
@@ -123,6 +126,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     approvals: openApprovals({
       stateDirectory: options.stateDir,
       approvalTtlSeconds: options.approvalTtlSeconds,
+      clock: options.clock,
       makeAlways: (project, requester, tool) => permissions.allowAlways(project, requester, tool),
       onChange: (change) => {
         events.approvalChanged(change);
@@ -133,6 +137,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     }),
     hasProject: (project) => registry.get(project) !== undefined,
     logger,
+    clock: options.clock,
   });
   // The closures below read `registry` only when called: at a scrape or a decision, once it exists.
   const metrics = createMetrics({

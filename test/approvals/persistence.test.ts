@@ -115,6 +115,18 @@ describe('state file', () => {
     }
   });
 
+  it('a wall clock set back before a restart lengthens no grant past the time it was given', async () => {
+    const folder = await tempFolder();
+    const clock = new TestClock();
+    const first = open({ stateDirectory: folder }, clock);
+    first.grants.create('demo', 'QA', ['idea_memory_write'], 60, clock.now);
+    first.close();
+    clock.wallBehind = HOUR;
+    const second = open({ stateDirectory: folder }, clock);
+    expect(second.grants.has('demo', 'QA', 'idea_memory_write', clock.advance(59_000))).toBe(true);
+    expect(second.grants.has('demo', 'QA', 'idea_memory_write', clock.advance(1_000))).toBe(false);
+  });
+
   it('refuses a file with a key given twice: JSON.parse would keep the last value, a reader sees the first', async () => {
     const clock = new TestClock();
     const expired = new Date(clock.now - HOUR).toISOString();

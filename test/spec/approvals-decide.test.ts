@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Approval, RecentDecision } from '../../schemas/index.js';
-import { approvalOf, askDoc, setupServiceFile, startService } from '../approvals/service.js';
+import { MovableClock, approvalOf, askDoc, setupServiceFile, startService } from '../approvals/service.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 
@@ -147,8 +147,8 @@ describe('the answers', () => {
   });
 
   it('deny: approval_denied for that requester and tool for 60 s without a new request, then asks again', async () => {
-    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
-    const service = await startService(ASK_WRITE);
+    const clock = new MovableClock();
+    const service = await startService(ASK_WRITE, { clock });
     const id = approvalOf(await service.decide(write()));
     expect((await service.answer('demo', id, { answer: 'deny' })).approval).toMatchObject({ status: 'denied', answer: 'deny' });
     const refused = await service.decide(write());
@@ -156,9 +156,9 @@ describe('the answers', () => {
     expect(refused).not.toHaveProperty('approval');
     expect(refused.message).toContain('refused');
     expect(await service.decide(write('Git'))).toMatchObject({ reason: 'approval_required' });
-    vi.setSystemTime(Date.now() + 59_000);
+    clock.advance(59_000);
     expect(await service.decide(write())).toMatchObject({ reason: 'approval_denied' });
-    vi.setSystemTime(Date.now() + 2_000);
+    clock.advance(2_000);
     const asked = await service.decide(write());
     expect(approvalOf(asked)).not.toBe(id);
   });
