@@ -44,6 +44,13 @@ export const ApprovalSchema = Type.Object({
   expiresAt: isoTime('after which the request expires unanswered'),
   answer: Type.Optional(ApprovalAnswerSchema),
   answeredAt: Type.Optional(isoTime('the user answered')),
+  details: Type.Optional(
+    Type.Object({
+      cause: Type.Literal('policy_changed', {
+        description: 'Why it closed unanswered: its tool was no longer on ask for its requester (an API write or an edit of the file).',
+      }),
+    }),
+  ),
 });
 export type Approval = Static<typeof ApprovalSchema>;
 

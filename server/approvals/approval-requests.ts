@@ -54,6 +54,8 @@ export interface ApprovalRequestsOptions {
   readonly grants: TemporaryGrants;
   /** Makes an answer `always` durable (the tool joins the agent's `allowedTools`); the request closes only once it resolves. */
   readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
+  /** Whether `tool` is still on ask for `requester` in the project's policy now (default: always). */
+  readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
   /** Lifetime of a pending request (`PDP_APPROVAL_TTL_SECONDS`). */
   readonly ttlSeconds?: number;
   /** Called after every new or changed request (the `approval` events of `GET /events`). */
@@ -75,6 +77,8 @@ interface RequestRecord {
   /** Wall minus monotonic time when it was opened: its times are shown on that wall clock. */
   readonly wallOffset: number;
   status: ApprovalStatus;
+  /** Set when it closed because its tool was no longer on ask. */
+  cause?: 'policy_changed';
   answer?: ApprovalAnswer;
   answeredAt?: number;
   /** An answer's effect is being made (an `always` write): the request is pending but no longer answerable. */
@@ -161,10 +165,8 @@ export class ApprovalRequests {
     const record = this.projects.get(project)?.byId.get(id);
     if (record === undefined) throw new ApprovalsError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`);
     this.expireIfDue(record, now);
-    if (record.status !== 'pending' || record.answering) {
-      const state = record.answering ? 'already being answered' : record.status;
-      throw new ApprovalsError('approval_closed', `Approval request ${id} is no longer pending (${state}).`, { status: record.status });
-    }
+    if (record.status === 'pending' && !record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
+    if (record.status !== 'pending' || record.answering) throw closedError(record);
     if (answer === 'for' ? !isGrantTtl(ttlSeconds) : ttlSeconds !== undefined) {
       throw new ApprovalsError(
         'invalid_ttl',
@@ -186,9 +188,15 @@ export class ApprovalRequests {
         record.answering = true;
         try {
           await this.options.makeAlways(project, record.requester, record.tool);
-        } finally {
+        } catch (error) {
           record.answering = false;
+          // The write found the tool no longer on ask in the file it read: the request closes with nothing written.
+          if ((error as { code?: unknown }).code !== 'approval_closed') throw error;
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the await above may have closed it
+          if (record.status === 'pending') this.closeForPolicy(record, this.clock());
+          throw closedError(record);
         }
+        record.answering = false;
         break;
     }
     this.closeRequest(record, answer === 'deny' ? 'denied' : 'approved', now, answer);
@@ -256,6 +264,20 @@ export class ApprovalRequests {
     this.options.grants.expire(now);
   }
 
+  /**
+   * After a change of the project's policy: closes the pending requests whose tool is no longer on
+   * ask for their requester (`expired`, cause `policy_changed`) and drops such armed `once` answers.
+   * A request whose `always` is being written is left to that write, which checks again.
+   */
+  policyChanged(project: string, now: number): void {
+    const state = this.projects.get(project);
+    if (state !== undefined) {
+      for (const [, , record] of state.pending.entries()) if (!record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
+    }
+    const isOnAsk = this.options.isOnAsk;
+    if (isOnAsk !== undefined) this.options.onces.retain(project, (requester, tool) => isOnAsk(project, requester, tool));
+  }
+
   /** Forgets a project's requests, refusals and `once` answers (the project disappeared); its waiters get the request as it was. */
   dropProject(project: string): void {
     const state = this.projects.get(project);
@@ -268,6 +290,15 @@ export class ApprovalRequests {
   close(): void {
     clearInterval(this.sweeper);
     for (const state of this.projects.values()) for (const record of state.byId.values()) wake(record);
+  }
+
+  private isOnAsk(record: RequestRecord): boolean {
+    return this.options.isOnAsk?.(record.project, record.requester, record.tool) ?? true;
+  }
+
+  private closeForPolicy(record: RequestRecord, now: number): void {
+    record.cause = 'policy_changed';
+    this.closeRequest(record, 'expired', now);
   }
 
   private addProject(project: string): ProjectRequests {
@@ -301,6 +332,15 @@ export class ApprovalRequests {
   private changed(record: RequestRecord): void {
     this.options.onChange?.({ project: record.project, id: record.id, status: record.status });
   }
+}
+
+function closedError(record: RequestRecord): ApprovalsError {
+  const state = record.answering ? 'already being answered' : record.status;
+  const why = record.cause === 'policy_changed' ? ': its tool is no longer on ask for this requester, so it grants nothing' : '';
+  return new ApprovalsError('approval_closed', `Approval request ${record.id} is no longer pending (${state})${why}.`, {
+    status: record.status,
+    ...(record.cause === undefined ? {} : { cause: record.cause }),
+  });
 }
 
 function wake(record: RequestRecord): void {
@@ -344,6 +384,7 @@ function toWire(record: RequestRecord): Approval {
   };
   if (record.issueRef !== undefined) approval.issueRef = record.issueRef.display;
   if (record.answer !== undefined) approval.answer = record.answer;
+  if (record.cause !== undefined) approval.details = { cause: record.cause };
   if (record.answeredAt !== undefined) approval.answeredAt = new Date(record.answeredAt + record.wallOffset).toISOString();
   return approval;
 }

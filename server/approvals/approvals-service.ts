@@ -113,6 +113,11 @@ export class ApprovalsService {
     return this.options.approvals.warnings;
   }
 
+  /** After a change of a project's policy (API write or file): closes what is no longer on ask (docs/api.md §11). */
+  policyChanged(project: string): void {
+    this.options.approvals.requests.policyChanged(project, this.clock());
+  }
+
   /** Forgets everything of a project that is no longer served. */
   dropProject(project: string): void {
     this.options.approvals.requests.dropProject(project);

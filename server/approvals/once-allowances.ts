@@ -95,6 +95,25 @@ export class OnceAllowances {
     }
   }
 
+  /** Drops the armed allowances of a project for which `keep` is false (their tool is no longer on ask), saving if any was. */
+  retain(project: string, keep: (requester: string, tool: string) => boolean): void {
+    const armed = this.byProject.get(project);
+    if (armed === undefined) return;
+    let dropped = false;
+    for (const [requester, tool] of armed.entries()) {
+      if (keep(requester, tool)) continue;
+      armed.delete(requester, tool);
+      dropped = true;
+    }
+    if (!dropped) return;
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      // Dropped in memory whatever the file says; a restart before the next save would arm it again, which the next policy check drops.
+      this.options.onPersistFailure?.(error as Error);
+    }
+  }
+
   dropProject(project: string): void {
     const armed = this.byProject.get(project);
     if (armed === undefined) return;

@@ -17,6 +17,8 @@ export interface OpenApprovalsOptions {
   readonly onceTtlSeconds?: number | undefined;
   /** Makes an answer `always` durable (see {@link ApprovalRequests}). */
   readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
+  /** Whether `tool` is still on ask for `requester` (see {@link ApprovalRequests}). */
+  readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
   readonly onChange?: (change: ApprovalChange) => void;
   /** Told about a failed save that no caller is waiting for, to log it. */
   readonly onPersistFailure?: (error: Error) => void;
@@ -59,6 +61,7 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
     onces,
     grants,
     makeAlways: options.makeAlways,
+    ...(options.isOnAsk === undefined ? {} : { isOnAsk: options.isOnAsk }),
     clock,
     ...(options.approvalTtlSeconds === undefined ? {} : { ttlSeconds: options.approvalTtlSeconds }),
     ...(options.onChange === undefined ? {} : { onChange: options.onChange }),

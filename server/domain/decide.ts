@@ -97,6 +97,15 @@ export function resolveEffective(
   }
 }
 
+/**
+ * Whether `tool` is on ask for the agent `agentId` in this policy: what keeps an approval request
+ * answerable (docs/api.md §11). An invalid policy asks for nothing (it denies everything).
+ */
+export function isOnAsk(policy: CompiledPolicy | undefined, agentId: string, tool: string): boolean {
+  if (policy?.status !== 'ok') return false;
+  return (policy.overrides.get(agentId) ?? policy.projectDefault).ask.has(tool);
+}
+
 /** The parts of a decision shared by every outcome of one call. */
 interface Subject {
   readonly input: DecisionInput;

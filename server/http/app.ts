@@ -13,6 +13,7 @@ import type { ServiceClock } from '../approvals/clock.js';
 import { openApprovals } from '../approvals/open-approvals.js';
 import { createAuditFile } from '../decisions/audit-file.js';
 import { DecisionService } from '../decisions/decision-service.js';
+import { isOnAsk } from '../domain/decide.js';
 import { LiveEvents } from '../events/live-events.js';
 import { createLogger } from '../ops/logger.js';
 import { createMetrics } from '../ops/metrics.js';
@@ -128,6 +129,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       approvalTtlSeconds: options.approvalTtlSeconds,
       clock: options.clock,
       makeAlways: (project, requester, tool) => permissions.allowAlways(project, requester, tool),
+      isOnAsk: (project, requester, tool) => isOnAsk(registry.get(project)?.state.policy, requester, tool),
       onChange: (change) => {
         events.approvalChanged(change);
       },
@@ -172,8 +174,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         decisions.forgetProject(project);
         metrics.forgetProject(project);
         approvals.dropProject(project);
-      } else if (outcome === 'ok' || outcome === 'invalid') {
-        metrics.recordReload(project, outcome);
+      } else {
+        if (outcome === 'ok' || outcome === 'invalid') metrics.recordReload(project, outcome);
+        approvals.policyChanged(project);
       }
       // The registry calls this once the new state is what decisions read.
       const policy = registry.get(project)?.state.policy;
