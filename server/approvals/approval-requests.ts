@@ -12,6 +12,7 @@ import {
   MAX_APPROVAL_WAIT_SECONDS,
   MAX_GRANT_TTL_SECONDS,
   MAX_OPEN_APPROVALS_PER_PROJECT,
+  MAX_OPEN_APPROVALS_PER_REQUESTER,
   type Approval,
   type ApprovalAnswer,
   type ApprovalStatus,
@@ -39,7 +40,7 @@ export interface ApprovalChange {
 export type RequestOutcome =
   | { readonly kind: 'pending'; readonly created: boolean; readonly approval: DecisionApproval }
   | { readonly kind: 'denied' }
-  | { readonly kind: 'queue_full' };
+  | { readonly kind: 'queue_full'; readonly limit: 'project' | 'requester' };
 
 export interface AnswerOutcome {
   readonly approval: Approval;
@@ -127,9 +128,13 @@ export class ApprovalRequests {
     if (existing !== undefined && !this.expireIfDue(existing, now)) {
       return { kind: 'pending', created: false, approval: toDecisionApproval(existing) };
     }
+    if (state.pending.countOf(requester) >= MAX_OPEN_APPROVALS_PER_REQUESTER) {
+      this.expireDue(state, now);
+      if (state.pending.countOf(requester) >= MAX_OPEN_APPROVALS_PER_REQUESTER) return { kind: 'queue_full', limit: 'requester' };
+    }
     if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) {
       this.expireDue(state, now);
-      if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) return { kind: 'queue_full' };
+      if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) return { kind: 'queue_full', limit: 'project' };
     }
     const record: RequestRecord = {
       id: newId(state.byId),
