@@ -118,6 +118,23 @@ export class ApprovalsService {
     this.options.approvals.requests.policyChanged(project, this.clock());
   }
 
+  /**
+   * Once a project is loaded: forgets the grants and `once` answers kept for it that were made for
+   * another folder than the one it is now (deleted and made again while the service was stopped).
+   */
+  adoptFolder(project: string, folder: string | undefined): void {
+    const other = (id: string, made: string): boolean => id === project && made !== folder;
+    this.options.approvals.grants.dropWhere(other);
+    this.options.approvals.onces.dropWhere(other);
+  }
+
+  /** Once every project is loaded: forgets the grants and `once` answers kept for projects that are gone. */
+  retainProjects(served: (project: string) => boolean): void {
+    const gone = (id: string): boolean => !served(id);
+    this.options.approvals.grants.dropWhere(gone);
+    this.options.approvals.onces.dropWhere(gone);
+  }
+
   /** Forgets everything of a project that is no longer served. */
   dropProject(project: string): void {
     this.options.approvals.requests.dropProject(project);

@@ -25,6 +25,8 @@ interface ArmedOnce {
   /** Monotonic times (clock.ts). */
   readonly armedAt: number;
   readonly expiresAt: number;
+  /** The project folder it was armed for ('' when unknown: it then matches no folder). */
+  readonly folder: string;
 }
 
 export interface OnceAllowancesOptions {
@@ -35,6 +37,8 @@ export interface OnceAllowancesOptions {
   readonly onPersistFailure?: (error: Error) => void;
   /** Turns the monotonic `now` of every call into wall times for the state file; without it they are the same. */
   readonly clock?: ServiceClock;
+  /** The identity of a project's folder now, stamped on every allowance armed for it. */
+  readonly folderOf?: (project: string) => string | undefined;
 }
 
 export class OnceAllowances {
@@ -57,7 +61,13 @@ export class OnceAllowances {
     if (previous === undefined && armed.size >= MAX_ONCES_PER_PROJECT) {
       throw new ApprovalsError('limit_exceeded', `Project ${project} already has ${MAX_ONCES_PER_PROJECT} unused "once" approvals.`);
     }
-    armed.set(requester, tool, { approvalId, issueKey, armedAt: now, expiresAt: now + this.ttlMs });
+    armed.set(requester, tool, {
+      approvalId,
+      issueKey,
+      armedAt: now,
+      expiresAt: now + this.ttlMs,
+      folder: this.options.folderOf?.(project) ?? '',
+    });
     try {
       this.options.persist?.();
     } catch (error) {
@@ -114,6 +124,24 @@ export class OnceAllowances {
     }
   }
 
+  /** Drops the allowances for which `drop(project, folder)` is true (their folder is gone or another), saving if any were. */
+  dropWhere(drop: (project: string, folder: string) => boolean): void {
+    let dropped = false;
+    for (const [project, armed] of this.byProject) {
+      for (const [requester, tool, once] of armed.entries()) {
+        if (!drop(project, once.folder)) continue;
+        armed.delete(requester, tool);
+        dropped = true;
+      }
+    }
+    if (!dropped) return;
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      this.options.onPersistFailure?.(error as Error);
+    }
+  }
+
   dropProject(project: string): void {
     const armed = this.byProject.get(project);
     if (armed === undefined) return;
@@ -140,6 +168,7 @@ export class OnceAllowances {
           tool,
           armedAt: new Date(once.armedAt + wallOffset).toISOString(),
           expiresAt: new Date(once.expiresAt + wallOffset).toISOString(),
+          folder: once.folder,
         };
         if (once.issueKey !== undefined) entry.issueRef = once.issueKey;
         entries.push(entry);
@@ -182,6 +211,7 @@ export class OnceAllowances {
         issueKey: entry.issueRef,
         armedAt: armedAt - wallOffset,
         expiresAt: endsAt,
+        folder: entry.folder ?? '',
       });
     }
     if (dropped > 0) warnings.push(`${dropped} saved "once" approvals were dropped: invalid project, requester, tool, ticket or times.`);

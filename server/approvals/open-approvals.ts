@@ -19,6 +19,8 @@ export interface OpenApprovalsOptions {
   readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
   /** Whether `tool` is still on ask for `requester` (see {@link ApprovalRequests}). */
   readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
+  /** The identity of a project's folder now, stamped on grants and `once` answers (folder-identity.ts). */
+  readonly folderOf?: (project: string) => string | undefined;
   readonly onChange?: (change: ApprovalChange) => void;
   /** Told about a failed save that no caller is waiting for, to log it. */
   readonly onPersistFailure?: (error: Error) => void;
@@ -28,6 +30,7 @@ export interface OpenApprovalsOptions {
 export interface Approvals {
   readonly requests: ApprovalRequests;
   readonly grants: TemporaryGrants;
+  readonly onces: OnceAllowances;
   /** What could not be loaded from the state file, for the caller to log at start. */
   readonly warnings: readonly string[];
   close(): void;
@@ -48,6 +51,7 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
         }),
     ...(options.onPersistFailure === undefined ? {} : { onPersistFailure: options.onPersistFailure }),
     clock,
+    ...(options.folderOf === undefined ? {} : { folderOf: options.folderOf }),
   };
   const grants = new TemporaryGrants(saving);
   const onces = new OnceAllowances({ ...saving, ...(options.onceTtlSeconds === undefined ? {} : { ttlSeconds: options.onceTtlSeconds }) });
@@ -69,6 +73,7 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
   return {
     requests,
     grants,
+    onces,
     warnings,
     close: () => {
       requests.close();

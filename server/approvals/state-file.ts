@@ -42,6 +42,8 @@ const PersistedGrantSchema = Type.Object(
     tools: Type.Array(Type.String()),
     createdAt: Type.String(),
     expiresAt: Type.String(),
+    /** The identity of the project folder it was made for (server/projects/folder-identity.ts). */
+    folder: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
 );
@@ -56,6 +58,7 @@ const PersistedOnceSchema = Type.Object(
     issueRef: Type.Optional(Type.String()),
     armedAt: Type.String(),
     expiresAt: Type.String(),
+    folder: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
 );

@@ -27,6 +27,8 @@ interface GrantRecord {
   readonly expiresAt: number;
   /** Wall minus monotonic time when it was made: its times are shown as they were given. */
   readonly wallOffset: number;
+  /** The project folder it was made for ('' when unknown: it then matches no folder). */
+  readonly folder: string;
 }
 
 export interface TemporaryGrantsOptions {
@@ -36,6 +38,8 @@ export interface TemporaryGrantsOptions {
   readonly onPersistFailure?: (error: Error) => void;
   /** Turns the monotonic `now` of every call into wall times; without it they are the same. */
   readonly clock?: ServiceClock;
+  /** The identity of a project's folder now, stamped on every grant made for it. */
+  readonly folderOf?: (project: string) => string | undefined;
 }
 
 /** An agent requester: anonymous (`""`, `"mcp"`) and ticket-assistant requesters never get grants. */
@@ -73,6 +77,7 @@ export class TemporaryGrants {
       createdAt: now,
       expiresAt: now + ttlSeconds * 1000,
       wallOffset: wallOffsetOf(this.options.clock),
+      folder: this.options.folderOf?.(project) ?? '',
     };
     grants.set(record.id, record);
     this.reindex(project, requester);
@@ -151,6 +156,27 @@ export class TemporaryGrants {
     return toWire(record);
   }
 
+  /** Forgets the grants for which `drop(project, folder)` is true (their folder is gone or another), saving if any were. */
+  dropWhere(drop: (project: string, folder: string) => boolean): void {
+    let dropped = false;
+    for (const [project, grants] of this.byProject) {
+      const touched = new Set<string>();
+      for (const [id, record] of grants) {
+        if (!drop(project, record.folder)) continue;
+        grants.delete(id);
+        touched.add(record.requester);
+      }
+      for (const requester of touched) this.reindex(project, requester);
+      dropped ||= touched.size > 0;
+    }
+    if (!dropped) return;
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      this.options.onPersistFailure?.(error as Error);
+    }
+  }
+
   /** Forgets a project's grants (the project disappeared). */
   dropProject(project: string): void {
     if (!this.byProject.delete(project)) return;
@@ -167,7 +193,9 @@ export class TemporaryGrants {
     const wallOffset = wallOffsetOf(this.options.clock);
     const entries: PersistedGrant[] = [];
     for (const grants of this.byProject.values()) {
-      for (const record of grants.values()) if (record.expiresAt > now) entries.push(toWire({ ...record, wallOffset }));
+      for (const record of grants.values()) {
+        if (record.expiresAt > now) entries.push({ ...toWire({ ...record, wallOffset }), folder: record.folder });
+      }
     }
     return entries;
   }
@@ -212,6 +240,7 @@ export class TemporaryGrants {
       createdAt: createdAt - wallOffset,
       expiresAt: endsAt,
       wallOffset,
+      folder: entry.folder ?? '',
     });
     this.reindex(entry.project, entry.requester);
     const unknown = entry.tools.filter((tool) => !isToolName(tool));

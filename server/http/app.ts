@@ -130,6 +130,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       clock: options.clock,
       makeAlways: (project, requester, tool) => permissions.allowAlways(project, requester, tool),
       isOnAsk: (project, requester, tool) => isOnAsk(registry.get(project)?.state.policy, requester, tool),
+      folderOf: (project) => registry.folderOf(project),
       onChange: (change) => {
         events.approvalChanged(change);
       },
@@ -168,8 +169,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     projects: options.projects,
     logger,
     rescanMs: options.rescanMs,
+    // What was granted or armed for a folder is not inherited by the one that replaces it.
+    onFolderReplaced: (project) => {
+      approvals.dropProject(project);
+    },
     onReload: (project, outcome) => {
       permissions.noteState(project);
+      if (outcome === 'added') approvals.adoptFolder(project, registry.folderOf(project));
       if (outcome === 'removed') {
         decisions.forgetProject(project);
         metrics.forgetProject(project);
@@ -225,6 +231,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   app.addHook('onReady', async () => {
     await registry.start();
+    approvals.retainProjects((project) => registry.get(project) !== undefined);
   });
   // Before the server stops accepting: open streams end cleanly instead of holding the close.
   app.addHook('preClose', async () => {
