@@ -57,6 +57,10 @@ export interface BuildAppOptions {
   loopbackHostsOnly?: boolean | undefined;
   /** PDP_MAX_CONNECTIONS: connections open at once; a new one beyond is closed at once (default 1024). */
   maxConnections?: number | undefined;
+  /** PDP_MAX_EVENT_STREAMS: `/events` streams open at once (default a quarter of maxConnections); below maxConnections. */
+  maxEventStreams?: number | undefined;
+  /** PDP_MAX_EVENT_STREAMS_PER_CLIENT: `/events` streams open at once from one client address (default 32). */
+  maxEventStreamsPerClient?: number | undefined;
   /** An idle keep-alive connection is closed after this many ms (default 10 s). */
   keepAliveTimeoutMs?: number | undefined;
   /** A connection that has not sent a request's headers within this many ms is closed (default 10 s). */
@@ -107,6 +111,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Fastify's own warnings (a reply sent twice, a hook failing after the answer) go to the service's logger,
   // except on the decision routes, which keep Fastify's factory (see routes/decisions.ts).
@@ -157,7 +162,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     metrics,
     audit,
   });
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // A quarter of the connections at most by default: streams never starve /decide of a socket.
+  const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
   const events = new LiveEvents({
+    maxStreams: Math.max(0, maxEventStreams),
+    maxStreamsPerClient: options.maxEventStreamsPerClient,
     projects: () =>
       registry
         .list()
