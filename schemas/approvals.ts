@@ -15,6 +15,8 @@ export const MAX_APPROVAL_WAIT_SECONDS = 60;
 export const APPROVAL_DENIAL_COOLDOWN_SECONDS = 60;
 /** Open (pending) requests per project; past that, `approval_required` opens no new one. */
 export const MAX_OPEN_APPROVALS_PER_PROJECT = 100;
+/** Open requests one requester may hold in a project, so that made-up requesters cannot fill its queue alone. */
+export const MAX_OPEN_APPROVALS_PER_REQUESTER = 10;
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'expired'] as const;
 export const ApprovalStatusSchema = Type.Union(APPROVAL_STATUSES.map((status) => Type.Literal(status)));
@@ -61,6 +63,13 @@ export const ApprovalSchema = Type.Object({
   answeredAt: Type.Optional(isoTime('the user answered')),
   answeredBy: Type.Optional(ApprovalAnsweredBySchema),
   via: Type.Optional(ApprovalViaSchema),
+  details: Type.Optional(
+    Type.Object({
+      cause: Type.Literal('policy_changed', {
+        description: 'Why it closed unanswered: its tool was no longer on ask for its requester (an API write or an edit of the file).',
+      }),
+    }),
+  ),
 });
 export type Approval = Static<typeof ApprovalSchema>;
 

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'write_failed',
   'limit_exceeded',
   'approval_closed',
+  'too_many_streams',
   'ui_not_built',
   'internal_error',
 ] as const;

@@ -8,11 +8,11 @@ import { createLogger } from './ops/logger.js';
 
 const logger = createLogger();
 
-/** PDP_MAX_CONNECTIONS: a positive integer, or undefined for the app's default. */
-function maxConnectionsOf(value: string | undefined): number | undefined {
+/** PDP_MAX_CONNECTIONS and the stream limits: a positive integer, or undefined for the app's default. */
+function positiveIntegerOf(name: string, value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new ConfigError(`PDP_MAX_CONNECTIONS: not a positive integer: ${value}`);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new ConfigError(`${name}: not a positive integer: ${value}`);
   return parsed;
 }
 
@@ -29,7 +29,9 @@ async function main(): Promise<void> {
     auditFile: config.auditFile,
     loopbackHostsOnly: isLoopback(config.host),
     logger,
-    maxConnections: maxConnectionsOf(process.env.PDP_MAX_CONNECTIONS),
+    maxConnections: positiveIntegerOf('PDP_MAX_CONNECTIONS', process.env.PDP_MAX_CONNECTIONS),
+    maxEventStreams: positiveIntegerOf('PDP_MAX_EVENT_STREAMS', process.env.PDP_MAX_EVENT_STREAMS),
+    maxEventStreamsPerClient: positiveIntegerOf('PDP_MAX_EVENT_STREAMS_PER_CLIENT', process.env.PDP_MAX_EVENT_STREAMS_PER_CLIENT),
     stateDir: config.stateDir,
     approvalTtlSeconds: config.approvalTtlSeconds,
   });

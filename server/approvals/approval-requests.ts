@@ -12,6 +12,7 @@ import {
   MAX_APPROVAL_WAIT_SECONDS,
   MAX_GRANT_TTL_SECONDS,
   MAX_OPEN_APPROVALS_PER_PROJECT,
+  MAX_OPEN_APPROVALS_PER_REQUESTER,
   type Approval,
   type ApprovalAnswer,
   type ApprovalAnsweredBy,
@@ -21,6 +22,7 @@ import {
   type Grant,
 } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
+import { SYSTEM_CLOCK, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApprovalsError } from './errors.js';
 import { parseIssueRef, type IssueRef } from './issue-ref.js';
 import type { OnceAllowances } from './once-allowances.js';
@@ -40,7 +42,7 @@ export interface ApprovalChange {
 export type RequestOutcome =
   | { readonly kind: 'pending'; readonly created: boolean; readonly approval: DecisionApproval }
   | { readonly kind: 'denied' }
-  | { readonly kind: 'queue_full' };
+  | { readonly kind: 'queue_full'; readonly limit: 'project' | 'requester' };
 
 /** Who gave an answer: the token that carried it, and where the user answered when the caller says so. */
 export interface AnswerAttribution {
@@ -61,12 +63,14 @@ export interface ApprovalRequestsOptions {
   readonly grants: TemporaryGrants;
   /** Makes an answer `always` durable (the tool joins the agent's `allowedTools`); the request closes only once it resolves. */
   readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
+  /** Whether `tool` is still on ask for `requester` in the project's policy now (default: always). */
+  readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
   /** Lifetime of a pending request (`PDP_APPROVAL_TTL_SECONDS`). */
   readonly ttlSeconds?: number;
   /** Called after every new or changed request (the `approval` events of `GET /events`). */
   readonly onChange?: (change: ApprovalChange) => void;
-  /** Time for the periodic expiry and for {@link ApprovalRequests.wait}. */
-  readonly clock?: () => number;
+  /** Time for the periodic expiry and for {@link ApprovalRequests.wait} (monotonic), and for the times shown (wall). */
+  readonly clock?: ServiceClock;
   readonly sweepIntervalMs?: number;
 }
 
@@ -76,9 +80,14 @@ interface RequestRecord {
   readonly requester: string;
   readonly tool: string;
   readonly issueRef: IssueRef | undefined;
+  /** Monotonic times (clock.ts). */
   readonly createdAt: number;
   readonly expiresAt: number;
+  /** Wall minus monotonic time when it was opened: its times are shown on that wall clock. */
+  readonly wallOffset: number;
   status: ApprovalStatus;
+  /** Set when it closed because its tool was no longer on ask. */
+  cause?: 'policy_changed';
   answer?: ApprovalAnswer;
   answeredAt?: number;
   answeredBy?: ApprovalAnsweredBy;
@@ -105,7 +114,8 @@ export class ApprovalRequests {
 
   constructor(private readonly options: ApprovalRequestsOptions) {
     this.ttlMs = (options.ttlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) * 1000;
-    this.clock = options.clock ?? Date.now;
+    const clock = options.clock ?? SYSTEM_CLOCK;
+    this.clock = () => clock.monotonic();
     this.sweeper = setInterval(() => {
       this.sweep(this.clock());
     }, options.sweepIntervalMs ?? 1000);
@@ -128,9 +138,13 @@ export class ApprovalRequests {
     if (existing !== undefined && !this.expireIfDue(existing, now)) {
       return { kind: 'pending', created: false, approval: toDecisionApproval(existing) };
     }
+    if (state.pending.countOf(requester) >= MAX_OPEN_APPROVALS_PER_REQUESTER) {
+      this.expireDue(state, now);
+      if (state.pending.countOf(requester) >= MAX_OPEN_APPROVALS_PER_REQUESTER) return { kind: 'queue_full', limit: 'requester' };
+    }
     if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) {
       this.expireDue(state, now);
-      if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) return { kind: 'queue_full' };
+      if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) return { kind: 'queue_full', limit: 'project' };
     }
     const record: RequestRecord = {
       id: newId(state.byId),
@@ -140,6 +154,7 @@ export class ApprovalRequests {
       issueRef: parseIssueRef(issueRef),
       createdAt: now,
       expiresAt: now + this.ttlMs,
+      wallOffset: wallOffsetOf(this.options.clock ?? SYSTEM_CLOCK),
       status: 'pending',
       answering: false,
       waiters: new Set(),
@@ -172,10 +187,8 @@ export class ApprovalRequests {
     const record = this.projects.get(project)?.byId.get(id);
     if (record === undefined) throw new ApprovalsError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`);
     this.expireIfDue(record, now);
-    if (record.status !== 'pending' || record.answering) {
-      const state = record.answering ? 'already being answered' : record.status;
-      throw new ApprovalsError('approval_closed', `Approval request ${id} is no longer pending (${state}).`, { status: record.status });
-    }
+    if (record.status === 'pending' && !record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
+    if (record.status !== 'pending' || record.answering) throw closedError(record);
     if (answer === 'for' ? !isGrantTtl(ttlSeconds) : ttlSeconds !== undefined) {
       throw new ApprovalsError(
         'invalid_ttl',
@@ -197,9 +210,15 @@ export class ApprovalRequests {
         record.answering = true;
         try {
           await this.options.makeAlways(project, record.requester, record.tool);
-        } finally {
+        } catch (error) {
           record.answering = false;
+          // The write found the tool no longer on ask in the file it read: the request closes with nothing written.
+          if ((error as { code?: unknown }).code !== 'approval_closed') throw error;
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the await above may have closed it
+          if (record.status === 'pending') this.closeForPolicy(record, this.clock());
+          throw closedError(record);
         }
+        record.answering = false;
         break;
     }
     record.answeredBy = attribution.by;
@@ -259,13 +278,28 @@ export class ApprovalRequests {
     });
   }
 
-  /** Expires the requests past their time, forgets ended refusals and unused expired `once` answers. */
+  /** Expires the requests past their time, forgets ended refusals, unused expired `once` answers and expired grants. */
   sweep(now: number): void {
     for (const state of this.projects.values()) {
       this.expireDue(state, now);
       for (const [requester, tool, until] of state.refusedUntil.entries()) if (until <= now) state.refusedUntil.delete(requester, tool);
     }
     this.options.onces.sweep(now);
+    this.options.grants.expire(now);
+  }
+
+  /**
+   * After a change of the project's policy: closes the pending requests whose tool is no longer on
+   * ask for their requester (`expired`, cause `policy_changed`) and drops such armed `once` answers.
+   * A request whose `always` is being written is left to that write, which checks again.
+   */
+  policyChanged(project: string, now: number): void {
+    const state = this.projects.get(project);
+    if (state !== undefined) {
+      for (const [, , record] of state.pending.entries()) if (!record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
+    }
+    const isOnAsk = this.options.isOnAsk;
+    if (isOnAsk !== undefined) this.options.onces.retain(project, (requester, tool) => isOnAsk(project, requester, tool));
   }
 
   /** Forgets a project's requests, refusals and `once` answers (the project disappeared); its waiters get the request as it was. */
@@ -280,6 +314,15 @@ export class ApprovalRequests {
   close(): void {
     clearInterval(this.sweeper);
     for (const state of this.projects.values()) for (const record of state.byId.values()) wake(record);
+  }
+
+  private isOnAsk(record: RequestRecord): boolean {
+    return this.options.isOnAsk?.(record.project, record.requester, record.tool) ?? true;
+  }
+
+  private closeForPolicy(record: RequestRecord, now: number): void {
+    record.cause = 'policy_changed';
+    this.closeRequest(record, 'expired', now);
   }
 
   private addProject(project: string): ProjectRequests {
@@ -315,6 +358,15 @@ export class ApprovalRequests {
   }
 }
 
+function closedError(record: RequestRecord): ApprovalsError {
+  const state = record.answering ? 'already being answered' : record.status;
+  const why = record.cause === 'policy_changed' ? ': its tool is no longer on ask for this requester, so it grants nothing' : '';
+  return new ApprovalsError('approval_closed', `Approval request ${record.id} is no longer pending (${state})${why}.`, {
+    status: record.status,
+    ...(record.cause === undefined ? {} : { cause: record.cause }),
+  });
+}
+
 function wake(record: RequestRecord): void {
   for (const waiter of [...record.waiters]) waiter();
 }
@@ -342,7 +394,7 @@ function newId(taken: ReadonlyMap<string, unknown>): string {
 }
 
 function toDecisionApproval(record: RequestRecord): DecisionApproval {
-  return { id: record.id, status: 'pending', expiresAt: new Date(record.expiresAt).toISOString() };
+  return { id: record.id, status: 'pending', expiresAt: new Date(record.expiresAt + record.wallOffset).toISOString() };
 }
 
 function toWire(record: RequestRecord): Approval {
@@ -351,12 +403,13 @@ function toWire(record: RequestRecord): Approval {
     requester: record.requester,
     tool: record.tool,
     status: record.status,
-    createdAt: new Date(record.createdAt).toISOString(),
-    expiresAt: new Date(record.expiresAt).toISOString(),
+    createdAt: new Date(record.createdAt + record.wallOffset).toISOString(),
+    expiresAt: new Date(record.expiresAt + record.wallOffset).toISOString(),
   };
   if (record.issueRef !== undefined) approval.issueRef = record.issueRef.display;
   if (record.answer !== undefined) approval.answer = record.answer;
-  if (record.answeredAt !== undefined) approval.answeredAt = new Date(record.answeredAt).toISOString();
+  if (record.cause !== undefined) approval.details = { cause: record.cause };
+  if (record.answeredAt !== undefined) approval.answeredAt = new Date(record.answeredAt + record.wallOffset).toISOString();
   if (record.answeredBy !== undefined && record.answer !== undefined) approval.answeredBy = record.answeredBy;
   if (record.via !== undefined && record.answer !== undefined) approval.via = record.via;
   return approval;

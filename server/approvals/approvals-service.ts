@@ -14,6 +14,7 @@ import {
   type Grant,
 } from '../../schemas/index.js';
 import type { ApprovalsPort } from '../domain/decide.js';
+import { SYSTEM_CLOCK, type ServiceClock } from './clock.js';
 import { ApiError, unknownProject } from '../errors.js';
 import { ApprovalsError } from './errors.js';
 import type { AnswerAttribution } from './approval-requests.js';
@@ -24,7 +25,8 @@ export interface ApprovalsServiceOptions {
   /** Whether the service serves this project now. */
   readonly hasProject: (project: string) => boolean;
   readonly logger: Logger;
-  readonly clock?: () => number;
+  /** Its monotonic time times every expiry (clock.ts). */
+  readonly clock?: ServiceClock | undefined;
 }
 
 /** Who changes grants: only the admin token reaches those routes (docs/api.md §7). */
@@ -37,15 +39,13 @@ export class ApprovalsService {
   private closed = false;
 
   constructor(private readonly options: ApprovalsServiceOptions) {
-    const clock = options.clock ?? Date.now;
+    const serviceClock = options.clock ?? SYSTEM_CLOCK;
+    const clock = (): number => serviceClock.monotonic();
     this.clock = clock;
     const { requests, grants } = options.approvals;
     this.port = {
-      granted: (project, requester, tool) => {
-        // Most denied calls have no grant: the clock is read only when one covers the call.
-        const expiresAt = grants.expiryOf(project, requester, tool);
-        return expiresAt !== undefined && expiresAt > clock();
-      },
+      // Most denied calls have no grant: the clock is read only when one covers the call.
+      granted: (project, requester, tool) => grants.live(project, requester, tool, clock),
       consumeOnce: (project, requester, tool, issueRef) => requests.consumeOnce(project, requester, tool, issueRef, clock()),
       request: (project, requester, tool, issueRef) => requests.request(project, requester, tool, issueRef, clock()),
     };
@@ -131,6 +131,28 @@ export class ApprovalsService {
   /** What could not be loaded from the state file, to log at start. */
   get warnings(): readonly string[] {
     return this.options.approvals.warnings;
+  }
+
+  /** After a change of a project's policy (API write or file): closes what is no longer on ask (docs/api.md §11). */
+  policyChanged(project: string): void {
+    this.options.approvals.requests.policyChanged(project, this.clock());
+  }
+
+  /**
+   * Once a project is loaded: forgets the grants and `once` answers kept for it that were made for
+   * another folder than the one it is now (deleted and made again while the service was stopped).
+   */
+  adoptFolder(project: string, folder: string | undefined): void {
+    const other = (id: string, made: string): boolean => id === project && made !== folder;
+    this.options.approvals.grants.dropWhere(other);
+    this.options.approvals.onces.dropWhere(other);
+  }
+
+  /** Once every project is loaded: forgets the grants and `once` answers kept for projects that are gone. */
+  retainProjects(served: (project: string) => boolean): void {
+    const gone = (id: string): boolean => !served(id);
+    this.options.approvals.grants.dropWhere(gone);
+    this.options.approvals.onces.dropWhere(gone);
   }
 
   /** Forgets everything of a project that is no longer served. */

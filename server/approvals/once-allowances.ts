@@ -6,6 +6,7 @@
 import { MAX_GRANT_TTL_SECONDS } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
+import { restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApprovalsError } from './errors.js';
 import { parseIssueRef } from './issue-ref.js';
 import { PairMap } from './pair-map.js';
@@ -21,8 +22,11 @@ interface ArmedOnce {
   readonly approvalId: string;
   /** The ticket key of the request, or `undefined` when its call named no ticket. */
   readonly issueKey: string | undefined;
+  /** Monotonic times (clock.ts). */
   readonly armedAt: number;
   readonly expiresAt: number;
+  /** The project folder it was armed for ('' when unknown: it then matches no folder). */
+  readonly folder: string;
 }
 
 export interface OnceAllowancesOptions {
@@ -31,6 +35,10 @@ export interface OnceAllowancesOptions {
   readonly persist?: () => void;
   /** Told about a failed save that no caller is waiting for. */
   readonly onPersistFailure?: (error: Error) => void;
+  /** Turns the monotonic `now` of every call into wall times for the state file; without it they are the same. */
+  readonly clock?: ServiceClock;
+  /** The identity of a project's folder now, stamped on every allowance armed for it. */
+  readonly folderOf?: (project: string) => string | undefined;
 }
 
 export class OnceAllowances {
@@ -53,7 +61,13 @@ export class OnceAllowances {
     if (previous === undefined && armed.size >= MAX_ONCES_PER_PROJECT) {
       throw new ApprovalsError('limit_exceeded', `Project ${project} already has ${MAX_ONCES_PER_PROJECT} unused "once" approvals.`);
     }
-    armed.set(requester, tool, { approvalId, issueKey, armedAt: now, expiresAt: now + this.ttlMs });
+    armed.set(requester, tool, {
+      approvalId,
+      issueKey,
+      armedAt: now,
+      expiresAt: now + this.ttlMs,
+      folder: this.options.folderOf?.(project) ?? '',
+    });
     try {
       this.options.persist?.();
     } catch (error) {
@@ -91,6 +105,43 @@ export class OnceAllowances {
     }
   }
 
+  /** Drops the armed allowances of a project for which `keep` is false (their tool is no longer on ask), saving if any was. */
+  retain(project: string, keep: (requester: string, tool: string) => boolean): void {
+    const armed = this.byProject.get(project);
+    if (armed === undefined) return;
+    let dropped = false;
+    for (const [requester, tool] of armed.entries()) {
+      if (keep(requester, tool)) continue;
+      armed.delete(requester, tool);
+      dropped = true;
+    }
+    if (!dropped) return;
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      // Dropped in memory whatever the file says; a restart before the next save would arm it again, which the next policy check drops.
+      this.options.onPersistFailure?.(error as Error);
+    }
+  }
+
+  /** Drops the allowances for which `drop(project, folder)` is true (their folder is gone or another), saving if any were. */
+  dropWhere(drop: (project: string, folder: string) => boolean): void {
+    let dropped = false;
+    for (const [project, armed] of this.byProject) {
+      for (const [requester, tool, once] of armed.entries()) {
+        if (!drop(project, once.folder)) continue;
+        armed.delete(requester, tool);
+        dropped = true;
+      }
+    }
+    if (!dropped) return;
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      this.options.onPersistFailure?.(error as Error);
+    }
+  }
+
   dropProject(project: string): void {
     const armed = this.byProject.get(project);
     if (armed === undefined) return;
@@ -103,18 +154,21 @@ export class OnceAllowances {
     }
   }
 
-  /** The allowances of every project as the state file keeps them (expired ones included: loading drops them). */
-  persisted(): PersistedOnce[] {
+  /** The live allowances of every project as the state file keeps them: absolute times, as the wall clock reads them now. */
+  persisted(now: number): PersistedOnce[] {
+    const wallOffset = wallOffsetOf(this.options.clock);
     const entries: PersistedOnce[] = [];
     for (const [project, armed] of this.byProject) {
       for (const [requester, tool, once] of armed.entries()) {
+        if (once.expiresAt <= now) continue;
         const entry: PersistedOnce = {
           project,
           approvalId: once.approvalId,
           requester,
           tool,
-          armedAt: new Date(once.armedAt).toISOString(),
-          expiresAt: new Date(once.expiresAt).toISOString(),
+          armedAt: new Date(once.armedAt + wallOffset).toISOString(),
+          expiresAt: new Date(once.expiresAt + wallOffset).toISOString(),
+          folder: once.folder,
         };
         if (once.issueKey !== undefined) entry.issueRef = once.issueKey;
         entries.push(entry);
@@ -126,6 +180,8 @@ export class OnceAllowances {
   /** Takes back the allowances of a state file that {@link arm} could have made; returns what was dropped. */
   restore(entries: readonly PersistedOnce[], now: number): string[] {
     const warnings: string[] = [];
+    const wallOffset = wallOffsetOf(this.options.clock);
+    const wallNow = now + wallOffset;
     let dropped = 0;
     for (const entry of entries) {
       const armedAt = Date.parse(entry.armedAt);
@@ -138,18 +194,25 @@ export class OnceAllowances {
         (entry.issueRef === undefined || entry.issueRef.length <= 80) &&
         Number.isFinite(armedAt) &&
         Number.isFinite(expiresAt) &&
-        expiresAt - now <= MAX_GRANT_TTL_SECONDS * 1000;
+        expiresAt - wallNow <= MAX_GRANT_TTL_SECONDS * 1000;
       if (!valid) {
         dropped += 1;
         continue;
       }
-      if (expiresAt <= now) continue;
+      const endsAt = restoredExpiry(expiresAt, expiresAt - armedAt, now, wallNow);
+      if (endsAt === undefined) continue;
       let armed = this.byProject.get(entry.project);
       if (armed === undefined) {
         armed = new PairMap();
         this.byProject.set(entry.project, armed);
       }
-      armed.set(entry.requester, entry.tool, { approvalId: entry.approvalId, issueKey: entry.issueRef, armedAt, expiresAt });
+      armed.set(entry.requester, entry.tool, {
+        approvalId: entry.approvalId,
+        issueKey: entry.issueRef,
+        armedAt: armedAt - wallOffset,
+        expiresAt: endsAt,
+        folder: entry.folder ?? '',
+      });
     }
     if (dropped > 0) warnings.push(`${dropped} saved "once" approvals were dropped: invalid project, requester, tool, ticket or times.`);
     return warnings;

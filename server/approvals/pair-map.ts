@@ -24,6 +24,11 @@ export class PairMap<V> {
     inner.set(second, value);
   }
 
+  /** How many entries have `first` as their first key. */
+  countOf(first: string): number {
+    return this.outer.get(first)?.size ?? 0;
+  }
+
   delete(first: string, second: string): boolean {
     const inner = this.outer.get(first);
     if (!inner?.delete(second)) return false;

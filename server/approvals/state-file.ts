@@ -24,12 +24,15 @@ import {
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { checkStrictJson, lineColumn } from '../domain/strict-json.js';
 
 export const STATE_FILE_NAME = 'approvals.json';
 /** Where a file that could not be loaded is moved, so that it can still be looked at. */
 export const CORRUPT_FILE_NAME = `${STATE_FILE_NAME}.corrupt`;
 /** Larger than any state the limits allow in practice; a bigger file is not read (it grants nothing). */
 const MAX_STATE_BYTES = 64 * 1024 * 1024;
+/** The file nests 4 deep (state, grants, grant, tools): anything deeper is not a state file. */
+const MAX_STATE_DEPTH = 4;
 
 const PersistedGrantSchema = Type.Object(
   {
@@ -39,6 +42,8 @@ const PersistedGrantSchema = Type.Object(
     tools: Type.Array(Type.String()),
     createdAt: Type.String(),
     expiresAt: Type.String(),
+    /** The identity of the project folder it was made for (server/projects/folder-identity.ts). */
+    folder: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
 );
@@ -53,6 +58,7 @@ const PersistedOnceSchema = Type.Object(
     issueRef: Type.Optional(Type.String()),
     armedAt: Type.String(),
     expiresAt: Type.String(),
+    folder: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
 );
@@ -100,9 +106,21 @@ export class ApprovalsStateFile {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return EMPTY;
       return { ...EMPTY, warning: this.setAside(`cannot be read (${(error as Error).message})`) };
     }
+    // Strict first: of a key given twice, JSON.parse keeps the last value while a reader sees the first.
+    const strict = checkStrictJson(text, MAX_STATE_DEPTH);
+    if (strict !== null && strict.kind !== 'syntax') {
+      const { line, column } = lineColumn(text, strict.offset);
+      const problem =
+        strict.kind === 'duplicate'
+          ? `has a duplicate key ${JSON.stringify(strict.key.slice(0, 80))} at line ${line}, column ${column}`
+          : `is nested deeper than ${MAX_STATE_DEPTH} levels at line ${line}, column ${column}`;
+      return { ...EMPTY, warning: this.setAside(problem) };
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
+      // Unreachable unless the two parsers disagree: the stricter one wins.
+      if (strict !== null) throw new SyntaxError(`unexpected character at offset ${strict.offset}`);
     } catch (error) {
       return { ...EMPTY, warning: this.setAside(`is not valid JSON (${(error as Error).message})`) };
     }

@@ -8,6 +8,7 @@ import { MAX_GRANT_TTL_SECONDS, type Grant } from '../../schemas/approvals.js';
 import { isToolName, sortByCatalogOrder, type ToolName } from '../../schemas/catalog.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
 import { parseRequester } from '../../schemas/requester.js';
+import { restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApprovalsError } from './errors.js';
 import type { PersistedGrant } from './state-file.js';
 
@@ -21,8 +22,13 @@ interface GrantRecord {
   readonly project: string;
   readonly requester: string;
   readonly tools: readonly ToolName[];
+  /** Monotonic times (clock.ts). */
   readonly createdAt: number;
   readonly expiresAt: number;
+  /** Wall minus monotonic time when it was made: its times are shown as they were given. */
+  readonly wallOffset: number;
+  /** The project folder it was made for ('' when unknown: it then matches no folder). */
+  readonly folder: string;
 }
 
 export interface TemporaryGrantsOptions {
@@ -30,6 +36,10 @@ export interface TemporaryGrantsOptions {
   readonly persist?: () => void;
   /** Told about a failed save that no caller is waiting for (a project dropped). */
   readonly onPersistFailure?: (error: Error) => void;
+  /** Turns the monotonic `now` of every call into wall times; without it they are the same. */
+  readonly clock?: ServiceClock;
+  /** The identity of a project's folder now, stamped on every grant made for it. */
+  readonly folderOf?: (project: string) => string | undefined;
 }
 
 /** An agent requester: anonymous (`""`, `"mcp"`) and ticket-assistant requesters never get grants. */
@@ -66,6 +76,8 @@ export class TemporaryGrants {
       tools: granted,
       createdAt: now,
       expiresAt: now + ttlSeconds * 1000,
+      wallOffset: wallOffsetOf(this.options.clock),
+      folder: this.options.folderOf?.(project) ?? '',
     };
     grants.set(record.id, record);
     this.reindex(project, requester);
@@ -90,9 +102,37 @@ export class TemporaryGrants {
     return this.index.get(project)?.get(requester)?.get(tool);
   }
 
+  /**
+   * True while a live grant lets `requester` call `tool`; reads `now` only when one covers the
+   * call, and drops the project's expired grants when the one found is over.
+   */
+  live(project: string, requester: string, tool: string, now: () => number): boolean {
+    const expiresAt = this.expiryOf(project, requester, tool);
+    if (expiresAt === undefined) return false;
+    const at = now();
+    if (expiresAt > at) return true;
+    this.expire(at, project);
+    return false;
+  }
+
+  /**
+   * Forgets the expired grants (of one project, or of all) and saves the state without them, so
+   * that neither the lookup nor the file keeps them until a list, create or revoke.
+   */
+  expire(now: number, project?: string): void {
+    let dropped = false;
+    for (const id of project === undefined ? [...this.byProject.keys()] : [project]) dropped = this.sweep(id, now).dropped || dropped;
+    if (!dropped) return;
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      this.options.onPersistFailure?.(error as Error);
+    }
+  }
+
   /** The live grants of a project, newest first. */
   list(project: string, now: number): Grant[] {
-    return [...this.sweep(project, now).values()].reverse().map(toWire);
+    return [...this.sweep(project, now).grants.values()].reverse().map(toWire);
   }
 
   /**
@@ -100,7 +140,7 @@ export class TemporaryGrants {
    * until a restart, and the error says so.
    */
   revoke(project: string, id: string, now: number): Grant {
-    const grants = this.sweep(project, now);
+    const { grants } = this.sweep(project, now);
     const record = grants.get(id);
     if (record === undefined) throw new ApprovalsError('not_found', `No live temporary grant ${JSON.stringify(id)} in project ${project}.`);
     grants.delete(id);
@@ -110,10 +150,31 @@ export class TemporaryGrants {
     } catch (error) {
       throw new ApprovalsError(
         'write_failed',
-        `The grant was revoked but the change could not be saved (${(error as Error).message}): after a restart it would allow again until ${new Date(record.expiresAt).toISOString()}.`,
+        `The grant was revoked but the change could not be saved (${(error as Error).message}): after a restart it would allow again until ${toWire(record).expiresAt}.`,
       );
     }
     return toWire(record);
+  }
+
+  /** Forgets the grants for which `drop(project, folder)` is true (their folder is gone or another), saving if any were. */
+  dropWhere(drop: (project: string, folder: string) => boolean): void {
+    let dropped = false;
+    for (const [project, grants] of this.byProject) {
+      const touched = new Set<string>();
+      for (const [id, record] of grants) {
+        if (!drop(project, record.folder)) continue;
+        grants.delete(id);
+        touched.add(record.requester);
+      }
+      for (const requester of touched) this.reindex(project, requester);
+      dropped ||= touched.size > 0;
+    }
+    if (!dropped) return;
+    try {
+      this.options.persist?.();
+    } catch (error) {
+      this.options.onPersistFailure?.(error as Error);
+    }
   }
 
   /** Forgets a project's grants (the project disappeared). */
@@ -127,10 +188,15 @@ export class TemporaryGrants {
     }
   }
 
-  /** The grants of every project as the state file keeps them (expired ones included: loading drops them). */
-  persisted(): PersistedGrant[] {
+  /** The live grants of every project as the state file keeps them: absolute times, as the wall clock reads them now. */
+  persisted(now: number): PersistedGrant[] {
+    const wallOffset = wallOffsetOf(this.options.clock);
     const entries: PersistedGrant[] = [];
-    for (const grants of this.byProject.values()) for (const record of grants.values()) entries.push(toWire(record));
+    for (const grants of this.byProject.values()) {
+      for (const record of grants.values()) {
+        if (record.expiresAt > now) entries.push({ ...toWire({ ...record, wallOffset }), folder: record.folder });
+      }
+    }
     return entries;
   }
 
@@ -150,6 +216,8 @@ export class TemporaryGrants {
   }
 
   private restoreOne(entry: PersistedGrant, now: number): string | undefined {
+    const wallOffset = wallOffsetOf(this.options.clock);
+    const wallNow = now + wallOffset;
     const where = `Saved grant ${JSON.stringify(entry.id).slice(0, 80)}`;
     const createdAt = Date.parse(entry.createdAt);
     const expiresAt = Date.parse(entry.expiresAt);
@@ -158,12 +226,22 @@ export class TemporaryGrants {
     if (entry.id === '' || entry.id.length > 64 || this.byProject.get(entry.project)?.has(entry.id))
       return `${where} dropped: invalid or repeated id.`;
     if (!Number.isFinite(createdAt) || !Number.isFinite(expiresAt)) return `${where} dropped: invalid times.`;
-    if (expiresAt <= now) return undefined;
-    if (expiresAt - now > MAX_GRANT_TTL_SECONDS * 1000) return `${where} dropped: it expires later than a grant can last.`;
+    const endsAt = restoredExpiry(expiresAt, expiresAt - createdAt, now, wallNow);
+    if (endsAt === undefined) return undefined;
+    if (expiresAt - wallNow > MAX_GRANT_TTL_SECONDS * 1000) return `${where} dropped: it expires later than a grant can last.`;
     const tools = sortByCatalogOrder(new Set(entry.tools.filter(isToolName)));
     if (tools.length === 0) return `${where} dropped: none of its tools is in the catalog.`;
     const grants = this.grantsOf(entry.project);
-    grants.set(entry.id, { id: entry.id, project: entry.project, requester: entry.requester, tools, createdAt, expiresAt });
+    grants.set(entry.id, {
+      id: entry.id,
+      project: entry.project,
+      requester: entry.requester,
+      tools,
+      createdAt: createdAt - wallOffset,
+      expiresAt: endsAt,
+      wallOffset,
+      folder: entry.folder ?? '',
+    });
     this.reindex(entry.project, entry.requester);
     const unknown = entry.tools.filter((tool) => !isToolName(tool));
     return unknown.length === 0 ? undefined : `${where}: names outside the catalog ignored: ${unknown.slice(0, 5).join(', ')}.`;
@@ -178,10 +256,10 @@ export class TemporaryGrants {
     return grants;
   }
 
-  /** The project's grants without the expired ones, and the index without them. */
-  private sweep(project: string, now: number): Map<string, GrantRecord> {
+  /** The project's grants without the expired ones, and the index without them; `dropped` when some were. */
+  private sweep(project: string, now: number): { grants: Map<string, GrantRecord>; dropped: boolean } {
     const grants = this.byProject.get(project);
-    if (grants === undefined) return new Map();
+    if (grants === undefined) return { grants: new Map(), dropped: false };
     const touched = new Set<string>();
     for (const [id, record] of grants) {
       if (record.expiresAt > now) continue;
@@ -189,7 +267,11 @@ export class TemporaryGrants {
       touched.add(record.requester);
     }
     for (const requester of touched) this.reindex(project, requester);
-    return grants;
+    if (grants.size === 0) {
+      this.byProject.delete(project);
+      this.index.delete(project);
+    }
+    return { grants, dropped: touched.size > 0 };
   }
 
   /** Rebuilds what `has` reads for one requester of one project from its grants. */
@@ -241,7 +323,7 @@ function toWire(record: GrantRecord): Grant {
     project: record.project,
     requester: record.requester,
     tools: [...record.tools],
-    createdAt: new Date(record.createdAt).toISOString(),
-    expiresAt: new Date(record.expiresAt).toISOString(),
+    createdAt: new Date(record.createdAt + record.wallOffset).toISOString(),
+    expiresAt: new Date(record.expiresAt + record.wallOffset).toISOString(),
   };
 }

@@ -4,6 +4,7 @@
  * that is not an explicit grant denies.
  */
 import {
+  MAX_OPEN_APPROVALS_PER_REQUESTER,
   findTool,
   type CatalogTool,
   type Decision,
@@ -39,7 +40,9 @@ export type DecisionBody = Omit<Decision, 'decisionId'>;
 
 /** What asking the user for a call gave (docs/api.md §11). */
 export type AskOutcome =
-  { readonly kind: 'pending'; readonly approval: DecisionApproval } | { readonly kind: 'denied' } | { readonly kind: 'queue_full' };
+  | { readonly kind: 'pending'; readonly approval: DecisionApproval }
+  | { readonly kind: 'denied' }
+  | { readonly kind: 'queue_full'; readonly limit: 'project' | 'requester' };
 
 /**
  * The temporary grants and approval requests a decision for an agent consults after its allowlist
@@ -95,6 +98,15 @@ export function resolveEffective(
         denial: null,
       };
   }
+}
+
+/**
+ * Whether `tool` is on ask for the agent `agentId` in this policy: what keeps an approval request
+ * answerable (docs/api.md §11). An invalid policy asks for nothing (it denies everything).
+ */
+export function isOnAsk(policy: CompiledPolicy | undefined, agentId: string, tool: string): boolean {
+  if (policy?.status !== 'ok') return false;
+  return (policy.overrides.get(agentId) ?? policy.projectDefault).ask.has(tool);
 }
 
 /** The parts of a decision shared by every outcome of one call. */
@@ -242,6 +254,15 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
       return required;
     }
     case 'queue_full':
+      if (asked.limit === 'requester') {
+        return answer(
+          subject,
+          false,
+          'approval_required',
+          source,
+          `${deniedFor(subject)} until the user approves it (policy: ${source}), but ${describeRequester(requester)} already has ${MAX_OPEN_APPROVALS_PER_REQUESTER} open approval requests in project ${input.project}: no request was opened. Answer or let expire its pending requests in Permissions > Tools MCP IdeA, then retry.`,
+        );
+      }
       return answer(
         subject,
         false,

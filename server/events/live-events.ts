@@ -14,14 +14,26 @@ export interface LiveEventsOptions {
   readonly pingMs?: number | undefined;
   /** A reader that lets more than this many bytes pile up is dropped rather than buffered. */
   readonly maxBufferedBytes?: number | undefined;
+  /** Streams open at once, in all (kept well below the connection limit so that `/decide` always has room). */
+  readonly maxStreams?: number | undefined;
+  /** Streams open at once from one client address. */
+  readonly maxStreamsPerClient?: number | undefined;
 }
 
 interface Stream {
   readonly project: string | undefined;
   readonly response: ServerResponse;
+  readonly client: string;
+  /** Frames waiting for the next flush. */
+  pending: string;
 }
 
-const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024;
+export const DEFAULT_MAX_STREAMS_PER_CLIENT = 32;
+
+/** Why a stream cannot open now, or undefined. */
+export type StreamRefusal = { readonly limit: 'total' | 'client'; readonly max: number } | undefined;
+
+const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024;
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -38,10 +50,18 @@ export class LiveEvents {
   private readonly lastPolicy = new Map<string, PolicyEvent>();
   private readonly pingTimer: NodeJS.Timeout;
   private readonly maxBufferedBytes: number;
+  private readonly maxStreams: number;
+  private readonly maxPerClient: number;
+  private readonly perClient = new Map<string, number>();
+  /** Streams with frames waiting; written once per turn of the event loop, whatever the number of events. */
+  private readonly dirty = new Set<Stream>();
+  private flushScheduled = false;
   private closed = false;
 
   constructor(private readonly options: LiveEventsOptions) {
     this.maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    this.maxStreams = options.maxStreams ?? Number.POSITIVE_INFINITY;
+    this.maxPerClient = options.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS_PER_CLIENT;
     this.pingTimer = setInterval(
       () => {
         this.broadcast(undefined, ': ping\n\n');
@@ -56,22 +76,32 @@ export class LiveEvents {
     return this.streams.size;
   }
 
-  /** Starts streaming on `response` (headers already decided by the route): the current state first. */
-  open(response: ServerResponse, project: string | undefined): void {
+  /** Whether a stream from `client` (its address) would be over a limit now. */
+  refusal(client: string): StreamRefusal {
+    if (this.streams.size >= this.maxStreams) return { limit: 'total', max: this.maxStreams };
+    if ((this.perClient.get(client) ?? 0) >= this.maxPerClient) return { limit: 'client', max: this.maxPerClient };
+    return undefined;
+  }
+
+  /** Starts streaming on `response` (headers already decided by the route, limits checked): the current state first. */
+  open(response: ServerResponse, project: string | undefined, client = ''): void {
     if (this.closed) {
       response.end();
       return;
     }
     response.writeHead(200, SSE_HEADERS);
-    const stream: Stream = { project, response };
+    const stream: Stream = { project, response, client, pending: '' };
     this.streams.add(stream);
-    response.on('close', () => this.streams.delete(stream));
+    this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1);
+    response.on('close', () => {
+      this.forget(stream);
+    });
     // A comment first, so a client knows at once that the stream is open.
     let text = ': connected\n\n';
     for (const event of this.options.projects()) {
       if (project === undefined || event.project === project) text += frame('policy', event);
     }
-    this.send(stream, text);
+    this.queue(stream, text);
   }
 
   /**
@@ -100,27 +130,68 @@ export class LiveEvents {
   close(): void {
     this.closed = true;
     clearInterval(this.pingTimer);
+    this.flush();
     for (const stream of this.streams) stream.response.end();
     this.streams.clear();
+    this.perClient.clear();
+  }
+
+  private forget(stream: Stream): void {
+    if (!this.streams.delete(stream)) return;
+    this.dirty.delete(stream);
+    const left = (this.perClient.get(stream.client) ?? 1) - 1;
+    if (left > 0) this.perClient.set(stream.client, left);
+    else this.perClient.delete(stream.client);
   }
 
   private broadcast(project: string | undefined, text: string): void {
     for (const stream of this.streams) {
-      if (project === undefined || stream.project === undefined || stream.project === project) this.send(stream, text);
+      if (project === undefined || stream.project === undefined || stream.project === project) this.queue(stream, text);
     }
   }
 
-  private send(stream: Stream, text: string): void {
-    const { response } = stream;
-    if (response.destroyed || response.writableEnded) {
-      this.streams.delete(stream);
+  /**
+   * Adds a frame to a stream's next write. A flood of events (1,000 new approval requests a second)
+   * then costs one write per stream per turn of the event loop, not one per event, and `/decide`,
+   * which publishes them, never writes to a socket itself.
+   */
+  private queue(stream: Stream, text: string): void {
+    stream.pending += text;
+    this.dirty.add(stream);
+    if (stream.pending.length + stream.response.writableLength > this.maxBufferedBytes) {
+      this.drop(stream);
       return;
     }
-    response.write(text);
-    if (response.writableLength > this.maxBufferedBytes) {
-      this.options.logger.warn({ project: stream.project, buffered: response.writableLength }, 'events reader too slow, dropped');
-      this.streams.delete(stream);
-      response.destroy();
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    for (const stream of this.dirty) {
+      const { response } = stream;
+      const text = stream.pending;
+      stream.pending = '';
+      if (response.destroyed || response.writableEnded) {
+        this.forget(stream);
+        continue;
+      }
+      response.write(text);
+      if (response.writableLength > this.maxBufferedBytes) this.drop(stream);
     }
+    this.dirty.clear();
+  }
+
+  /** A reader that does not take what is sent is dropped rather than buffered without bound. */
+  private drop(stream: Stream): void {
+    this.options.logger.warn(
+      { project: stream.project, buffered: stream.response.writableLength + stream.pending.length },
+      'events reader too slow, dropped',
+    );
+    this.forget(stream);
+    stream.response.destroy();
   }
 }

@@ -9,9 +9,11 @@ import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/typ
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { ApprovalsService } from '../approvals/approvals-service.js';
+import type { ServiceClock } from '../approvals/clock.js';
 import { openApprovals } from '../approvals/open-approvals.js';
 import { createAuditFile } from '../decisions/audit-file.js';
 import { DecisionService } from '../decisions/decision-service.js';
+import { isOnAsk } from '../domain/decide.js';
 import { LiveEvents } from '../events/live-events.js';
 import { createLogger } from '../ops/logger.js';
 import { createMetrics } from '../ops/metrics.js';
@@ -58,6 +60,10 @@ export interface BuildAppOptions {
   loopbackHostsOnly?: boolean | undefined;
   /** PDP_MAX_CONNECTIONS: connections open at once; a new one beyond is closed at once (default 1024). */
   maxConnections?: number | undefined;
+  /** PDP_MAX_EVENT_STREAMS: `/events` streams open at once (default a quarter of maxConnections); below maxConnections. */
+  maxEventStreams?: number | undefined;
+  /** PDP_MAX_EVENT_STREAMS_PER_CLIENT: `/events` streams open at once from one client address (default 32). */
+  maxEventStreamsPerClient?: number | undefined;
   /** An idle keep-alive connection is closed after this many ms (default 10 s). */
   keepAliveTimeoutMs?: number | undefined;
   /** A connection that has not sent a request's headers within this many ms is closed (default 10 s). */
@@ -69,6 +75,8 @@ export interface BuildAppOptions {
   stateDir?: string | undefined;
   /** PDP_APPROVAL_TTL_SECONDS: how long an approval request stays pending (default 300). */
   approvalTtlSeconds?: number | undefined;
+  /** The time of approvals and grants (default: the system's monotonic and wall clocks); tests move it. */
+  clock?: ServiceClock | undefined;
 }
 
 const DEFAULT_MAX_CONNECTIONS = 1024;
@@ -106,6 +114,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Fastify's own warnings (a reply sent twice, a hook failing after the answer) go to the service's logger,
   // except on the decision routes, which keep Fastify's factory (see routes/decisions.ts).
@@ -126,7 +135,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     approvals: openApprovals({
       stateDirectory: options.stateDir,
       approvalTtlSeconds: options.approvalTtlSeconds,
+      clock: options.clock,
       makeAlways: (project, requester, tool) => permissions.allowAlways(project, requester, tool),
+      isOnAsk: (project, requester, tool) => isOnAsk(registry.get(project)?.state.policy, requester, tool),
+      folderOf: (project) => registry.folderOf(project),
       onChange: (change) => {
         events.approvalChanged(change);
       },
@@ -136,6 +148,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     }),
     hasProject: (project) => registry.get(project) !== undefined,
     logger,
+    clock: options.clock,
   });
   // The closures below read `registry` only when called: at a scrape or a decision, once it exists.
   const metrics = createMetrics({
@@ -152,7 +165,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     metrics,
     audit,
   });
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // A quarter of the connections at most by default: streams never starve /decide of a socket.
+  const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
   const events = new LiveEvents({
+    maxStreams: Math.max(0, maxEventStreams),
+    maxStreamsPerClient: options.maxEventStreamsPerClient,
     projects: () =>
       registry
         .list()
@@ -164,14 +182,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     projects: options.projects,
     logger,
     rescanMs: options.rescanMs,
+    // What was granted or armed for a folder is not inherited by the one that replaces it.
+    onFolderReplaced: (project) => {
+      approvals.dropProject(project);
+    },
     onReload: (project, outcome) => {
       permissions.noteState(project);
+      if (outcome === 'added') approvals.adoptFolder(project, registry.folderOf(project));
       if (outcome === 'removed') {
         decisions.forgetProject(project);
         metrics.forgetProject(project);
         approvals.dropProject(project);
-      } else if (outcome === 'ok' || outcome === 'invalid') {
-        metrics.recordReload(project, outcome);
+      } else {
+        if (outcome === 'ok' || outcome === 'invalid') metrics.recordReload(project, outcome);
+        approvals.policyChanged(project);
       }
       // The registry calls this once the new state is what decisions read.
       const policy = registry.get(project)?.state.policy;
@@ -222,6 +246,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   app.addHook('onReady', async () => {
     await registry.start();
+    approvals.retainProjects((project) => registry.get(project) !== undefined);
   });
   // Before the server stops accepting: open streams end cleanly instead of holding the close.
   app.addHook('preClose', async () => {

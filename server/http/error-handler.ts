@@ -27,6 +27,7 @@ const STATUS_OF: Record<ErrorCode | ProjectWriteErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   ui_not_built: 503,
+  too_many_streams: 429,
   write_failed: 500,
   internal_error: 500,
 };

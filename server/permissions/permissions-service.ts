@@ -17,7 +17,7 @@ import {
 } from '../../schemas/index.js';
 import { agentIdProblem } from '../domain/agent-id.js';
 import { documentProblem } from '../domain/compile.js';
-import { resolveEffective } from '../domain/decide.js';
+import { isOnAsk, resolveEffective } from '../domain/decide.js';
 import {
   allowlistProblems,
   mergeProblems,
@@ -122,7 +122,19 @@ export class PermissionsService {
    */
   async allowAlways(projectId: string, agentId: string, tool: string): Promise<void> {
     checkAgentId(agentId);
-    await this.write(projectId, (policy) => withToolAlwaysAllowed(policy, agentId, tool), {});
+    await this.write(
+      projectId,
+      (policy) => {
+        // Checked on the file as this write read it: an edit that took the tool off ask meanwhile wins.
+        if (!isOnAsk(policy, agentId, tool)) {
+          throw new ApiError('approval_closed', `Tool ${tool} is no longer on ask for agent ${agentId}: nothing was written.`, {
+            cause: 'policy_changed',
+          });
+        }
+        return withToolAlwaysAllowed(policy, agentId, tool);
+      },
+      {},
+    );
   }
 
   deleteAgent(projectId: string, agentId: string, options: WriteOptions): Promise<PermissionsView> {

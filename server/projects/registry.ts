@@ -9,6 +9,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PROJECT_ID_REGEX, compareIds } from '../../schemas/ids.js';
+import { folderIdentity } from './folder-identity.js';
 import { Project, type ProjectChange } from './project.js';
 import { startWatcher, type WatchScope, type Watcher } from './watcher/index.js';
 
@@ -30,6 +31,8 @@ export interface RegistryOptions {
   readonly rescanMs?: number | undefined;
   /** Told after every change of a project, once decisions see it, and when projects come and go. */
   readonly onReload?: ((project: string, change: RegistryChange) => void) | undefined;
+  /** Told when the folder of a served project is seen gone or replaced by another (see folder-identity.ts). */
+  readonly onFolderReplaced?: ((project: string) => void) | undefined;
 }
 
 /** Runs `task` over `items` with at most `limit` at a time. */
@@ -46,6 +49,8 @@ type EntryKind = 'folder' | 'absent' | 'unknown';
 
 export class ProjectRegistry {
   private readonly projects = new Map<string, Project>();
+  /** The identity of each project's folder when last checked (undefined: none there). */
+  private readonly folders = new Map<string, string | undefined>();
   private readonly explicit: ReadonlyMap<string, string>;
   private readonly root: string | undefined;
   private watcher: Watcher | undefined;
@@ -99,6 +104,11 @@ export class ProjectRegistry {
     return this.projects.get(id);
   }
 
+  /** The identity of a project's folder as last seen (folder-identity.ts), or undefined. */
+  folderOf(id: string): string | undefined {
+    return this.folders.get(id);
+  }
+
   get size(): number {
     return this.projects.size;
   }
@@ -148,7 +158,9 @@ export class ProjectRegistry {
   /** Reloads those of `projects` whose files changed since they were read (a stat each). */
   private async checkProjects(projects: readonly Project[]): Promise<void> {
     await forEachLimited(projects, CONCURRENCY, async (project) => {
-      if (!this.closed && (await project.changedOnDisk())) await project.reload();
+      if (this.closed) return;
+      await this.checkFolder(project);
+      if (await project.changedOnDisk()) await project.reload();
     });
   }
 
@@ -171,8 +183,14 @@ export class ProjectRegistry {
       this.missingSince.delete(id);
       const project = this.projects.get(id);
       if (project === undefined) await this.add(id, path.join(root, id));
-      else void project.reload();
+      else {
+        // Before the reload: decisions on the new folder's files never meet what the old folder was granted.
+        await this.checkFolder(project);
+        void project.reload();
+      }
     } else if (kind === 'absent' && this.projects.has(id)) {
+      // Gone, even if for a moment: what was granted to that folder goes with it.
+      if (this.folders.get(id) !== undefined) this.folderChanged(id, undefined);
       const since = this.missingSince.get(id);
       if (since === undefined) {
         this.missingSince.set(id, performance.now());
@@ -196,13 +214,29 @@ export class ProjectRegistry {
   }
 
   private reloadFolder(root: string): void {
-    for (const project of this.projects.values()) if (project.root === root) void project.reload();
+    for (const project of this.projects.values()) {
+      if (project.root === root) void this.checkFolder(project).then(() => project.reload());
+    }
+  }
+
+  /** Compares a project's folder with the one it was loaded from, and tells when it is another. */
+  private async checkFolder(project: Project): Promise<void> {
+    const identity = await folderIdentity(project.root);
+    if (this.projects.get(project.id) !== project || this.closed) return;
+    if (identity !== this.folders.get(project.id)) this.folderChanged(project.id, identity);
+  }
+
+  private folderChanged(id: string, identity: string | undefined): void {
+    this.folders.set(id, identity);
+    this.options.logger.info({ project: id, folder: identity === undefined ? 'gone' : 'replaced' }, 'project folder changed');
+    this.options.onFolderReplaced?.(id);
   }
 
   private async add(id: string, root: string): Promise<void> {
     if (this.projects.has(id) || this.closed) return;
     // Watched before it is read: a change made while it is read is heard.
     this.watcher?.addProject(root);
+    const folder = await folderIdentity(root);
     const project = await Project.open(id, root, (change) => {
       this.changed(project, change);
     });
@@ -213,6 +247,7 @@ export class ProjectRegistry {
       return;
     }
     this.projects.set(id, project);
+    this.folders.set(id, folder);
     this.options.logger.info({ project: id, status: project.state.policy.status }, 'project loaded');
     this.options.onReload?.(id, 'added');
   }
@@ -229,6 +264,7 @@ export class ProjectRegistry {
     const project = this.projects.get(id);
     if (project === undefined) return;
     this.projects.delete(id);
+    this.folders.delete(id);
     project.close();
     this.watcher?.removeProject(project.root);
     this.options.logger.info({ project: id }, 'project removed');

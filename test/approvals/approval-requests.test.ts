@@ -101,20 +101,23 @@ describe('ApprovalRequests.request', () => {
     const ids = Array.from({ length: 100 }, (_, index) =>
       pendingId(requests.request('demo', `agent-${index}`, 'idea_memory_write', undefined, clock.now)),
     );
-    expect(requests.request('demo', 'late', 'idea_memory_write', undefined, clock.now)).toEqual({ kind: 'queue_full' });
+    expect(requests.request('demo', 'late', 'idea_memory_write', undefined, clock.now)).toEqual({ kind: 'queue_full', limit: 'project' });
     expect(requests.request('demo', 'agent-7', 'idea_memory_write', undefined, clock.now)).toMatchObject({ approval: { id: ids[7] } });
     expect(requests.request('other', 'late', 'idea_memory_write', undefined, clock.now).kind).toBe('pending');
     expect(changes).toHaveLength(101);
     expect(requests.list('demo', 'pending', clock.now)).toHaveLength(100);
     await requests.answer('demo', ids[0] as string, 'deny', undefined, clock.now);
     expect(requests.request('demo', 'late', 'idea_memory_write', undefined, clock.now).kind).toBe('pending');
-    expect(requests.request('demo', 'later', 'idea_memory_write', undefined, clock.now)).toEqual({ kind: 'queue_full' });
+    expect(requests.request('demo', 'later', 'idea_memory_write', undefined, clock.now)).toEqual({ kind: 'queue_full', limit: 'project' });
   });
 
   it('makes room in a full queue as soon as requests have expired', () => {
     const { requests, clock } = open({ approvalTtlSeconds: 10 });
     for (let index = 0; index < 100; index += 1) requests.request('demo', `agent-${index}`, 'idea_memory_write', undefined, clock.now);
-    expect(requests.request('demo', 'late', 'idea_memory_write', undefined, clock.advance(9_999))).toEqual({ kind: 'queue_full' });
+    expect(requests.request('demo', 'late', 'idea_memory_write', undefined, clock.advance(9_999))).toEqual({
+      kind: 'queue_full',
+      limit: 'project',
+    });
     expect(requests.request('demo', 'late', 'idea_memory_write', undefined, clock.advance(1)).kind).toBe('pending');
   });
 

@@ -11,7 +11,11 @@ afterEach(() => {
 /** A clock the test moves by hand, starting at a fixed time. */
 export class TestClock {
   now = Date.parse('2026-03-01T10:00:00.000Z');
+  /** How far the wall clock is behind (a wall clock set back); the monotonic time is `now`. */
+  wallBehind = 0;
   readonly read = (): number => this.now;
+  readonly monotonic = (): number => this.now;
+  readonly wall = (): number => this.now - this.wallBehind;
   advance(ms: number): number {
     this.now += ms;
     return this.now;
@@ -25,11 +29,11 @@ export interface Harness extends Approvals {
 }
 
 /** The approvals of a service, with the test's clock, its changes recorded and `always` answers succeeding. */
-export function open(options: Partial<OpenApprovalsOptions> & { clock?: () => number } = {}, clock = new TestClock()): Harness {
+export function open(options: Partial<OpenApprovalsOptions> = {}, clock = new TestClock()): Harness {
   const changes: ApprovalChange[] = [];
   const alwaysCalls: [string, string, string][] = [];
   const approvals = openApprovals({
-    clock: clock.read,
+    clock,
     onChange: (change) => changes.push(change),
     makeAlways: async (project, requester, tool) => {
       alwaysCalls.push([project, requester, tool]);

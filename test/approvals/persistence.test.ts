@@ -115,6 +115,36 @@ describe('state file', () => {
     }
   });
 
+  it('a wall clock set back before a restart lengthens no grant past the time it was given', async () => {
+    const folder = await tempFolder();
+    const clock = new TestClock();
+    const first = open({ stateDirectory: folder }, clock);
+    first.grants.create('demo', 'QA', ['idea_memory_write'], 60, clock.now);
+    first.close();
+    clock.wallBehind = HOUR;
+    const second = open({ stateDirectory: folder }, clock);
+    expect(second.grants.has('demo', 'QA', 'idea_memory_write', clock.advance(59_000))).toBe(true);
+    expect(second.grants.has('demo', 'QA', 'idea_memory_write', clock.advance(1_000))).toBe(false);
+  });
+
+  it('refuses a file with a key given twice: JSON.parse would keep the last value, a reader sees the first', async () => {
+    const clock = new TestClock();
+    const expired = new Date(clock.now - HOUR).toISOString();
+    const live = new Date(clock.now + HOUR).toISOString();
+    // The first expiresAt is what a person reading the file sees: the grant is over.
+    const text = stateText([grantLine({ expiresAt: expired }, clock)]).replace(
+      `"expiresAt":"${expired}"`,
+      `"expiresAt":"${expired}","expiresAt":"${live}"`,
+    );
+    const folder = await folderWith(text);
+    const harness = open({ stateDirectory: folder }, clock);
+    expect(harness.warnings).toEqual([
+      expect.stringMatching(/duplicate key "expiresAt" at line 1, column \d+.*no grant or approval from it is active/),
+    ]);
+    expect(harness.grants.has('demo', 'QA', 'idea_memory_write', clock.now)).toBe(false);
+    expect(await readFile(path.join(folder, CORRUPT_FILE_NAME), 'utf8')).toBe(text);
+  });
+
   it('never grants a name outside the catalog, an anonymous requester, a bad project or an impossible expiry from the file', async () => {
     const clock = new TestClock();
     const folder = await folderWith(

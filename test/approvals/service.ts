@@ -10,6 +10,7 @@ import pino from 'pino';
 import { afterEach, vi } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Approval, ApprovalAnswerResponse, DecideQuery, Decision, Grant } from '../../schemas/index.js';
+import { SYSTEM_CLOCK, type ServiceClock } from '../../server/approvals/clock.js';
 import { buildApp } from '../../server/http/app.js';
 import { makeTree, type ProjectFixture } from '../support/files.js';
 
@@ -46,6 +47,18 @@ export interface ServiceOptions {
   readonly logs?: Record<string, unknown>[];
   /** An existing projects root (a restart on the same files); else one is made from the fixtures. */
   readonly root?: string;
+  /** The time of approvals and grants (see {@link MovableClock}). */
+  readonly clock?: ServiceClock;
+}
+
+/** The system's clocks, moved forward by hand: time passing for the service, without waiting. */
+export class MovableClock implements ServiceClock {
+  private ahead = 0;
+  readonly monotonic = (): number => SYSTEM_CLOCK.monotonic() + this.ahead;
+  readonly wall = (): number => Date.now() + this.ahead;
+  advance(ms: number): void {
+    this.ahead += ms;
+  }
 }
 
 export interface Service {
@@ -88,6 +101,7 @@ export async function startService(projects: Record<string, ProjectFixture>, opt
     ...(options.approverToken === undefined ? {} : { approverToken: options.approverToken }),
     ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
     ...(options.approvalTtlSeconds === undefined ? {} : { approvalTtlSeconds: options.approvalTtlSeconds }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   cleanups.push(() => app.close());
   await app.ready();

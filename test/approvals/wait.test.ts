@@ -1,6 +1,7 @@
 /** The long-poll of an approval request (docs/api.md §11, `GET .../approvals/:id?waitSeconds=`), with real timers. */
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { SYSTEM_CLOCK } from '../../server/approvals/clock.js';
 import { ApprovalsError } from '../../server/approvals/errors.js';
 import { open } from './helpers.js';
 
@@ -10,8 +11,8 @@ afterEach(() => {
 
 /** The pending request of QA for idea_memory_write, in a service on the real clock. */
 function pendingRequest(options: Parameters<typeof open>[0] = {}) {
-  const harness = open({ clock: Date.now, ...options });
-  const outcome = harness.requests.request('demo', 'QA', 'idea_memory_write', undefined, Date.now());
+  const harness = open({ clock: SYSTEM_CLOCK, ...options });
+  const outcome = harness.requests.request('demo', 'QA', 'idea_memory_write', undefined, SYSTEM_CLOCK.monotonic());
   if (outcome.kind !== 'pending') throw new Error('expected a pending request');
   return { ...harness, id: outcome.approval.id };
 }
@@ -19,7 +20,7 @@ function pendingRequest(options: Parameters<typeof open>[0] = {}) {
 describe('ApprovalRequests.wait', () => {
   it('answers at once for a request that is no longer pending', async () => {
     const { requests, id } = pendingRequest();
-    await requests.answer('demo', id, 'deny', undefined, Date.now());
+    await requests.answer('demo', id, 'deny', undefined, SYSTEM_CLOCK.monotonic());
     const started = performance.now();
     expect(await requests.wait('demo', id, 30_000)).toMatchObject({ id, status: 'denied' });
     expect(performance.now() - started).toBeLessThan(1000);
@@ -29,7 +30,7 @@ describe('ApprovalRequests.wait', () => {
     const { requests, id } = pendingRequest();
     const started = performance.now();
     const waiting = requests.wait('demo', id, 30_000);
-    setTimeout(() => void requests.answer('demo', id, 'once', undefined, Date.now()), 20);
+    setTimeout(() => void requests.answer('demo', id, 'once', undefined, SYSTEM_CLOCK.monotonic()), 20);
     expect(await waiting).toMatchObject({ id, status: 'approved', answer: 'once' });
     expect(performance.now() - started).toBeLessThan(1000);
   });
@@ -37,7 +38,7 @@ describe('ApprovalRequests.wait', () => {
   it('wakes every waiter of the request', async () => {
     const { requests, id } = pendingRequest();
     const waiting = Array.from({ length: 5 }, () => requests.wait('demo', id, 30_000));
-    await requests.answer('demo', id, 'deny', undefined, Date.now());
+    await requests.answer('demo', id, 'deny', undefined, SYSTEM_CLOCK.monotonic());
     expect((await Promise.all(waiting)).map((approval) => approval.status)).toEqual(Array(5).fill('denied'));
   });
 
@@ -76,7 +77,7 @@ describe('ApprovalRequests.wait', () => {
     const answered = requests.wait('demo', id, 1000, controller.signal);
     expect(vi.getTimerCount()).toBe(before + 1);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
-    await requests.answer('demo', id, 'deny', undefined, Date.now());
+    await requests.answer('demo', id, 'deny', undefined, SYSTEM_CLOCK.monotonic());
     expect((await answered).status).toBe('denied');
     expect(vi.getTimerCount()).toBe(before);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
@@ -94,9 +95,9 @@ describe('ApprovalRequests.wait', () => {
   });
 
   it('reports the expiry of a request that times out while waited for', async () => {
-    const harness = open({ clock: Date.now, approvalTtlSeconds: 0.05 });
+    const harness = open({ clock: SYSTEM_CLOCK, approvalTtlSeconds: 0.05 });
     harness.requests.close(); // no periodic sweep: only the wait's own timer can notice the expiry
-    const outcome = harness.requests.request('demo', 'QA', 'idea_memory_write', undefined, Date.now());
+    const outcome = harness.requests.request('demo', 'QA', 'idea_memory_write', undefined, SYSTEM_CLOCK.monotonic());
     if (outcome.kind !== 'pending') throw new Error('expected a pending request');
     const { requests, changes } = harness;
     const started = performance.now();
@@ -126,8 +127,8 @@ describe('ApprovalRequests.wait', () => {
     const dropped = requests.wait('demo', id, 30_000);
     requests.dropProject('demo');
     expect(await dropped).toMatchObject({ id, status: 'pending' });
-    const again = open({ clock: Date.now });
-    const outcome = again.requests.request('demo', 'QA', 'idea_memory_write', undefined, Date.now());
+    const again = open({ clock: SYSTEM_CLOCK });
+    const outcome = again.requests.request('demo', 'QA', 'idea_memory_write', undefined, SYSTEM_CLOCK.monotonic());
     if (outcome.kind !== 'pending') throw new Error('expected a pending request');
     const closing = again.requests.wait('demo', outcome.approval.id, 30_000);
     again.close();

@@ -6,8 +6,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Approval, RecentDecision } from '../../schemas/index.js';
-import { approvalOf, askDoc, setupServiceFile, startService } from '../approvals/service.js';
-import { READ_TOOLS } from '../support/tools.js';
+import { MovableClock, approvalOf, askDoc, setupServiceFile, startService } from '../approvals/service.js';
+import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 
 setupServiceFile();
@@ -147,8 +147,8 @@ describe('the answers', () => {
   });
 
   it('deny: approval_denied for that requester and tool for 60 s without a new request, then asks again', async () => {
-    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
-    const service = await startService(ASK_WRITE);
+    const clock = new MovableClock();
+    const service = await startService(ASK_WRITE, { clock });
     const id = approvalOf(await service.decide(write()));
     expect((await service.answer('demo', id, { answer: 'deny' })).approval).toMatchObject({ status: 'denied', answer: 'deny' });
     const refused = await service.decide(write());
@@ -156,9 +156,9 @@ describe('the answers', () => {
     expect(refused).not.toHaveProperty('approval');
     expect(refused.message).toContain('refused');
     expect(await service.decide(write('Git'))).toMatchObject({ reason: 'approval_required' });
-    vi.setSystemTime(Date.now() + 59_000);
+    clock.advance(59_000);
     expect(await service.decide(write())).toMatchObject({ reason: 'approval_denied' });
-    vi.setSystemTime(Date.now() + 2_000);
+    clock.advance(2_000);
     const asked = await service.decide(write());
     expect(approvalOf(asked)).not.toBe(id);
   });
@@ -256,6 +256,26 @@ describe('grants, expiry and limits', () => {
     const first = (await service.approvals('demo', 'pending')).at(-1);
     await service.answer('demo', first?.id ?? '', { answer: 'deny' });
     expect(approvalOf(await service.decide(write('one-more')))).toBeTypeOf('string');
+  });
+});
+
+describe('the requests of one requester', () => {
+  it('are at most 10 open per project: the 11th tool answers approval_required without a request, saying why', async () => {
+    const onAsk = WRITE_TOOLS.slice(0, 12);
+    const service = await startService({ demo: { policy: askDoc({ allowedTools: [...READ_TOOLS], askTools: onAsk }) } });
+    const decisions = await Promise.all(onAsk.map((tool) => service.decide(write('QA', { tool }))));
+    expect(decisions.slice(0, 10).every((decision) => decision.approval !== undefined)).toBe(true);
+    for (const decision of decisions.slice(10)) {
+      expect(decision).toMatchObject({ allow: false, reason: 'approval_required' });
+      expect(decision).not.toHaveProperty('approval');
+      expect(decision.message).toContain('agent QA already has 10 open approval requests in project demo: no request was opened');
+    }
+    expect(await service.approvals('demo', 'pending')).toHaveLength(10);
+    // Another requester still asks; reusing one of the 10 still works; answering one frees a place.
+    expect(approvalOf(await service.decide(write('Git', { tool: onAsk[11] })))).toBeTypeOf('string');
+    expect(approvalOf(await service.decide(write('QA', { tool: onAsk[0] })))).toBe(decisions[0]?.approval?.id);
+    await service.answer('demo', decisions[0]?.approval?.id ?? '', { answer: 'deny' });
+    expect(approvalOf(await service.decide(write('QA', { tool: onAsk[10] })))).toBeTypeOf('string');
   });
 });
 

@@ -35,6 +35,8 @@ export const ERROR_SENTENCES: Readonly<Record<string, string>> = {
     'Le fichier a changé sur le disque pendant l\u2019enregistrement : rien n\u2019a été écrit. Réessayez à partir de la version actuelle.',
   limit_exceeded: 'Limite du service atteinte : supprimez des éléments inutiles puis réessayez.',
   approval_closed: 'Cette demande d\u2019approbation est déjà close.',
+  too_many_streams:
+    'Trop de flux d\u2019événements ouverts sur le service : les mises à jour en direct reprendront dès qu\u2019une place se libère.',
   ui_not_built: 'Le panneau n\u2019est pas construit sur ce service (npm run build:ui).',
   internal_error: 'Erreur interne du service : la requête n\u2019a pas été appliquée.',
   written_invalid:

@@ -1,0 +1,80 @@
+/**
+ * docs/api.md §11, invariants: a grant or `once` belongs to the project folder it was made for, not
+ * only to the project id. A folder deleted and created again under the same id inherits nothing,
+ * whether the service ran meanwhile or was restarted.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { writeProject } from '../support/files.js';
+import { waitFor } from '../support/wait.js';
+import { approvalOf, askDoc, setupServiceFile, startService, tempDir } from '../approvals/service.js';
+
+setupServiceFile();
+
+const policy = askDoc({ allowedTools: ['idea_ticket_read'], askTools: ['idea_ask_agent'] });
+const projects = { demo: { policy }, other: { policy } };
+const memory = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' };
+const ask = { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' };
+
+/**
+ * Deletes the folder of `demo` and makes a new one with the same files. The file system stamps a
+ * folder's birth with a clock of a few milliseconds' grain: the new folder is made 20 ms later.
+ */
+async function replaceDemoFolder(root: string): Promise<void> {
+  await rm(path.join(root, 'demo'), { recursive: true, force: true });
+  await sleep(20);
+  await writeProject(root, 'demo', { policy });
+}
+
+describe('a project folder deleted and made again', () => {
+  it('while the service was stopped: the new folder inherits no grant and no once', async () => {
+    const stateDir = await tempDir();
+    const first = await startService(projects, { stateDir });
+    await first.grant('demo', 'QA', ['idea_memory_write'], 3600);
+    await first.grant('other', 'QA', ['idea_memory_write'], 3600);
+    await first.answer('demo', approvalOf(await first.decide(ask)), { answer: 'once' });
+    await first.app.close();
+    await replaceDemoFolder(first.root);
+
+    const second = await startService({}, { stateDir, root: first.root });
+    expect(await second.decide(memory)).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+    expect(await second.decide(ask)).toMatchObject({ allow: false, reason: 'approval_required' });
+    expect((await second.call('GET', '/projects/demo/grants')).json()).toEqual({ grants: [] });
+    // The folder that was not replaced keeps its grant.
+    expect(await second.decide({ ...memory, project: 'other' })).toMatchObject({ allow: true, source: 'grant' });
+  });
+
+  it('while the service runs, faster than a removal is confirmed: the new folder inherits nothing', async () => {
+    const service = await startService(projects);
+    await service.grant('demo', 'QA', ['idea_memory_write'], 3600);
+    await service.answer('demo', approvalOf(await service.decide(ask)), { answer: 'once' });
+    expect(await service.decide(memory)).toMatchObject({ allow: true, source: 'grant' });
+    await replaceDemoFolder(service.root);
+    // Until the new folder's policy is served (its tool on ask asks), and then for good.
+    await waitFor(
+      async () => (await service.decide(ask)).reason === 'approval_required' && !(await service.decide(memory)).allow,
+      'the new folder served without the grant of the old one',
+      5_000,
+    );
+    expect((await service.call('GET', '/projects/demo/grants')).json()).toEqual({ grants: [] });
+    expect(await service.decide(memory)).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+    // A grant made for the new folder works.
+    await service.grant('demo', 'QA', ['idea_memory_write'], 3600);
+    expect(await service.decide(memory)).toMatchObject({ allow: true, source: 'grant' });
+  });
+
+  it('a project gone while the service was stopped leaves nothing in the state file', async () => {
+    const stateDir = await tempDir();
+    const first = await startService(projects, { stateDir });
+    await first.grant('demo', 'QA', ['idea_memory_write'], 3600);
+    await first.app.close();
+    await rm(path.join(first.root, 'demo'), { recursive: true, force: true });
+    const second = await startService({}, { stateDir, root: first.root });
+    await second.app.close();
+    await writeProject(first.root, 'demo', { policy });
+    const third = await startService({}, { stateDir, root: first.root });
+    expect(await third.decide(memory)).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+  });
+});
