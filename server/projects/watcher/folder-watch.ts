@@ -5,7 +5,7 @@
  * one. {@link FolderWatch.refresh} compares the folder at the path (device and inode) with the one
  * watched and starts a new watch when they differ.
  */
-import { statSync, watch, type FSWatcher } from 'node:fs';
+import fs, { statSync, type FSWatcher } from 'node:fs';
 
 /** `dev:ino` of the folder at `folder` (links followed), or undefined when there is none. */
 function folderIdentity(folder: string): string | undefined {
@@ -21,7 +21,8 @@ export class FolderWatch {
   private handle: FSWatcher | undefined;
   /** The folder being watched (`dev:ino`), or undefined when none is. */
   private watched: string | undefined;
-  private failed = false;
+  /** Why the folder, which exists, cannot be watched now (an errno code such as ENOSPC), or undefined. */
+  private failedWith: string | undefined;
 
   constructor(
     readonly path: string,
@@ -38,6 +39,7 @@ export class FolderWatch {
    */
   refresh(): boolean {
     const now = folderIdentity(this.path);
+    if (now === undefined) this.failedWith = undefined;
     if (now === this.watched && (now === undefined || this.handle !== undefined)) return false;
     this.stop();
     for (let identity = now, attempt = 0; identity !== undefined && attempt < 3; identity = folderIdentity(this.path), attempt++) {
@@ -59,21 +61,33 @@ export class FolderWatch {
     this.watched = undefined;
   }
 
+  /** Why the folder cannot be watched now (it exists, and no watch listens to it), or undefined. */
+  get failure(): string | undefined {
+    return this.handle === undefined ? this.failedWith : undefined;
+  }
+
+  /** Stops for good (the folder is no longer of interest): no failure is reported any more. */
+  close(): void {
+    this.stop();
+    this.failedWith = undefined;
+  }
+
   private start(): FSWatcher | undefined {
     try {
-      const handle = watch(this.path, { persistent: false }, (_event, name) => {
+      // Called through the module object: tests inject a failure there (ENOSPC: no inotify watch left).
+      const handle = fs.watch(this.path, { persistent: false }, (_event, name) => {
         this.onEvent(name);
       });
       // An error ends the watch; the next refresh (an event of the parent, the rescan) starts another.
       handle.on('error', () => {
         if (this.handle === handle) this.stop();
       });
-      this.failed = false;
+      this.failedWith = undefined;
       return handle;
     } catch (error) {
       // No permission, or no inotify watch left (fs.inotify.max_user_watches): the rescan still covers the folder.
-      if (!this.failed) this.onFailure(this.path, error);
-      this.failed = true;
+      if (this.failedWith === undefined) this.onFailure(this.path, error);
+      this.failedWith = (error as NodeJS.ErrnoException).code ?? 'error';
       return undefined;
     }
   }

@@ -33,6 +33,8 @@ export interface Watcher {
   removeProject(root: string): void;
   /** Compares the watched folders of the root and of these projects with the disk, and rebuilds what was replaced. */
   check(projectRoots: Iterable<string>): void;
+  /** Folders that exist but cannot be watched now, counted by errno code (ENOSPC: no inotify watch left). */
+  unwatched(): ReadonlyMap<string, number>;
   close(): void;
 }
 
@@ -106,8 +108,23 @@ class FolderWatcher implements Watcher {
     const project = this.projects.get(root);
     if (project === undefined || --project.users > 0) return;
     this.projects.delete(root);
-    project.folder.stop();
-    project.ideai.stop();
+    project.folder.close();
+    project.ideai.close();
+  }
+
+  unwatched(): ReadonlyMap<string, number> {
+    const counts = new Map<string, number>();
+    const count = (watch: FolderWatch | undefined): void => {
+      const code = watch?.failure;
+      if (code !== undefined) counts.set(code, (counts.get(code) ?? 0) + 1);
+    };
+    count(this.rootWatch);
+    for (const { watch } of this.parents.values()) count(watch);
+    for (const project of this.projects.values()) {
+      count(project.folder);
+      count(project.ideai);
+    }
+    return counts;
   }
 
   check(projectRoots: Iterable<string>): void {
