@@ -11,7 +11,18 @@ import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy, type Val
 import { serializeDocument } from '../domain/edit.js';
 import { TargetChangedError, WriteOutcomeUnknownError, writeFileAtomic, type WrittenFile } from './atomic-write.js';
 import { ProjectWriteError } from './errors.js';
-import { OUTSIDE_LINK, READ_AGAIN, isAbsence, keyOf, readProjectFiles, statKey, type FileRead, type ProjectFiles } from './file-read.js';
+import {
+  OUTSIDE_LINK,
+  READ_AGAIN,
+  UNHEARD_IDEAI_LINK,
+  UNHEARD_LINK,
+  isAbsence,
+  keyOf,
+  readProjectFiles,
+  statKey,
+  type FileRead,
+  type ProjectFiles,
+} from './file-read.js';
 import { serializedOn, writeFolderKey } from './folder-lock.js';
 import { compilePolicy, parseAgents } from './parse.js';
 import { removeStaleTemps, restoreMovedAside } from './recovery.js';
@@ -154,6 +165,11 @@ export class Project {
         );
       }
       if (!files.policy.ok && files.policy.code === OUTSIDE_LINK) throw outsideFailure(this.id);
+      if (!files.policy.ok && files.policy.code.startsWith(UNHEARD_IDEAI_LINK)) {
+        throw new ProjectWriteError('policy_invalid', `The policy file of project ${this.id} cannot be used: ${files.policy.code}.`, {
+          error: { message: files.policy.code },
+        });
+      }
       const base: ValidPolicy = policy.status === 'ok' ? policy : builtinPolicy();
       const bytes = serializeDocument(edit(base));
       let written: WrittenFile;
@@ -291,6 +307,7 @@ async function policyOf(file: FileRead): Promise<CompiledPolicy> {
   if (file.ok) return compilePolicy(file.bytes);
   if (isAbsence(file.code)) return builtinPolicy();
   if (file.code === OUTSIDE_LINK) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `.ideai is ${OUTSIDE_LINK}` });
+  if (file.code.startsWith(UNHEARD_LINK)) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: file.code });
   // The file exists but cannot be read (a folder, no permission, a symlink loop): fail closed.
   return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `cannot read the file (${file.code})` });
 }

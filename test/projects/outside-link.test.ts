@@ -97,13 +97,14 @@ describe('a .ideai link', () => {
     const folder = await tempFolder();
     const projects = path.join(folder, 'projects');
     const root = path.join(projects, 'demo');
-    await mkdir(path.join(root, 'config', 'ideai'), { recursive: true });
-    await writeFile(path.join(root, 'config', 'ideai', POLICY_FILE), GRANT);
-    await symlink(path.join('config', 'ideai'), path.join(root, '.ideai'));
+    // A folder directly in the project folder: deeper ones are refused (test/projects/linked-policy.test.ts).
+    await mkdir(path.join(root, 'ideai-config'), { recursive: true });
+    await writeFile(path.join(root, 'ideai-config', POLICY_FILE), GRANT);
+    await symlink('ideai-config', path.join(root, '.ideai'));
     const { registry } = await startRegistry({ projectsRoot: projects });
     expect(decideWith(registry, 'demo', 'QA', 'idea_memory_write').allow).toBe(true);
     await registry.get('demo')?.write((current) => withAgentOverride(current.document, 'QA', ['idea_ask_agent']));
-    expect(await readFile(path.join(root, 'config', 'ideai', POLICY_FILE), 'utf8')).toContain('idea_ask_agent');
+    expect(await readFile(path.join(root, 'ideai-config', POLICY_FILE), 'utf8')).toContain('idea_ask_agent');
     expect(decideWith(registry, 'demo', 'QA', 'idea_ask_agent').allow).toBe(true);
   });
 });

@@ -7,11 +7,12 @@
  */
 import fs, { statSync, type FSWatcher } from 'node:fs';
 
-/** `dev:ino` of the folder at `folder` (links followed), or undefined when there is none. */
-function folderIdentity(folder: string): string | undefined {
+/** `dev:ino` of the folder (or regular file) at `target` (links followed), or undefined when there is none. */
+function identityAt(target: string, kind: 'folder' | 'file'): string | undefined {
   try {
-    const stats = statSync(folder, { bigint: true, throwIfNoEntry: false });
-    return stats?.isDirectory() ? `${stats.dev}:${stats.ino}` : undefined;
+    const stats = statSync(target, { bigint: true, throwIfNoEntry: false });
+    const right = kind === 'folder' ? stats?.isDirectory() : stats?.isFile();
+    return right === true ? `${stats?.dev}:${stats?.ino}` : undefined;
   } catch {
     return undefined;
   }
@@ -30,6 +31,11 @@ export class FolderWatch {
     private readonly onEvent: (name: string | null) => void,
     /** Told once when the folder exists but cannot be watched (until it can again). */
     private readonly onFailure: (path: string, error: unknown) => void,
+    /**
+     * `file`: watches the regular file at the path itself (its inode): a write through any other
+     * name of it (a hard link) or through a symlink is heard, which a watch of its folder misses.
+     */
+    private readonly kind: 'folder' | 'file' = 'folder',
   ) {}
 
   /**
@@ -38,14 +44,14 @@ export class FolderWatch {
    * the watch starts, so a replacement in between is not mistaken for the folder watched.
    */
   refresh(): boolean {
-    const now = folderIdentity(this.path);
+    const now = identityAt(this.path, this.kind);
     if (now === undefined) this.failedWith = undefined;
     if (now === this.watched && (now === undefined || this.handle !== undefined)) return false;
     this.stop();
-    for (let identity = now, attempt = 0; identity !== undefined && attempt < 3; identity = folderIdentity(this.path), attempt++) {
+    for (let identity = now, attempt = 0; identity !== undefined && attempt < 3; identity = identityAt(this.path, this.kind), attempt++) {
       const handle = this.start();
       if (handle === undefined) return true;
-      if (folderIdentity(this.path) === identity) {
+      if (identityAt(this.path, this.kind) === identity) {
         this.handle = handle;
         this.watched = identity;
         return true;
