@@ -296,6 +296,9 @@ export type EphemeralPoliciesResponse = Static<typeof EphemeralPoliciesResponseS
 
 export const HealthSchema = Type.Object({ status: Type.String() });
 export const ReadySchema = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('loading')]),
+  status: Type.Union([Type.Literal('ready'), Type.Literal('loading'), Type.Literal('degraded')]),
   projects: Type.Integer(),
+  /** With `degraded`: folders that cannot be watched for lack of inotify watches or instances. */
+  unwatchedFolders: Type.Optional(Type.Integer()),
+  message: Type.Optional(Type.String()),
 });

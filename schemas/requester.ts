@@ -4,7 +4,8 @@
  * run time, like ids.ts.
  */
 import type { Requester } from './api.js';
-import { AGENT_ID_REGEX, PROJECT_ID_REGEX } from './ids.js';
+import { agentIdProblem } from './agent-id.js';
+import { PROJECT_ID_REGEX } from './ids.js';
 
 /** The exact, lowercase prefix of an ephemeral ticket assistant's requester id. */
 export const TICKET_ASSISTANT_PREFIX = 'ticket-assistant:';
@@ -22,9 +23,10 @@ export interface ParsedRequester extends Requester {
 
 /**
  * `""` and `"mcp"` are the legacy anonymous requesters; `ticket-assistant:<project>:<issue>` with a
- * valid project id and a ticket number is a ticket assistant; a valid agent id is an agent; anything
- * else (`Ticket-Assistant:p:82`, `" ticket-assistant:p:82"`, `ticket-assistant::82`, `QA:x`) is
- * `invalid`, which is denied everything.
+ * valid project id and a ticket number is a ticket assistant; an id a policy file may hold as an
+ * agent id (agent-id.ts) is an agent; anything else (`Ticket-Assistant:p:82`,
+ * `" ticket-assistant:p:82"`, `ticket-assistant::82`, `QA:x`, lookalikes such as `QA\u200b`,
+ * `ＱＡ` or `QA `) is `invalid`, which is denied everything.
  */
 export function parseRequester(raw: string): ParsedRequester {
   if (raw === '' || raw === 'mcp') return { id: raw, kind: 'anonymous' };
@@ -38,7 +40,7 @@ export function parseRequester(raw: string): ParsedRequester {
     }
     return { id: raw, kind: 'invalid' };
   }
-  return { id: raw, kind: AGENT_ID_REGEX.test(raw) ? 'agent' : 'invalid' };
+  return { id: raw, kind: agentIdProblem(raw) === undefined ? 'agent' : 'invalid' };
 }
 
 /** A string as a message quotes it: JSON-quoted (control characters escaped), at most 200 characters of it. */

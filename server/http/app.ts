@@ -156,6 +156,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       const projects = registry.list();
       return { total: projects.length, invalid: projects.filter((project) => project.state.policy.status === 'invalid').length };
     },
+    unwatchedFolders: () => registry.unwatchedFolders(),
   });
   const decisions = new DecisionService({
     policyOf: (project) => registry.get(project)?.state.policy,
@@ -232,7 +233,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       security: [{ bearer: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // The API browser can send requests with a token typed into it: no other site may frame it (clickjacking), as /ui.
+    uiHooks: {
+      onRequest: (_request, reply, done) => {
+        void reply.header('content-security-policy', "frame-ancestors 'none'").header('x-frame-options', 'DENY');
+        done();
+      },
+    },
+  });
 
   await app.register(decisionRoutes, { decisions, childLoggerFactory: fastifyChildLoggerFactory });
   await app.register(catalogRoutes, { permissions });
@@ -241,7 +251,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(approvalsRoutes, { approvals, auth });
   await app.register(whoamiRoute, { auth });
   await app.register(eventsRoute, { events, hasProject: (id) => registry.get(id) !== undefined });
-  await app.register(healthRoutes, { isReady: () => registry.isReady, projectCount: () => registry.size, metrics });
+  await app.register(healthRoutes, {
+    isReady: () => registry.isReady,
+    unwatchedFolders: () => registry.unwatchedFolders(),
+    projectCount: () => registry.size,
+    metrics,
+  });
   await app.register(uiPlugin);
 
   app.addHook('onReady', async () => {

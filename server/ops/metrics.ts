@@ -30,6 +30,8 @@ export interface CreateMetricsOptions {
   readonly defaultMetrics?: boolean | undefined;
   /** Read at every scrape for the project gauges. */
   readonly projectCounts?: (() => ProjectCounts) | undefined;
+  /** Read at every scrape: folders that exist but cannot be watched now, by errno code. */
+  readonly unwatchedFolders?: (() => ReadonlyMap<string, number>) | undefined;
 }
 
 /** The metrics of one app; every `record*` is cheap and never throws. */
@@ -114,6 +116,25 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
     collect() {
       refreshCounts();
       this.set(counts.invalid);
+    },
+  });
+
+  // Every code seen so far is exported (0 once recovered), so a dashboard sees the series go back down.
+  const unwatchedCodes = new Set<string>(['ENOSPC']);
+  new Gauge({
+    name: 'pdp_unwatched_folders',
+    help: 'Folders that cannot be watched now, by errno code (ENOSPC: no inotify watch left); their changes wait for the 2 s rescan.',
+    labelNames: ['code'],
+    registers,
+    collect() {
+      let unwatched: ReadonlyMap<string, number> = new Map<string, number>();
+      try {
+        unwatched = options.unwatchedFolders?.() ?? unwatched;
+      } catch {
+        // A failing provider must not break the scrape.
+      }
+      for (const code of unwatched.keys()) unwatchedCodes.add(code);
+      for (const code of unwatchedCodes) this.labels(code).set(unwatched.get(code) ?? 0);
     },
   });
 

@@ -1,14 +1,19 @@
 /**
- * Durable atomic replacement of a file: temp file in the same folder, write, fsync, rename over
- * the target, fsync the folder. Readers see the old bytes or the new bytes, never a mix, and a
- * crash at any point leaves one of the two on disk. A write that fails leaves the old file: when
- * the folder's fsync fails after the rename, the old file (kept under a second name, or copied) is
- * put back, unless another writer's file has replaced ours meanwhile (then the caller re-reads).
- * The caller may refuse the rename at the last moment (`replaceOnlyIf`): the check and the rename
- * then run synchronously, back to back.
+ * Durable atomic replacement of a file: temp file in the same folder, write, fsync, then into place,
+ * fsync the folder. Readers see the old bytes or the new bytes, never a mix, and a crash at any
+ * point leaves one of the two on disk (or, in the microseconds of a compare-and-swap, the old one
+ * under a second name that the next read puts back: see recovery.ts). A write that fails leaves
+ * the old file: when the folder's fsync fails, the old file (kept under a second name, or copied)
+ * is put back, unless another writer's file has replaced ours meanwhile (then the caller re-reads).
+ *
+ * With `expect`, the write is a compare-and-swap (docs/design.md, "Writes"): the file at the
+ * target is renamed aside, compared with what the caller read, and the new file is `link()`ed into
+ * the then empty name. A save that lands before the rename aside is what is compared (and put
+ * back); one that lands after it takes the empty name first, so the `link()` fails with `EEXIST`.
+ * Either way the other writer's file stays and the write is refused ({@link TargetChangedError}).
  */
 import { randomBytes } from 'node:crypto';
-import { constants, promises as fs, renameSync } from 'node:fs';
+import fsSync, { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 
 export interface AtomicWriteOptions {
@@ -19,6 +24,12 @@ export interface AtomicWriteOptions {
    * ({@link TargetChangedError}, nothing changed). Synchronous, so that nothing runs in between.
    */
   readonly replaceOnlyIf?: (realTarget: string) => boolean;
+  /**
+   * Makes the write a compare-and-swap: told the file moved aside from the target (undefined when
+   * there was none), it answers whether that is the file the caller read; `false` puts it back and
+   * refuses the write. Synchronous. A symlink at the target is then replaced itself, never followed.
+   */
+  readonly expect?: (movedAside: string | undefined) => boolean;
 }
 
 /** The write was refused by `replaceOnlyIf`: nothing was changed. */
@@ -35,7 +46,7 @@ export class TargetChangedError extends Error {
  * parent folder (one level, e.g. `.ideai/`) when absent.
  */
 export async function writeFileAtomic(target: string, contents: string, options: AtomicWriteOptions = {}): Promise<WrittenFile> {
-  const realTarget = await resolveTarget(target);
+  const realTarget = options.expect === undefined ? await resolveTarget(target) : target;
   const folder = path.dirname(realTarget);
   const createdFolder = await fs.mkdir(folder, { recursive: false }).then(
     () => true,
@@ -78,6 +89,7 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return options.defaultMode ?? 0o644;
       throw error;
     });
+  if (options.expect !== undefined) return swapFile(realTarget, contents, mode, options.expect, options.replaceOnlyIf);
   const temp = tempPathFor(realTarget);
   let previous: Previous = NO_FILE;
   let written: WrittenFile;
@@ -86,7 +98,7 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
     // Before the rename, so that it can be undone (when the old file can be kept, see keepPrevious).
     previous = await keepPrevious(realTarget);
     if (options.replaceOnlyIf !== undefined && !options.replaceOnlyIf(realTarget)) throw new TargetChangedError(realTarget);
-    renameSync(temp, realTarget);
+    fsSync.renameSync(temp, realTarget);
   } catch (error) {
     await fs.rm(temp, { force: true }).catch(() => undefined);
     await dropPrevious(previous);
@@ -102,6 +114,106 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
   } finally {
     await dropPrevious(previous);
   }
+}
+
+/**
+ * The compare-and-swap (see the module's comment). The rename aside, the comparison and the
+ * `link()` are synchronous and back to back, so the name is empty for microseconds, and no read of
+ * this service's own runs in between (its reloads also wait for the folder's write lock).
+ */
+async function swapFile(
+  realTarget: string,
+  contents: string,
+  mode: number,
+  expect: (movedAside: string | undefined) => boolean,
+  replaceOnlyIf: ((realTarget: string) => boolean) | undefined,
+): Promise<WrittenFile> {
+  const temp = tempPathFor(realTarget);
+  let previous: Previous = NO_FILE;
+  let written: WrittenFile;
+  try {
+    written = await createDurably(temp, contents, mode);
+    if (replaceOnlyIf !== undefined && !replaceOnlyIf(realTarget)) throw new TargetChangedError(realTarget);
+    previous = moveAside(realTarget);
+    if (!expect(previous.kind === 'kept' ? previous.path : undefined)) {
+      putBack(realTarget, previous);
+      previous = NO_FILE;
+      throw new TargetChangedError(realTarget);
+    }
+    try {
+      linkIntoPlace(temp, realTarget);
+    } catch (error) {
+      // EEXIST: a file came to the empty name; it is newer than what was read, so it stays and the old one goes.
+      if (codeOf(error) === 'EEXIST') throw new TargetChangedError(realTarget);
+      putBack(realTarget, previous);
+      previous = NO_FILE;
+      throw error;
+    }
+  } catch (error) {
+    await fs.rm(temp, { force: true }).catch(() => undefined);
+    await dropPrevious(previous);
+    throw error;
+  }
+  // The temp name is a second link to the new file; a crash before this unlink leaves it for the stale-file cleanup.
+  await fs.rm(temp, { force: true }).catch(() => undefined);
+  try {
+    await syncFolder(path.dirname(realTarget));
+    return written;
+  } catch (error) {
+    throw (await undoRename(realTarget, previous, written)) ? error : new WriteOutcomeUnknownError(error);
+  } finally {
+    await dropPrevious(previous);
+  }
+}
+
+const codeOf = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code;
+
+/** Aside files of this process's writes under way: recovery.ts never takes one of them for a leftover. */
+const asidesInFlight = new Set<string>();
+
+/** Whether `file` is the aside file of a write of this process that is still under way. */
+export const isAsideInFlight = (file: string): boolean => asidesInFlight.has(file);
+
+/** Renames what is at `realTarget` to an aside name (nothing there: NO_FILE). */
+function moveAside(realTarget: string): Previous {
+  const aside = asidePathFor(realTarget);
+  asidesInFlight.add(aside);
+  try {
+    fsSync.renameSync(realTarget, aside);
+    return { kind: 'kept', path: aside };
+  } catch (error) {
+    asidesInFlight.delete(aside);
+    if (codeOf(error) === 'ENOENT') return NO_FILE;
+    throw error;
+  }
+}
+
+/** Links the new file into the empty name; on a file system without hard links, a rename into it if it is still empty. */
+function linkIntoPlace(temp: string, realTarget: string): void {
+  try {
+    fsSync.linkSync(temp, realTarget);
+  } catch (error) {
+    const code = codeOf(error);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+    // No atomic "create only if absent" there: the window is the few microseconds between the two calls.
+    if (fsSync.existsSync(realTarget)) throw Object.assign(new Error(`${realTarget} exists`), { code: 'EEXIST' });
+    fsSync.renameSync(temp, realTarget);
+  }
+}
+
+/** Puts the file moved aside back, unless a newer one took the name meanwhile (then the moved one is dropped). */
+function putBack(realTarget: string, previous: Previous): void {
+  if (previous.kind !== 'kept') return;
+  try {
+    fsSync.linkSync(previous.path, realTarget);
+  } catch (error) {
+    if (codeOf(error) !== 'EEXIST') {
+      // No hard links on this file system: rename back, only into an empty name.
+      if (!fsSync.existsSync(realTarget)) fsSync.renameSync(previous.path, realTarget);
+    }
+  }
+  fsSync.rmSync(previous.path, { force: true });
+  asidesInFlight.delete(previous.path);
 }
 
 /** Creates `file` (which must not exist) with `data` and `mode`, fsynced; returns its identity. */
@@ -130,10 +242,18 @@ export class WriteOutcomeUnknownError extends Error {
   }
 }
 
-/** `.<name>.<pid>.<random>.tmp` next to the target (the same folder, so rename is atomic). */
+/** `.<name>.<pid>.<random>.tmp` next to the target (the same folder, so rename is atomic); see {@link SERVICE_TEMP_FILE}. */
 function tempPathFor(realTarget: string): string {
   return path.join(path.dirname(realTarget), `.${path.basename(realTarget)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
+
+/** `.<name>.<pid>.<random>.aside`: the file a compare-and-swap moved aside, for microseconds. */
+function asidePathFor(realTarget: string): string {
+  return path.join(path.dirname(realTarget), `.${path.basename(realTarget)}.${process.pid}.${randomBytes(6).toString('hex')}.aside`);
+}
+
+/** The names of this service's temp and aside files: `.<name>.<pid>.<12 hex>.(tmp|aside)`; group 1 is `<name>`, 2 the kind. */
+export const SERVICE_TEMP_FILE = /^\.(.+)\.[0-9]+\.[0-9a-f]{12}\.(tmp|aside)$/;
 
 /** What was at the target before the rename: nothing, a second copy or name of it, or something not kept. */
 type Previous = { readonly kind: 'none' } | { readonly kind: 'kept'; readonly path: string } | { readonly kind: 'not-kept' };
@@ -176,7 +296,9 @@ async function copyDurably(source: string, copy: string): Promise<void> {
 }
 
 async function dropPrevious(previous: Previous): Promise<void> {
-  if (previous.kind === 'kept') await fs.rm(previous.path, { force: true }).catch(() => undefined);
+  if (previous.kind !== 'kept') return;
+  await fs.rm(previous.path, { force: true }).catch(() => undefined);
+  asidesInFlight.delete(previous.path);
 }
 
 /**

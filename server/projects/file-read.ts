@@ -99,20 +99,54 @@ export async function statKey(file: string): Promise<string> {
 /** Whether `inner` is `outer` or inside it (both real paths). */
 export const isInside = (outer: string, inner: string): boolean => inner === outer || inner.startsWith(outer + path.sep);
 
+/** Prefix of the problems of a link the watcher could not follow in full (docs/design.md, "Links"). */
+export const UNHEARD_LINK = 'a symbolic link:';
+/** The problem of a `.ideai` link (which a write cannot repair, unlike a symlinked policy file) starts so. */
+export const UNHEARD_IDEAI_LINK = `${UNHEARD_LINK} .ideai →`;
+
 /**
- * Why the `.ideai` folder of `root` must not be used: it is a link leading outside the project
- * (an agent that may write the project folder must not redirect the policy), or undefined.
+ * Why the `.ideai` folder of `root` must not be used, or undefined: it is a link leading outside
+ * the project (an agent that may write the project folder must not redirect the policy), or to a
+ * folder that is not directly in the project folder (a change of a folder on the way would not be
+ * heard: only the project folder and `.ideai` are watched).
  */
 async function ideaiProblem(root: string): Promise<string | undefined> {
   const ideai = path.join(root, '.ideai');
   try {
     if (!(await fs.lstat(ideai)).isSymbolicLink()) return undefined;
-    const [realRoot, realIdeai] = await Promise.all([fs.realpath(root), fs.realpath(ideai)]);
-    return isInside(realRoot, realIdeai) ? undefined : OUTSIDE_LINK;
+    const [realRoot, realIdeai, text] = await Promise.all([fs.realpath(root), fs.realpath(ideai), fs.readlink(ideai)]);
+    if (!isInside(realRoot, realIdeai)) return OUTSIDE_LINK;
+    if (text.includes('/') || path.dirname(realIdeai) !== realRoot || (await fs.lstat(path.join(root, text))).isSymbolicLink()) {
+      return `${UNHEARD_IDEAI_LINK} ${JSON.stringify(text)} is not a folder directly in the project folder (changes on the way could not all be heard at once): link to a sibling folder, or make .ideai a folder`;
+    }
+    return undefined;
   } catch {
     // Absent, or a dangling link: opening the files says the same, which they then read as.
     return undefined;
   }
+}
+
+/**
+ * Why a symlinked policy file must not be read, or undefined (not a link, or a link to a regular
+ * file in `.ideai` itself, by name: every change of it is heard by the watches of `.ideai` and of
+ * the file). A link to a file elsewhere could be changed through a folder or a link on the way
+ * that no watch sees, so a revocation made there would wait for the 2 s rescan.
+ */
+async function policyLinkProblem(policyPath: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    if (!(await fs.lstat(policyPath)).isSymbolicLink()) return undefined;
+    text = await fs.readlink(policyPath);
+  } catch {
+    return undefined;
+  }
+  const target = path.join(path.dirname(policyPath), text);
+  const plainFile = await fs.lstat(target).then(
+    (stats) => stats.isFile(),
+    () => false,
+  );
+  if (!text.includes('/') && plainFile) return undefined;
+  return `${UNHEARD_LINK} .ideai/${path.basename(policyPath)} → ${JSON.stringify(text)}; only a link to a regular file in .ideai itself is followed (changes elsewhere could not all be heard at once): put the file itself in .ideai, or replace the whole document to repair it`;
 }
 
 export interface ProjectFiles {
@@ -129,6 +163,10 @@ export async function readProjectFiles(root: string): Promise<ProjectFiles> {
     const refused: FileRead = { ok: false, code: problem, key: READ_AGAIN };
     return { policy: refused, agents: refused };
   }
-  const [policy, agents] = await Promise.all([readFile(policyPath), readFile(agentsPath)]);
+  const linkProblem = await policyLinkProblem(policyPath);
+  const [policy, agents] = await Promise.all([
+    linkProblem === undefined ? readFile(policyPath) : ({ ok: false, code: linkProblem, key: READ_AGAIN } as const),
+    readFile(agentsPath),
+  ]);
   return { policy, agents };
 }

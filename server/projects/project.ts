@@ -11,10 +11,22 @@ import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy, type Val
 import { serializeDocument } from '../domain/edit.js';
 import { TargetChangedError, WriteOutcomeUnknownError, writeFileAtomic, type WrittenFile } from './atomic-write.js';
 import { ProjectWriteError } from './errors.js';
-import { OUTSIDE_LINK, READ_AGAIN, isAbsence, keyOf, readProjectFiles, statKey, type FileRead, type ProjectFiles } from './file-read.js';
+import {
+  OUTSIDE_LINK,
+  READ_AGAIN,
+  UNHEARD_IDEAI_LINK,
+  UNHEARD_LINK,
+  isAbsence,
+  keyOf,
+  readProjectFiles,
+  statKey,
+  type FileRead,
+  type ProjectFiles,
+} from './file-read.js';
 import { serializedOn, writeFolderKey } from './folder-lock.js';
 import { compilePolicy, parseAgents } from './parse.js';
-import { insideProject, snapshotOf, stillAsRead } from './write-guard.js';
+import { removeStaleTemps, restoreMovedAside } from './recovery.js';
+import { insideProject, matchesSnapshot, snapshotOf } from './write-guard.js';
 
 export interface ProjectState {
   readonly policy: CompiledPolicy;
@@ -54,6 +66,7 @@ export class Project {
   /** When the policy file was first seen missing after it had existed (see VANISHED_GRACE_MS). */
   private vanishedAt: number | undefined;
   private graceTimer: NodeJS.Timeout | undefined;
+  private staleTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly id: string,
@@ -68,6 +81,7 @@ export class Project {
   static async open(id: string, root: string, listener: ProjectListener = () => undefined): Promise<Project> {
     const project = new Project(id, root, listener);
     project.current = (await project.readState()).state;
+    await project.removeStaleTemps();
     return project;
   }
 
@@ -75,13 +89,18 @@ export class Project {
     return this.current;
   }
 
-  /** Re-reads the files (coalesced: one queued reload covers every event that came before it ran). */
+  /**
+   * Re-reads the files (coalesced: one queued reload covers every event that came before it ran).
+   * It waits for the folder's write lock, so it never reads the microseconds in which a write of
+   * another project id on the same folder has moved the file aside (atomic-write.ts).
+   */
   reload(): Promise<ProjectChange> {
     if (this.reloadQueued) return this.queue.then(() => 'unchanged' as const);
     this.reloadQueued = true;
     return this.enqueue(async () => {
       this.reloadQueued = false;
-      return this.adopt((await this.readState()).state);
+      const state = await serializedOn(await writeFolderKey(this.root), async () => (await this.readState()).state);
+      return this.adopt(state);
     });
   }
 
@@ -103,6 +122,16 @@ export class Project {
   /** Stops the pending re-check of a vanished file (the project is no longer served). */
   close(): void {
     clearTimeout(this.graceTimer);
+    clearTimeout(this.staleTimer);
+  }
+
+  /** Removes the temp files of writes killed half-way (recovery.ts), and checks again when young ones become old. */
+  private async removeStaleTemps(): Promise<void> {
+    clearTimeout(this.staleTimer);
+    const { nextCheckMs } = await removeStaleTemps(path.dirname(this.policyPath), path.basename(this.policyPath));
+    if (nextCheckMs === undefined) return;
+    this.staleTimer = setTimeout(() => void this.removeStaleTemps(), nextCheckMs);
+    this.staleTimer.unref();
   }
 
   private async writeNow(edit: (policy: ValidPolicy) => PolicyDocument, options: WriteOptions): Promise<ProjectState> {
@@ -136,6 +165,11 @@ export class Project {
         );
       }
       if (!files.policy.ok && files.policy.code === OUTSIDE_LINK) throw outsideFailure(this.id);
+      if (!files.policy.ok && files.policy.code.startsWith(UNHEARD_IDEAI_LINK)) {
+        throw new ProjectWriteError('policy_invalid', `The policy file of project ${this.id} cannot be used: ${files.policy.code}.`, {
+          error: { message: files.policy.code },
+        });
+      }
       const base: ValidPolicy = policy.status === 'ok' ? policy : builtinPolicy();
       const bytes = serializeDocument(edit(base));
       let written: WrittenFile;
@@ -145,8 +179,9 @@ export class Project {
         written = await writeFileAtomic(this.policyPath, bytes, {
           replaceOnlyIf: (realTarget) => {
             outside = !insideProject(this.root, realTarget);
-            return !outside && stillAsRead(this.policyPath, snapshot);
+            return !outside;
           },
+          expect: (movedAside) => matchesSnapshot(movedAside, snapshot),
         });
       } catch (error) {
         // A link that leads outside is refused whatever changed; a changed file is read again.
@@ -241,7 +276,11 @@ export class Project {
    */
   private async readState(): Promise<{ state: ProjectState; files?: ProjectFiles }> {
     try {
-      const files = await readProjectFiles(this.root);
+      let files = await readProjectFiles(this.root);
+      // A write killed while its file was moved aside: the file is put back, never read as missing.
+      if (!files.policy.ok && isAbsence(files.policy.code) && (await restoreMovedAside(this.policyPath))) {
+        files = await readProjectFiles(this.root);
+      }
       const [policy, agents] = await Promise.all([policyOf(files.policy), agentsOf(files.agents)]);
       return {
         state: { policy, agents: sameAgents(this.current.agents, agents), fingerprint: `${files.policy.key}|${files.agents.key}` },
@@ -268,6 +307,7 @@ async function policyOf(file: FileRead): Promise<CompiledPolicy> {
   if (file.ok) return compilePolicy(file.bytes);
   if (isAbsence(file.code)) return builtinPolicy();
   if (file.code === OUTSIDE_LINK) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `.ideai is ${OUTSIDE_LINK}` });
+  if (file.code.startsWith(UNHEARD_LINK)) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: file.code });
   // The file exists but cannot be read (a folder, no permission, a symlink loop): fail closed.
   return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `cannot read the file (${file.code})` });
 }

@@ -100,6 +100,11 @@ export class ProjectRegistry {
     return this.ready && !this.closed;
   }
 
+  /** Folders that exist but cannot be watched now, by errno code: their changes are heard by the rescan only. */
+  unwatchedFolders(): ReadonlyMap<string, number> {
+    return this.watcher?.unwatched() ?? new Map<string, number>();
+  }
+
   get(id: string): Project | undefined {
     return this.projects.get(id);
   }

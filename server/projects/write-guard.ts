@@ -1,8 +1,7 @@
 /**
- * What an API write read, and the check, right before its rename, that the file is still that:
- * an editor's save or a `git checkout` that lands while the write prepares its file is never
- * replaced by it (docs/api.md §4). The check and the rename run synchronously, back to back, so
- * nothing else runs in this thread in between; the remaining window is in docs/design.md.
+ * What an API write read, and the comparison of the file its compare-and-swap moved aside with
+ * that: an editor's save or a `git checkout` that lands while the write prepares its file is never
+ * replaced by it (docs/api.md §4, docs/design.md "Writes").
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, promises as fs, readSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -22,6 +21,12 @@ export async function snapshotOf(file: string, read: FileRead): Promise<ReadSnap
     if (isAbsence(codeOf(error))) return { kind: 'absent' };
     throw error;
   }
+}
+
+/** Whether the file a compare-and-swap moved aside (undefined: there was none) is what `snapshot` describes (synchronous). */
+export function matchesSnapshot(movedAside: string | undefined, snapshot: ReadSnapshot): boolean {
+  if (movedAside === undefined) return snapshot.kind === 'absent';
+  return snapshot.kind === 'file' && stillAsRead(movedAside, snapshot);
 }
 
 /** Whether `file` is still what `snapshot` describes (synchronous: see the module's comment). */

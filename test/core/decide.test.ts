@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG, type PolicyDocument } from '../../schemas/index.js';
 import { builtinPolicy, compileDocument, compilePolicyFile, makeAllowlist, type CompiledPolicy } from '../../server/domain/compile.js';
+import { agentIdProblem } from '../../server/domain/agent-id.js';
 import { decide, NO_EPHEMERAL, type EphemeralGrant, type EphemeralLookup } from '../../server/domain/decide.js';
 
 const names = TOOL_CATALOG.map((tool) => tool.name);
@@ -14,7 +15,7 @@ const ask = (policy: CompiledPolicy | undefined, requester: string, tool: string
   decide({ project: 'demo', requester, tool, arguments: args }, policy, NO_EPHEMERAL);
 
 const toolName = fc.constantFrom(...names);
-const agentId = fc.string({ minLength: 1, maxLength: 12 }).filter((id) => /^[^\s:/\\][^:/\\]*$/.test(id) && id !== 'mcp');
+const agentId = fc.string({ minLength: 1, maxLength: 12 }).filter((id) => agentIdProblem(id) === undefined);
 const documentArb: fc.Arbitrary<PolicyDocument> = fc.record(
   {
     version: fc.constant(1 as const),

@@ -52,11 +52,12 @@ describe('store and watcher', () => {
     const { app, project } = await start();
     const ideai = path.join(project, '.ideai');
     await mkdir(ideai);
-    await writeFile(path.join(project, 'grant.json'), doc({ QA: ['idea_memory_write'] }));
-    await writeFile(path.join(project, 'none.json'), doc({ QA: [] }));
-    await symlink(path.join(project, 'grant.json'), path.join(ideai, 'mcp-tool-permissions.json'));
+    // Links to files in .ideai itself, by name: the only symlinked layout followed (docs/design.md, "Links").
+    await writeFile(path.join(ideai, 'grant.json'), doc({ QA: ['idea_memory_write'] }));
+    await writeFile(path.join(ideai, 'none.json'), doc({ QA: [] }));
+    await symlink('grant.json', path.join(ideai, 'mcp-tool-permissions.json'));
     await eventually(() => allowed(app, 'QA', 'idea_memory_write'));
-    await symlink(path.join(project, 'none.json'), path.join(ideai, 'next-link'));
+    await symlink('none.json', path.join(ideai, 'next-link'));
     await rename(path.join(ideai, 'next-link'), path.join(ideai, 'mcp-tool-permissions.json'));
     await eventually(async () => !(await allowed(app, 'QA', 'idea_memory_write')));
   });

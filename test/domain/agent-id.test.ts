@@ -9,9 +9,12 @@ const override = (agentId: string) =>
   Buffer.from(JSON.stringify({ version: 1, agents: [{ agentId, policy: { allowedTools: ['idea_memory_write'] } }] }));
 
 describe('agentIdProblem', () => {
-  it.each(['QA', 'DevFrontend', 'Q A', 'release-2.1', 'é', 'Qualité', '😀', 'MCP', 'mcp2', 'x'.repeat(128)])('accepts %j', (id) => {
-    expect(agentIdProblem(id)).toBeUndefined();
-  });
+  it.each(['QA', 'DevFrontend', 'Q A', 'release-2.1', 'é', 'Qualité', '😀', 'MCP', 'mcp2', 'x'.repeat(128), 'Агент-2', 'Ωμέγα', '测试'])(
+    'accepts %j',
+    (id) => {
+      expect(agentIdProblem(id)).toBeUndefined();
+    },
+  );
 
   it.each([
     ['', /anonymous requester/],
@@ -31,11 +34,14 @@ describe('agentIdProblem', () => {
     ['ＱＡ', /reads as "QA"/],
     ['Qualite\u0301', /NFKC/],
     ['ﬁle', /reads as "file"/],
+    ['Q\u0410', /mixes Latin and Cyrillic/],
+    ['\u0391QA', /mixes Latin and Greek/],
+    ['\u0420\u043e\u0431\u043e\u0442-x', /mixes Latin and Cyrillic/],
   ])('refuses %j', (id, why) => {
     expect(agentIdProblem(id)).toMatch(why);
   });
 
-  it('agrees with the published pattern, which only leaves the NFKC rule to the service', () => {
+  it('agrees with the published pattern, which leaves the NFKC and mixed-script rules to the service', () => {
     const id = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 12 }),
       fc.string({ unit: 'grapheme', maxLength: 12 }),
@@ -44,7 +50,9 @@ describe('agentIdProblem', () => {
     fc.assert(
       fc.property(id, (value) => {
         const problem = agentIdProblem(value);
-        expect(WRITABLE_AGENT_ID_REGEX.test(value), JSON.stringify(value)).toBe(problem === undefined || problem.includes('NFKC'));
+        expect(WRITABLE_AGENT_ID_REGEX.test(value), JSON.stringify(value)).toBe(
+          problem === undefined || problem.includes('NFKC') || problem.includes('mixed-script'),
+        );
       }),
       { numRuns: 5000 },
     );

@@ -43,12 +43,17 @@ describe('parseRequester', () => {
     'Q\u0000A',
     'QA\u007f',
     'x'.repeat(129),
+    'QA ',
+    'QA\u200b',
+    '\uff31\uff21',
+    'Q\u0410',
+    'QA\ud800',
   ])('reads %j as invalid', (raw) => {
     expect(parseRequester(raw)).toEqual({ id: raw, kind: 'invalid' });
   });
 
   it('reads valid agent ids as agents, counting 128 in UTF-16 code units', () => {
-    for (const id of ['QA', 'DevFrontend', 'ticket-assistant', 'Granted ', 'x'.repeat(128), 'é'.repeat(128), '😀'.repeat(64)]) {
+    for (const id of ['QA', 'DevFrontend', 'ticket-assistant', 'Q A', 'x'.repeat(128), 'é'.repeat(128), '😀'.repeat(64)]) {
       expect(parseRequester(id)).toEqual({ id, kind: 'agent' });
     }
     expect(parseRequester('😀'.repeat(65)).kind).toBe('invalid');

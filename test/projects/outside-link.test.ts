@@ -3,7 +3,7 @@
  * invalid (every call denied with policy_invalid), and no write follows it, even one that races a
  * swap of `.ideai` for such a link. A link within the project is followed as before.
  */
-import { promises as fsPromises } from 'node:fs';
+import fsSync from 'node:fs';
 import { mkdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -73,17 +73,17 @@ describe('a .ideai link', () => {
     const { registry } = await startRegistry({ projectsRoot: projects });
     const project = registry.get('demo');
     if (project === undefined) throw new Error('no project');
-    // Right before the write's rename (when it keeps the old file aside), .ideai becomes a link outside.
-    const realLink = fsPromises.link.bind(fsPromises);
+    // Right before the write moves the file aside (its compare-and-swap starts), .ideai becomes a link outside.
+    const realRename = fsSync.renameSync.bind(fsSync);
     let swapped = false;
-    vi.spyOn(fsPromises, 'link').mockImplementation(async (existing, created) => {
-      if (!swapped) {
+    vi.spyOn(fsSync, 'renameSync').mockImplementation((from, to) => {
+      if (!swapped && String(from).endsWith(POLICY_FILE)) {
         swapped = true;
-        await symlink(outside.dir, path.join(root, '.ideai-link'));
-        await rename(path.join(root, '.ideai'), path.join(root, '.ideai-old'));
-        await rename(path.join(root, '.ideai-link'), path.join(root, '.ideai'));
+        fsSync.symlinkSync(outside.dir, path.join(root, '.ideai-link'));
+        realRename(path.join(root, '.ideai'), path.join(root, '.ideai-old'));
+        realRename(path.join(root, '.ideai-link'), path.join(root, '.ideai'));
       }
-      return realLink(existing, created);
+      realRename(from, to);
     });
     await expect(project.write((current) => withAgentOverride(current.document, 'QA', ['idea_ask_agent']))).rejects.toMatchObject({
       code: expect.stringMatching(/^(write_failed|policy_invalid)$/),
@@ -97,13 +97,14 @@ describe('a .ideai link', () => {
     const folder = await tempFolder();
     const projects = path.join(folder, 'projects');
     const root = path.join(projects, 'demo');
-    await mkdir(path.join(root, 'config', 'ideai'), { recursive: true });
-    await writeFile(path.join(root, 'config', 'ideai', POLICY_FILE), GRANT);
-    await symlink(path.join('config', 'ideai'), path.join(root, '.ideai'));
+    // A folder directly in the project folder: deeper ones are refused (test/projects/linked-policy.test.ts).
+    await mkdir(path.join(root, 'ideai-config'), { recursive: true });
+    await writeFile(path.join(root, 'ideai-config', POLICY_FILE), GRANT);
+    await symlink('ideai-config', path.join(root, '.ideai'));
     const { registry } = await startRegistry({ projectsRoot: projects });
     expect(decideWith(registry, 'demo', 'QA', 'idea_memory_write').allow).toBe(true);
     await registry.get('demo')?.write((current) => withAgentOverride(current.document, 'QA', ['idea_ask_agent']));
-    expect(await readFile(path.join(root, 'config', 'ideai', POLICY_FILE), 'utf8')).toContain('idea_ask_agent');
+    expect(await readFile(path.join(root, 'ideai-config', POLICY_FILE), 'utf8')).toContain('idea_ask_agent');
     expect(decideWith(registry, 'demo', 'QA', 'idea_ask_agent').allow).toBe(true);
   });
 });

@@ -1,15 +1,16 @@
 /**
- * Issue 20 item 1: an API write never replaces content it did not read. An editor that saves
+ * docs/design.md "Writes": an API write never replaces content it did not read. An editor that saves
  * atomically while a write is under way (after the write read the file, before its rename) keeps
  * its save: the write re-reads and applies its edit again, or is refused (`revision_mismatch`
  * with If-Match, `write_conflict` when the file keeps changing). Real files, real renames.
  */
-import { promises as fsPromises } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import fsSync, { writeFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { withAgentOverride } from '../../server/domain/edit.js';
 import { Project } from '../../server/projects/project.js';
-import { policyText, saveAtomically, saveAtomicallyOnThisThread } from '../support/files.js';
+import { POLICY_FILE, policyText, saveAtomically, saveAtomicallyOnThisThread } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { makeProject, policyPathOf } from './support.js';
 
@@ -24,16 +25,40 @@ async function agentsIn(file: string): Promise<string[]> {
 
 const errorCode = (error: unknown): string => (error as { code?: string }).code ?? String(error);
 
-/** Makes the editor save `content` each time the write keeps the old file aside, i.e. just before its rename. */
+let editorSaves = 0;
+
+/** An editor's atomic save, done synchronously so that it can run inside a write's own synchronous steps. */
+function saveNow(file: string, content: string): void {
+  const temp = `${file}.editor-${editorSaves++}`;
+  writeFileSync(temp, content);
+  realRenameSync(temp, file);
+}
+
+const realRenameSync = fsSync.renameSync.bind(fsSync);
+const realLinkSync = fsSync.linkSync.bind(fsSync);
+
+/** Makes the editor save `content` each time the write is about to move the file aside (its compare-and-swap starts). */
 function editorSavesBeforeRename(file: string, content: string, times: number): { saved: () => number } {
-  const realLink = fsPromises.link.bind(fsPromises);
   let saved = 0;
-  vi.spyOn(fsPromises, 'link').mockImplementation(async (existing, created) => {
-    if (existing === file && saved < times) {
+  vi.spyOn(fsSync, 'renameSync').mockImplementation((from, to) => {
+    if (from === file && saved < times) {
       saved++;
-      await saveAtomically(file, content);
+      saveNow(file, content);
     }
-    return realLink(existing, created);
+    realRenameSync(from, to);
+  });
+  return { saved: () => saved };
+}
+
+/** Makes the editor save `content` while the write has the name empty: after the move aside, before the link of the new file. */
+function editorSavesDuringSwap(file: string, content: string, times: number): { saved: () => number } {
+  let saved = 0;
+  vi.spyOn(fsSync, 'linkSync').mockImplementation((existing, created) => {
+    if (created === file && String(existing).endsWith('.tmp') && saved < times) {
+      saved++;
+      saveNow(file, content);
+    }
+    realLinkSync(existing, created);
   });
   return { saved: () => saved };
 }
@@ -60,6 +85,30 @@ describe('a write racing an editor', () => {
     await expect(write).rejects.toMatchObject({ code: 'revision_mismatch' });
     expect(await readFile(file, 'utf8')).toBe(REVOKED);
     expect(project.state.policy.status === 'ok' && project.state.policy.overrides.has('Evil')).toBe(false);
+  });
+
+  it('keeps a revocation saved while the write has moved the file aside, and applies its edit to it', async () => {
+    const root = await makeProject(await tempFolder(), 'demo', GRANT_EVIL);
+    const file = policyPathOf(root);
+    const project = await Project.open('demo', root);
+    const editor = editorSavesDuringSwap(file, REVOKED, 1);
+    const state = await project.write((policy) => withAgentOverride(policy.document, 'Other', ['idea_ticket_read']));
+    expect(editor.saved()).toBe(1);
+    expect(await agentsIn(file)).toEqual(['Other']);
+    expect(state.policy.status === 'ok' && state.policy.overrides.has('Evil')).toBe(false);
+    expect((await readdir(path.dirname(file))).sort()).toEqual([POLICY_FILE]);
+  });
+
+  it('answers revision_mismatch with If-Match to a save in the swap, and keeps the editor’s file', async () => {
+    const root = await makeProject(await tempFolder(), 'demo', GRANT_EVIL);
+    const file = policyPathOf(root);
+    const project = await Project.open('demo', root);
+    const read = project.state.policy.revision;
+    editorSavesDuringSwap(file, REVOKED, 1);
+    const write = project.write((policy) => withAgentOverride(policy.document, 'Other', ['idea_ticket_read']), { ifMatch: [read] });
+    await expect(write).rejects.toMatchObject({ code: 'revision_mismatch' });
+    expect(await readFile(file, 'utf8')).toBe(REVOKED);
+    expect((await readdir(path.dirname(file))).sort()).toEqual([POLICY_FILE]);
   });
 
   it('is refused with write_conflict when the file changes before every attempt', async () => {

@@ -3,10 +3,11 @@
  * runs as a child process, takes a stream of concurrent agent writes, and is SIGKILLed in the
  * middle. After each kill the policy file must be a valid document holding every acknowledged
  * write, no stray file may matter, and the restarted service must decide accordingly. The
- * restarted service is the next victim, so three kill points cost four starts.
+ * restarted service is the next victim, so three kill points cost four starts; a fifth start
+ * removes the temp files the kills left, once they are old enough.
  */
 import { Value } from '@sinclair/typebox/value';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicyDocumentSchema, type Decision, type PolicyDocument } from '../../schemas/index.js';
@@ -24,7 +25,7 @@ const KILL_POINTS = [
   { afterAcks: 20, delayMs: 150 },
 ];
 /** Temp files of `writeFileAtomic`: `.mcp-tool-permissions.json.<pid>.<hex>.tmp`. */
-const TEMP_FILE = /^\.mcp-tool-permissions\.json\.\d+\.[0-9a-f]+\.tmp$/;
+const TEMP_FILE = /^\.mcp-tool-permissions\.json\.\d+\.[0-9a-f]{12}\.(tmp|aside)$/;
 
 let made: TempTree;
 let env: Record<string, string>;
@@ -134,7 +135,19 @@ describe('SIGKILL in the middle of concurrent writes', () => {
         for (const n of stream.acknowledged) acknowledged.add(n);
         expect(stream.acknowledged.length).toBeGreaterThanOrEqual(kill.afterAcks);
 
-        // On disk: one valid document holding every acknowledged write (it may hold unacknowledged ones).
+        // On disk: the policy file (or, killed inside a compare-and-swap's microseconds, the file moved aside) and temp files.
+        const entries = await readdir(path.join(made.root, 'demo', '.ideai'));
+        for (const entry of entries) {
+          if (entry === 'mcp-tool-permissions.json') continue;
+          expect(entry, 'only the policy file and temp files of interrupted writes').toMatch(TEMP_FILE);
+          strayTemps.add(entry);
+        }
+
+        // The restarted service (same env) puts a file moved aside back, ignores temp files and decides from the file.
+        service = await startService(env);
+        running.push(service);
+
+        // One valid document holding every acknowledged write (it may hold unacknowledged ones).
         const document = await readPolicy();
         const written = new Map((document.agents ?? []).map((agent) => [agent.agentId, agent.policy.allowedTools]));
         for (const n of acknowledged) {
@@ -144,16 +157,6 @@ describe('SIGKILL in the middle of concurrent writes', () => {
           const n = Number(agentId.slice('Agent'.length));
           expect(tools, agentId).toEqual(toolsFor(n));
         }
-        const entries = await readdir(path.join(made.root, 'demo', '.ideai'));
-        for (const entry of entries) {
-          if (entry === 'mcp-tool-permissions.json') continue;
-          expect(entry, 'only the policy file and temp files of interrupted writes').toMatch(TEMP_FILE);
-          strayTemps.add(entry);
-        }
-
-        // The restarted service (same env) ignores stray temp files and decides from the file.
-        service = await startService(env);
-        running.push(service);
         const view = (await (await fetch(`${service.baseUrl}/projects/demo/mcp-tool-permissions`)).json()) as {
           status: string;
           fileExists: boolean;
@@ -178,9 +181,19 @@ describe('SIGKILL in the middle of concurrent writes', () => {
       // The admin token came from the environment: no token file was generated.
       await expect(stat(path.join(env['PDP_STATE_DIR'] as string, 'admin-token'))).rejects.toMatchObject({ code: 'ENOENT' });
       await service.stop();
-      // Worth knowing (not a failure): temp files an interrupted write leaves behind are not swept.
+
+      // Leftovers of interrupted writes are removed by the next start once old enough (temp files: a minute old).
+      const ideai = path.join(made.root, 'demo', '.ideai');
+      const leftovers = (await readdir(ideai)).filter((entry) => TEMP_FILE.test(entry));
+      const longAgo = new Date(Date.now() - 120_000);
+      for (const entry of leftovers) await utimes(path.join(ideai, entry), longAgo, longAgo);
+      service = await startService(env);
+      running.push(service);
+      await waitFor(async () => (await readdir(ideai)).every((entry) => !TEMP_FILE.test(entry)), 'leftover temp files removed', 15_000);
+      expect(await readdir(ideai)).toEqual(['mcp-tool-permissions.json']);
+      await service.stop();
       if (strayTemps.size > 0)
-        console.info(`crash test: ${strayTemps.size} stray temp file(s) left in .ideai/: ${[...strayTemps].join(', ')}`);
+        console.info(`crash test: ${strayTemps.size} temp file(s) left by kills, removed: ${[...strayTemps].join(', ')}`);
     },
   );
 });

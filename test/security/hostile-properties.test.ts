@@ -17,6 +17,7 @@ import {
   type DecideQuery,
   type Decision,
 } from '../../schemas/index.js';
+import { agentIdProblem } from '../../server/domain/agent-id.js';
 import { isStableError } from '../support/app.js';
 import { makeTree, policyText, type TempTree } from '../support/files.js';
 import { ALL_TOOLS, READ_TOOLS } from '../support/tools.js';
@@ -51,7 +52,7 @@ function expectedAllow(query: DecideQuery): boolean | undefined {
     if (rest.slice(colon + 1) === '') return undefined;
     return READ_TOOLS.includes(query.tool);
   }
-  if (requester !== '' && requester !== 'mcp' && !AGENT_ID_REGEX.test(requester)) return false;
+  if (requester !== '' && requester !== 'mcp' && agentIdProblem(requester) !== undefined) return false;
   if (query.project === 'demo' && requester === 'Granted') return query.tool === 'idea_memory_write';
   return READ_TOOLS.includes(query.tool);
 }

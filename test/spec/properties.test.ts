@@ -8,6 +8,7 @@ import type { Decision, DecideQuery, PermissionsView } from '../../schemas/index
 import { agentUrl, call, decideBatch, defaultUrl, makeProjectsRoot, permissionsUrl, ADMIN_TOKEN } from '../support/app.js';
 import { ALL_TOOLS, READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 import { buildApp } from '../../server/http/app.js';
+import { agentIdProblem } from '../../schemas/agent-id.js';
 import type { FastifyInstance } from 'fastify';
 import { rm } from 'node:fs/promises';
 
@@ -32,7 +33,9 @@ function malformed(requester: string): boolean {
     !anonymous &&
     !requester.startsWith('ticket-assistant:') &&
     // eslint-disable-next-line no-control-regex
-    !/^[^\s:/\\\u0000-\u001f\u007f][^:/\\\u0000-\u001f\u007f]{0,127}$/.test(requester)
+    (!/^[^\s:/\\\u0000-\u001f\u007f][^:/\\\u0000-\u001f\u007f]{0,127}$/.test(requester) ||
+      // Lookalikes of another id (docs/api.md §5, "Agent ids"): invisible characters, odd spaces, NFKC, mixed scripts.
+      agentIdProblem(requester) !== undefined)
   );
 }
 

@@ -38,8 +38,8 @@ export async function saveAtomically(file: string, content: string | Buffer): Pr
 
 /**
  * {@link saveAtomically} whose rename runs on the main thread: it can land anywhere in a write
- * except inside the write's synchronous check-and-rename, the window that remains by design
- * (docs/design.md, "Writes and their remaining race window").
+ * except inside the write's synchronous compare-and-swap (docs/design.md, "Writes: a
+ * compare-and-swap on the file"); test/security/write-race-stress.test.ts saves from another thread.
  */
 export async function saveAtomicallyOnThisThread(file: string, content: string): Promise<void> {
   const temp = editorTemp(file);

@@ -6,11 +6,16 @@ import { errors, type TypedApp } from './common.js';
 
 export interface HealthDeps {
   readonly isReady: () => boolean;
+  /** Folders that exist but cannot be watched now, by errno code. */
+  readonly unwatchedFolders: () => ReadonlyMap<string, number>;
   readonly projectCount: () => number;
   readonly metrics: PdpMetrics;
 }
 
-export async function healthRoutes(app: TypedApp, { isReady, projectCount, metrics }: HealthDeps): Promise<void> {
+/** Errors that mean the kernel has no inotify watch (ENOSPC) or instance (EMFILE) left for the service. */
+const EXHAUSTED = ['ENOSPC', 'EMFILE'];
+
+export async function healthRoutes(app: TypedApp, { isReady, unwatchedFolders, projectCount, metrics }: HealthDeps): Promise<void> {
   app.get(
     '/healthz',
     { config: { access: 'public' }, schema: { tags: ['health'], summary: 'Alive', response: { 200: HealthSchema } } },
@@ -23,12 +28,22 @@ export async function healthRoutes(app: TypedApp, { isReady, projectCount, metri
       schema: {
         tags: ['health'],
         summary: 'Ready once every project is loaded and watched',
+        description: '`503 degraded` when folders cannot be watched for lack of inotify watches (changes then wait for the rescan).',
         response: { 200: ReadySchema, 503: ReadySchema },
       },
     },
     async (_request, reply) => {
-      const ready = isReady();
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'loading', projects: projectCount() });
+      if (!isReady()) return reply.code(503).send({ status: 'loading', projects: projectCount() });
+      const unwatched = unwatchedFolders();
+      const exhausted = EXHAUSTED.reduce((sum, code) => sum + (unwatched.get(code) ?? 0), 0);
+      if (exhausted === 0) return reply.code(200).send({ status: 'ready', projects: projectCount() });
+      // 503: "every project loaded and watched" no longer holds, and a revocation may take a rescan period (2 s) to apply.
+      return reply.code(503).send({
+        status: 'degraded',
+        projects: projectCount(),
+        unwatchedFolders: exhausted,
+        message: `${exhausted} folder(s) cannot be watched: no inotify watch left (raise fs.inotify.max_user_watches); their changes are heard by the periodic rescan only`,
+      });
     },
   );
   app.get(

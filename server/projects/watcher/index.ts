@@ -1,16 +1,19 @@
 /**
  * Watches the folders whose changes matter, and nothing else: the projects root and its parent
  * (to see the root itself replaced), each project folder (for its `.ideai` entry), the parent of
- * each explicit project folder, and each `.ideai` (for the two files in it). Every event that
+ * each explicit project folder, each `.ideai` (for the two files in it), and the policy file
+ * itself (for writes through another name of it: a hard link, a symlink). Every event that
  * names a watched folder, and every {@link Watcher.check} of the rescan, makes the watches of
  * that folder follow what its path now leads to (see folder-watch.ts), and a project whose watch
  * was rebuilt is reported as changed: whatever happened while no watch listened is read then.
  */
+import { readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { FolderWatch } from './folder-watch.js';
 
-const WATCHED_FILES: ReadonlySet<string> = new Set(['mcp-tool-permissions.json', 'agents.json']);
+const POLICY_FILE = 'mcp-tool-permissions.json';
+const WATCHED_FILES: ReadonlySet<string> = new Set([POLICY_FILE, 'agents.json']);
 
 /** The folders being watched: the projects root (each sub-folder a project) and explicit project roots. */
 export interface WatchScope {
@@ -33,12 +36,16 @@ export interface Watcher {
   removeProject(root: string): void;
   /** Compares the watched folders of the root and of these projects with the disk, and rebuilds what was replaced. */
   check(projectRoots: Iterable<string>): void;
+  /** Folders that exist but cannot be watched now, counted by errno code (ENOSPC: no inotify watch left). */
+  unwatched(): ReadonlyMap<string, number>;
   close(): void;
 }
 
 interface WatchedProject {
   readonly folder: FolderWatch;
   readonly ideai: FolderWatch;
+  /** The policy file itself (its inode): edits through a hard link or a symlink's target (docs/design.md, "Links"). */
+  readonly policy: FolderWatch;
   /** Project ids served from this folder (two ids may share one path). */
   users: number;
 }
@@ -95,19 +102,45 @@ class FolderWatcher implements Watcher {
         },
         this.onFailure,
       ),
+      policy: new FolderWatch(
+        path.join(root, '.ideai', POLICY_FILE),
+        () => {
+          this.onPolicyFileEvent(root);
+        },
+        this.onFailure,
+        'file',
+      ),
       users: 1,
     };
     this.projects.set(root, project);
     project.folder.refresh();
     project.ideai.refresh();
+    project.policy.refresh();
   }
 
   removeProject(root: string): void {
     const project = this.projects.get(root);
     if (project === undefined || --project.users > 0) return;
     this.projects.delete(root);
-    project.folder.stop();
-    project.ideai.stop();
+    project.folder.close();
+    project.ideai.close();
+    project.policy.close();
+  }
+
+  unwatched(): ReadonlyMap<string, number> {
+    const counts = new Map<string, number>();
+    const count = (watch: FolderWatch | undefined): void => {
+      const code = watch?.failure;
+      if (code !== undefined) counts.set(code, (counts.get(code) ?? 0) + 1);
+    };
+    count(this.rootWatch);
+    for (const { watch } of this.parents.values()) count(watch);
+    for (const project of this.projects.values()) {
+      count(project.folder);
+      count(project.ideai);
+      count(project.policy);
+    }
+    return counts;
   }
 
   check(projectRoots: Iterable<string>): void {
@@ -124,6 +157,7 @@ class FolderWatcher implements Watcher {
     for (const project of this.projects.values()) {
       project.folder.stop();
       project.ideai.stop();
+      project.policy.stop();
     }
     this.projects.clear();
   }
@@ -180,13 +214,34 @@ class FolderWatcher implements Watcher {
     if (name === path.basename(root)) this.refreshProject(root);
     if (name !== null && name !== '.ideai') return;
     this.projects.get(root)?.ideai.refresh();
+    this.projects.get(root)?.policy.refresh();
     this.handlers.onProject(root);
   }
 
   private onIdeaiEvent(root: string, name: string | null): void {
     if (this.closed) return;
     if (name === '.ideai') this.refreshProject(root);
-    else if (name === null || WATCHED_FILES.has(name)) this.handlers.onProject(root);
+    else if (name === null || WATCHED_FILES.has(name) || this.linkTargetOf(root) === name) {
+      // The file at the path may be another inode now (an atomic save, a link swapped): its watch follows.
+      this.projects.get(root)?.policy.refresh();
+      this.handlers.onProject(root);
+    }
+  }
+
+  /** The name a symlinked policy file points to in `.ideai` (what file-read.ts accepts), if it is one. */
+  private linkTargetOf(root: string): string | undefined {
+    try {
+      return readlinkSync(path.join(root, '.ideai', POLICY_FILE));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Anything done to the policy file's inode (written, truncated, its links changed, deleted). */
+  private onPolicyFileEvent(root: string): void {
+    if (this.closed) return;
+    this.projects.get(root)?.policy.refresh();
+    this.handlers.onProject(root);
   }
 
   /** Rebuilds the watches of a project whose folder or `.ideai` was replaced, and reports it. */
@@ -195,7 +250,8 @@ class FolderWatcher implements Watcher {
     if (project === undefined) return;
     const folderChanged = project.folder.refresh();
     const ideaiChanged = project.ideai.refresh();
-    if (folderChanged || ideaiChanged) {
+    const policyChanged = project.policy.refresh();
+    if (folderChanged || ideaiChanged || policyChanged) {
       this.logger.info({ folder: root }, 'folder replaced; its watch was rebuilt');
       this.handlers.onProject(root);
     }
@@ -210,6 +266,7 @@ class FolderWatcher implements Watcher {
       if (path.dirname(folder) !== root) continue;
       project.folder.refresh();
       project.ideai.refresh();
+      project.policy.refresh();
     }
     this.handlers.onRootListing();
   }

@@ -1,0 +1,168 @@
+/**
+ * docs/design.md "Links": every layout of the policy file the service accepts hears a revocation
+ * at once (the watcher, not the 2 s rescan: these registries have no rescan), and a layout whose
+ * changes cannot all be heard is refused (`policy_invalid`, naming the link). Real files, real
+ * links, the real watcher; each case measures how long the revocation took.
+ */
+import { link, mkdir, open, rename, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { POLICY_FILE, policyText } from '../support/files.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { decideWith, startRegistry, timeUntil } from './support.js';
+
+const GRANT = policyText(['idea_memory_write']);
+const REVOKE = policyText([]);
+const heardMs: string[] = [];
+afterAll(() => {
+  console.info(`revocation heard after: ${heardMs.join('; ')}`);
+});
+
+/** Rewrites `file` in place (same inode): truncate, then write, as an editor without atomic saves does. */
+async function editInPlace(file: string, text: string): Promise<void> {
+  const handle = await open(file, 'r+');
+  try {
+    await handle.truncate(0);
+    await handle.write(text, 0);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function projectsWith(
+  layout: (root: string, ideai: string) => Promise<void>,
+): Promise<{ projects: string; root: string; ideai: string }> {
+  const projects = path.join(await tempFolder(), 'projects');
+  const root = path.join(projects, 'demo');
+  const ideai = path.join(root, '.ideai');
+  await mkdir(root, { recursive: true });
+  await layout(root, ideai);
+  return { projects, root, ideai };
+}
+
+const memoryWrite = (registry: Awaited<ReturnType<typeof startRegistry>>['registry']) =>
+  decideWith(registry, 'demo', 'QA', 'idea_memory_write');
+
+/** Starts the registry on the layout, checks the grant, revokes with `revoke`, and measures until decisions deny. */
+async function revocationHeard(name: string, projects: string, revoke: () => Promise<void>): Promise<number> {
+  const { registry } = await startRegistry({ projectsRoot: projects });
+  expect(memoryWrite(registry)).toMatchObject({ allow: true });
+  const started = performance.now();
+  await revoke();
+  await timeUntil(() => !memoryWrite(registry).allow, `${name}: revocation heard`, 5_000);
+  const ms = performance.now() - started;
+  heardMs.push(`${name} ${ms.toFixed(1)} ms`);
+  expect(memoryWrite(registry).reason).toBe('not_in_allowlist');
+  return ms;
+}
+
+describe('a policy file with a second name (hard link) edited through the other name', () => {
+  it('is heard at once, in place or truncated', async () => {
+    const elsewhere = path.join(await tempFolder(), 'policy.json');
+    await writeFile(elsewhere, GRANT);
+    const { projects } = await projectsWith(async (_root, ideai) => {
+      await mkdir(ideai);
+      await link(elsewhere, path.join(ideai, POLICY_FILE));
+    });
+    await revocationHeard('hard link edited elsewhere', projects, () => editInPlace(elsewhere, REVOKE));
+  });
+});
+
+describe('a symlinked policy file', () => {
+  it('to a file in .ideai itself is followed: edited in place, or the link swapped', async () => {
+    const { projects, ideai } = await projectsWith(async (_root, folder) => {
+      await mkdir(folder);
+      await writeFile(path.join(folder, 'v1.json'), GRANT);
+      await symlink('v1.json', path.join(folder, POLICY_FILE));
+    });
+    await revocationHeard('symlink to a file in .ideai, edited in place', projects, () => editInPlace(path.join(ideai, 'v1.json'), REVOKE));
+  });
+
+  it('to a file in .ideai itself, swapped to another one (ln -s && mv -T)', async () => {
+    const { projects, ideai } = await projectsWith(async (_root, folder) => {
+      await mkdir(folder);
+      await writeFile(path.join(folder, 'v1.json'), GRANT);
+      await writeFile(path.join(folder, 'v2.json'), REVOKE);
+      await symlink('v1.json', path.join(folder, POLICY_FILE));
+    });
+    await revocationHeard('symlink in .ideai swapped', projects, async () => {
+      await symlink('v2.json', path.join(ideai, 'next'));
+      await rename(path.join(ideai, 'next'), path.join(ideai, POLICY_FILE));
+    });
+  });
+
+  it.each([
+    ['to a file elsewhere in the project', (root: string) => path.join(root, 'config', 'policy.json')],
+    ['to a file outside the project', (root: string) => path.join(path.dirname(path.dirname(root)), 'outside', 'policy.json')],
+  ])('%s is refused with policy_invalid naming the link', async (_name, targetOf) => {
+    const { projects, root } = await projectsWith(async (project, ideai) => {
+      await mkdir(ideai);
+      const target = targetOf(project);
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, GRANT);
+      await symlink(target, path.join(ideai, POLICY_FILE));
+    });
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    const policy = registry.get('demo')?.state.policy;
+    expect(policy?.status).toBe('invalid');
+    if (policy?.status === 'invalid') {
+      expect(policy.error.message).toContain('symbolic link');
+      expect(policy.error.message).toContain(targetOf(root));
+    }
+    expect(memoryWrite(registry)).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_read')).toMatchObject({ allow: false, reason: 'policy_invalid' });
+  });
+
+  it('that a repair replaces with a regular file, the link’s target untouched', async () => {
+    const { projects, root, ideai } = await projectsWith(async (project, folder) => {
+      await mkdir(folder);
+      await mkdir(path.join(project, 'config'));
+      await writeFile(path.join(project, 'config', 'policy.json'), GRANT);
+      await symlink(path.join(project, 'config', 'policy.json'), path.join(folder, POLICY_FILE));
+    });
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    await registry.get('demo')?.write(() => ({ version: 1, projectDefault: { allowedTools: [] } }), { allowInvalid: true });
+    expect(registry.get('demo')?.state.policy.status).toBe('ok');
+    const { lstat, readFile } = await import('node:fs/promises');
+    expect((await lstat(path.join(ideai, POLICY_FILE))).isSymbolicLink()).toBe(false);
+    expect(await readFile(path.join(root, 'config', 'policy.json'), 'utf8')).toBe(GRANT);
+  });
+});
+
+describe('a symlinked .ideai folder', () => {
+  it('to a folder directly in the project is followed: edited in place, or saved atomically', async () => {
+    const { projects, root } = await projectsWith(async (project) => {
+      await mkdir(path.join(project, 'ideai-config'));
+      await writeFile(path.join(project, 'ideai-config', POLICY_FILE), GRANT);
+      await symlink('ideai-config', path.join(project, '.ideai'));
+    });
+    const file = path.join(root, 'ideai-config', POLICY_FILE);
+    await revocationHeard('symlinked .ideai, edited in place', projects, () => editInPlace(file, REVOKE));
+  });
+
+  it('to a folder directly in the project, that folder replaced whole', async () => {
+    const { projects, root } = await projectsWith(async (project) => {
+      await mkdir(path.join(project, 'ideai-config'));
+      await writeFile(path.join(project, 'ideai-config', POLICY_FILE), GRANT);
+      await symlink('ideai-config', path.join(project, '.ideai'));
+    });
+    await revocationHeard('symlinked .ideai, its folder replaced', projects, async () => {
+      await mkdir(path.join(root, 'next'));
+      await writeFile(path.join(root, 'next', POLICY_FILE), REVOKE);
+      await rename(path.join(root, 'ideai-config'), path.join(root, 'old'));
+      await rename(path.join(root, 'next'), path.join(root, 'ideai-config'));
+    });
+  });
+
+  it('to a folder deeper in the project is refused (its parents are not watched)', async () => {
+    const { projects } = await projectsWith(async (project) => {
+      await mkdir(path.join(project, 'config', 'ideai'), { recursive: true });
+      await writeFile(path.join(project, 'config', 'ideai', POLICY_FILE), GRANT);
+      await symlink(path.join('config', 'ideai'), path.join(project, '.ideai'));
+    });
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(memoryWrite(registry)).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    const policy = registry.get('demo')?.state.policy;
+    if (policy?.status === 'invalid') expect(policy.error.message).toContain('config/ideai');
+  });
+});
