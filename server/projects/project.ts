@@ -11,9 +11,10 @@ import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy, type Val
 import { serializeDocument } from '../domain/edit.js';
 import { TargetChangedError, WriteOutcomeUnknownError, writeFileAtomic, type WrittenFile } from './atomic-write.js';
 import { ProjectWriteError } from './errors.js';
-import { OUTSIDE_LINK, READ_AGAIN, isAbsence, keyOf, readProjectFiles, statKey, type FileRead, type ProjectFiles } from './file-read.js';
+import { OUTSIDE_LINK, READ_AGAIN, keyOf, readProjectFiles, statKey, type ProjectFiles } from './file-read.js';
 import { serializedOn, writeFolderKey } from './folder-lock.js';
-import { compilePolicy, parseAgents } from './parse.js';
+import { agentsOf, policyOf } from './compiled-files.js';
+import { compilePolicy } from './parse.js';
 import { insideProject, snapshotOf, stillAsRead } from './write-guard.js';
 
 export interface ProjectState {
@@ -263,20 +264,6 @@ const outsideFailure = (id: string): ProjectWriteError =>
 const VANISHED_POLICY = invalidPolicy(revisionOf('vanished'), {
   message: `the file disappeared; every call is denied until it is back or has been missing for ${VANISHED_GRACE_MS} ms`,
 });
-
-async function policyOf(file: FileRead): Promise<CompiledPolicy> {
-  if (file.ok) return compilePolicy(file.bytes);
-  if (isAbsence(file.code)) return builtinPolicy();
-  if (file.code === OUTSIDE_LINK) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `.ideai is ${OUTSIDE_LINK}` });
-  // The file exists but cannot be read (a folder, no permission, a symlink loop): fail closed.
-  return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `cannot read the file (${file.code})` });
-}
-
-async function agentsOf(file: FileRead): Promise<AgentsFileState> {
-  if (file.ok) return parseAgents(file.bytes);
-  if (isAbsence(file.code)) return NO_AGENTS_FILE;
-  return { exists: true, agents: [], error: `.ideai/agents.json: cannot read the file (${file.code})` };
-}
 
 /** Keeps the previous object when the agents file did not change, so views can compare by identity. */
 function sameAgents(previous: AgentsFileState, next: AgentsFileState): AgentsFileState {
