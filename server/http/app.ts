@@ -12,6 +12,8 @@ import { ApprovalsService } from '../approvals/approvals-service.js';
 import { openApprovals } from '../approvals/open-approvals.js';
 import { createAuditFile } from '../decisions/audit-file.js';
 import { DecisionService } from '../decisions/decision-service.js';
+import { PreviewService } from '../decisions/preview-service.js';
+import { RecentDecisionsFile } from '../decisions/recent-decisions-file.js';
 import { LiveEvents } from '../events/live-events.js';
 import { createLogger } from '../ops/logger.js';
 import { createMetrics } from '../ops/metrics.js';
@@ -28,6 +30,7 @@ import { ephemeralRoutes } from './routes/ephemeral.js';
 import { eventsRoute } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { permissionsRoutes } from './routes/permissions.js';
+import { previewRoute } from './routes/preview.js';
 import { whoamiRoute } from './routes/whoami.js';
 import { uiPlugin } from './ui-plugin.js';
 
@@ -149,6 +152,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     metrics,
     audit,
   });
+  // Without a state folder (tests) the recent decisions live in memory only.
+  const recentFile =
+    options.stateDir === undefined ? undefined : new RecentDecisionsFile({ stateDir: options.stateDir, recent: decisions.recent, logger });
+  const preview = new PreviewService({
+    policyOf: (project) => registry.get(project)?.state.policy,
+    recentOf: (project) => decisions.replayable(project),
+    ephemeral: (project, requester) => ephemeral.grant(project, requester),
+    granted: (project, requester, tool) => approvals.port.granted(project, requester, tool),
+  });
   const events = new LiveEvents({
     projects: () =>
       registry
@@ -165,6 +177,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       permissions.noteState(project);
       if (outcome === 'removed') {
         decisions.forgetProject(project);
+        void recentFile?.forget(project);
         metrics.forgetProject(project);
         approvals.dropProject(project);
       } else if (outcome === 'ok' || outcome === 'invalid') {
@@ -208,6 +221,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(decisionRoutes, { decisions, childLoggerFactory: fastifyChildLoggerFactory });
   await app.register(catalogRoutes, { permissions });
   await app.register(permissionsRoutes, { permissions, decisions });
+  await app.register(previewRoute, { preview });
   await app.register(ephemeralRoutes, { permissions });
   await app.register(approvalsRoutes, { approvals });
   await app.register(whoamiRoute, { auth });
@@ -216,7 +230,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(uiPlugin);
 
   app.addHook('onReady', async () => {
+    await recentFile?.start();
     await registry.start();
+    // A project that went away while the service was stopped leaves no history behind.
+    for (const project of decisions.recent.projects()) {
+      if (registry.get(project) === undefined) {
+        decisions.forgetProject(project);
+        await recentFile?.forget(project);
+      }
+    }
   });
   // Before the server stops accepting: open streams end cleanly instead of holding the close.
   app.addHook('preClose', async () => {
@@ -224,6 +246,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     approvals.close();
   });
   app.addHook('onClose', async () => {
+    await recentFile?.close();
     registry.close();
     ephemeral.close();
     await audit?.close();
