@@ -15,9 +15,15 @@ const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, 'node_modules', 'tsx', 'di
 const SOURCE_BIN = path.join(REPO_ROOT, 'server', 'cli', 'idea-pdp.ts');
 
 /** Runs `command args` in `cwd` and resolves whatever its exit code. */
-export function runProcess(command: string, args: readonly string[], cwd: string, timeoutMs = 60_000): Promise<CliRun> {
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  timeoutMs = 60_000,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    execFile(command, [...args], { cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(command, [...args], { cwd, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error !== null && typeof error.code !== 'number') {
         reject(new Error(`${command} did not run: ${error.message}\n${stderr}`));
         return;
