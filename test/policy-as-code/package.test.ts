@@ -37,8 +37,9 @@ const idea = (args: string[], cwd = app): Promise<CliRun> =>
 
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'pdp-package-'));
-  // prepack builds dist/ (tsc and the panel) before packing.
-  const packed = JSON.parse(await npm(REPO_ROOT, ['pack', '--json', '--pack-destination', work])) as {
+  // What prepack runs, run first so that `npm pack --json` prints only its JSON.
+  await npm(REPO_ROOT, ['run', 'build', '--silent']);
+  const packed = JSON.parse(await npm(REPO_ROOT, ['pack', '--ignore-scripts', '--json', '--pack-destination', work])) as {
     filename: string;
     files: { path: string }[];
   }[];
@@ -103,7 +104,7 @@ describe('the idea-mcp-tool-permissions tarball, installed in an empty folder', 
     const bad = await idea(['check', 'good', 'bad']);
     expect(bad.code).toBe(1);
     expect(bad.stdout.split('\n')).toEqual([
-      'bad/.ideai/mcp-tool-permissions.json:3:70: error ask_conflict: "idea_memory_read" in both allowedTools and askTools at /projectDefault',
+      'bad/.ideai/mcp-tool-permissions.json:3:61: error ask_conflict: "idea_memory_read" in both allowedTools and askTools at /projectDefault',
       'invalid: 1 error, 0 warnings in 2 projects',
       '',
     ]);
