@@ -111,7 +111,7 @@ describe('the idea-mcp-tool-permissions tarball, installed in an empty folder', 
 
     const unknown = await idea(['check', 'unknown']);
     expect(unknown.code).toBe(0);
-    expect(unknown.stdout).toContain('unknown/.ideai/mcp-tool-permissions.json:1:53: warning unknown_tool: unknown tool "idea_memry_read"');
+    expect(unknown.stdout).toContain('unknown/.ideai/mcp-tool-permissions.json:1:54: warning unknown_tool: unknown tool "idea_memry_read"');
     const strict = await idea(['check', '--strict', '--json', 'unknown']);
     expect(strict.code).toBe(1);
     expect(JSON.parse(strict.stdout)).toMatchObject({ valid: false, errors: 1, warnings: 0, projects: [{ dir: 'unknown', valid: false }] });
