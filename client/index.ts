@@ -59,6 +59,14 @@ export type {
 } from '../schemas/api.js';
 export type { PolicyDocument } from '../schemas/policy.js';
 export type {
+  PolicyProblem,
+  PreviewAgent,
+  PreviewReplay,
+  PreviewResponse,
+  ReplayChange,
+  ReplayOutcome,
+} from '../schemas/policy-as-code.js';
+export type {
   Approval,
   ApprovalAnswer,
   ApprovalAnswerResponse,

@@ -24,6 +24,7 @@ import {
   type RecentDecision,
 } from '../schemas/api.js';
 import type { Allowlist, PolicyDocument } from '../schemas/policy.js';
+import { PreviewResponseSchema, type PreviewResponse } from '../schemas/policy-as-code.js';
 import {
   ApprovalAnswerResponseSchema,
   ApprovalSchema,
@@ -56,6 +57,7 @@ const projectsCheck = TypeCompiler.Compile(ProjectsResponseSchema);
 const permissionsCheck = TypeCompiler.Compile(PermissionsViewSchema);
 const effectiveCheck = TypeCompiler.Compile(EffectivePolicySchema);
 const recentCheck = TypeCompiler.Compile(RecentDecisionsResponseSchema);
+const previewCheck = TypeCompiler.Compile(PreviewResponseSchema);
 const ephemeralCheck = TypeCompiler.Compile(EphemeralPolicySchema);
 const ephemeralListCheck = TypeCompiler.Compile(EphemeralPoliciesResponseSchema);
 const approvalCheck = TypeCompiler.Compile(ApprovalSchema);
@@ -377,6 +379,28 @@ export class PdpClient {
     if (filter.limit !== undefined) search.set('limit', String(filter.limit));
     const query = search.size === 0 ? '' : `?${search.toString()}`;
     return (await this.admin('GET', `/projects/${segment(project)}/decisions${query}`, undefined, recentCheck)).body.decisions;
+  }
+
+  /**
+   * `POST /projects/:project/mcp-tool-permissions/preview` (decide or admin token): what `document`
+   * would change before it is saved, writing nothing and opening no approval request: its problems
+   * (`valid: false` and `errors` as `idea-pdp check` prints them when it is invalid), the agents
+   * whose effective lists change (`"*default"` for the project default), and the project's recent
+   * decisions decided again under it, grouped by requester and tool, biggest `calls` first.
+   *
+   * @example
+   * ```ts
+   * const { valid, replay } = await client.preview('demo', proposed);
+   * if (valid && replay.counts.allowToDeny > 0) {
+   *   const [top] = replay.changed;
+   *   console.log(`would have denied ${replay.counts.allowToDeny} recent calls, e.g. ${top?.requester} · ${top?.tool} ×${top?.calls}`);
+   * }
+   * ```
+   * @throws {@link PdpError} `unknown_project`, `unauthorized`, `pdp_unavailable`, `invalid_response`.
+   */
+  async preview(project: string, document: PolicyDocument, options: CallOptions & { timeoutMs?: number } = {}): Promise<PreviewResponse> {
+    const path = `${permissionsPath(project)}/preview`;
+    return (await this.admin('POST', path, { document }, previewCheck, { timeoutMs: options.timeoutMs, signal: options.signal })).body;
   }
 
   /** Registers (or replaces) the short-lived policy of a `ticket-assistant:<project>:<issue>` requester. */

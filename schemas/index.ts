@@ -5,3 +5,4 @@ export * from './errors.js';
 export * from './api.js';
 export * from './requester.js';
 export * from './approvals.js';
+export * from './policy-as-code.js';

@@ -1,23 +1,37 @@
 /**
- * Writes the JSON Schema of the policy document, generated from the TypeBox schema the code
- * validates with. `npm run schema:publish`; `test/core/catalog.test.ts` fails when it is stale.
+ * Writes the JSON Schemas of the policy document and of its test file (`idea-pdp test`), generated
+ * from the TypeBox schemas the code validates with. `npm run schema:publish`;
+ * `test/core/catalog.test.ts` and `test/policy-as-code/schemas.test.ts` fail when one is stale.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { TSchema } from '@sinclair/typebox';
+import { PolicyTestFileSchema } from './policy-as-code.js';
 import { PolicyDocumentSchema } from './policy.js';
 
 export const PUBLISHED_SCHEMA_PATH = fileURLToPath(new URL('./mcp-tool-permissions.schema.json', import.meta.url));
+export const PUBLISHED_TEST_SCHEMA_PATH = fileURLToPath(new URL('./mcp-tool-permissions.test.schema.json', import.meta.url));
 
-/** The published text: draft 2020-12 JSON Schema, pretty-printed. */
-export function publishedSchemaText(): string {
-  const schema = {
+function schemaText(schema: TSchema): string {
+  const published = {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
-    ...(JSON.parse(JSON.stringify(PolicyDocumentSchema)) as Record<string, unknown>),
+    ...(JSON.parse(JSON.stringify(schema)) as Record<string, unknown>),
   };
-  return `${JSON.stringify(schema, null, 2)}\n`;
+  return `${JSON.stringify(published, null, 2)}\n`;
+}
+
+/** The published text of the policy document's schema: draft 2020-12 JSON Schema, pretty-printed. */
+export function publishedSchemaText(): string {
+  return schemaText(PolicyDocumentSchema);
+}
+
+/** The published text of the test file's schema, the same way. */
+export function publishedTestSchemaText(): string {
+  return schemaText(PolicyTestFileSchema);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   writeFileSync(PUBLISHED_SCHEMA_PATH, publishedSchemaText());
-  process.stdout.write(`wrote ${PUBLISHED_SCHEMA_PATH}\n`);
+  writeFileSync(PUBLISHED_TEST_SCHEMA_PATH, publishedTestSchemaText());
+  process.stdout.write(`wrote ${PUBLISHED_SCHEMA_PATH}\nwrote ${PUBLISHED_TEST_SCHEMA_PATH}\n`);
 }

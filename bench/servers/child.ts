@@ -8,7 +8,10 @@
  * (a clean exit is what lets `--cpu-prof` write its profile). IPC `{ cmd: 'profile-start' }` and
  * `{ cmd: 'profile-stop', file }` record a CPU profile of just the time in between.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
@@ -16,7 +19,7 @@ import { SERVER_MODES, type ServerMode } from '../lib/processes.js';
 import { buildBareApp, buildCedarApp, buildNodeHttpServer, type BenchServer } from './baselines.js';
 
 interface ServiceModule {
-  buildApp(options: { projectsRoot?: string; adminToken: string; logger?: boolean | object }): Promise<FastifyInstance>;
+  buildApp(options: { projectsRoot?: string; adminToken: string; logger?: boolean | object; stateDir?: string }): Promise<FastifyInstance>;
 }
 
 async function build(mode: ServerMode, projectsRoot: string): Promise<BenchServer> {
@@ -35,7 +38,12 @@ async function build(mode: ServerMode, projectsRoot: string): Promise<BenchServe
       const service = (await import(pathToFileURL(modulePath).href)) as ServiceModule;
       // Denials are logged at info in production; BENCH_LOGGER=1 measures with that cost (to /dev/null).
       const logger = process.env['BENCH_LOGGER'] === '1' ? { level: 'info' } : false;
-      return service.buildApp({ projectsRoot, adminToken: process.env['BENCH_ADMIN_TOKEN'] ?? '', logger });
+      // A state folder as in production: approvals and the recent decisions are kept on disk.
+      const stateDir = mkdtempSync(path.join(os.tmpdir(), 'pdp-bench-app-state-'));
+      process.once('exit', () => {
+        rmSync(stateDir, { recursive: true, force: true });
+      });
+      return service.buildApp({ projectsRoot, adminToken: process.env['BENCH_ADMIN_TOKEN'] ?? '', logger, stateDir });
     }
   }
 }

@@ -7,12 +7,12 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DecideQuery, Decision, RecentDecision } from '../../schemas/index.js';
 import type { CompiledPolicy } from '../domain/compile.js';
-import { decide, type ApprovalsPort, type DecisionBody, type EphemeralLookup } from '../domain/decide.js';
+import { decide, issueRefOf, type ApprovalsPort, type DecisionBody, type EphemeralLookup } from '../domain/decide.js';
 import { unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
 import { auditRecordOf, type AuditFile } from './audit-file.js';
 import { DecisionMemo } from './decision-memo.js';
-import { RecentDecisions, decisionIdOf } from './recent-decisions.js';
+import { RecentDecisions, decisionIdOf, type ReplayableDecision } from './recent-decisions.js';
 
 export interface DecisionServiceOptions {
   /** The compiled policy of a project, or undefined when the service does not serve it. */
@@ -41,7 +41,8 @@ function allowedLine(decision: Decision): Record<string, string> {
 export class DecisionService {
   private readonly idPrefix = randomBytes(6).toString('hex');
   private sequence = 0;
-  private readonly recent = new RecentDecisions(this.idPrefix);
+  /** The recent-decisions rings (recent-decisions-file.ts keeps them across restarts). */
+  readonly recent = new RecentDecisions(this.idPrefix);
   private readonly memo = new DecisionMemo();
 
   constructor(private readonly options: DecisionServiceOptions) {}
@@ -86,6 +87,12 @@ export class DecisionService {
     return this.recent.query(project, allow, limit);
   }
 
+  /** The recent decisions of a project, oldest first, as a preview replays them. */
+  replayable(project: string): ReplayableDecision[] {
+    if (this.options.policyOf(project) === undefined) throw unknownProject(project);
+    return this.recent.replayable(project);
+  }
+
   /** Forgets the recent decisions of a project that disappeared. */
   forgetProject(project: string): void {
     this.recent.dropProject(project);
@@ -106,6 +113,7 @@ export class DecisionService {
           allow: decision.allow,
           reason: decision.reason,
           source: decision.source,
+          issueRef: query.arguments === undefined ? undefined : issueRefOf(query),
         },
         at,
       );

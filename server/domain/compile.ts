@@ -12,6 +12,7 @@ import {
   type PolicyDocument,
   type PolicyError,
   type PolicySource,
+  type ProblemCode,
   type ToolName,
 } from '../../schemas/index.js';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -51,6 +52,8 @@ export interface InvalidPolicy {
   readonly revision: string;
   readonly fileExists: true;
   readonly error: PolicyError;
+  /** What kind of problem it is, for `idea-pdp check` and the preview (never on the wire of a view). */
+  readonly code: ProblemCode;
 }
 
 export type CompiledPolicy = ValidPolicy | InvalidPolicy;
@@ -132,8 +135,8 @@ export function builtinPolicy(): ValidPolicy {
 }
 
 /** A policy file that exists but cannot be used: every call of the project is denied. */
-export function invalidPolicy(revision: string, error: Omit<PolicyError, 'file'>): InvalidPolicy {
-  return { status: 'invalid', revision, fileExists: true, error: { file: POLICY_FILE, ...error } };
+export function invalidPolicy(revision: string, error: Omit<PolicyError, 'file'>, code: ProblemCode = 'unreadable'): InvalidPolicy {
+  return { status: 'invalid', revision, fileExists: true, error: { file: POLICY_FILE, ...error }, code };
 }
 
 /** Compiles a validated document. */
@@ -167,22 +170,29 @@ export function compilePolicyFile(bytes: Uint8Array): CompiledPolicy {
   const revision = revisionOf(bytes);
   const text = Buffer.from(bytes).toString('utf8');
   const strict = checkStrictJson(text, MAX_DOCUMENT_DEPTH);
-  if (strict !== null && strict.kind !== 'syntax') return invalidPolicy(revision, strictJsonError(text, strict));
+  if (strict !== null && strict.kind !== 'syntax') {
+    return invalidPolicy(revision, strictJsonError(text, strict), strict.kind === 'duplicate' ? 'duplicate_key' : 'too_deep');
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return invalidPolicy(revision, jsonErrorLocation(text, strict?.offset ?? text.length, error));
+    return invalidPolicy(revision, jsonErrorLocation(text, strict?.offset ?? text.length, error), 'invalid_json');
   }
   // Unreachable unless the two parsers disagree: the stricter one wins.
-  if (strict !== null) return invalidPolicy(revision, jsonErrorLocation(text, strict.offset, new Error('unexpected character')));
+  if (strict !== null) {
+    return invalidPolicy(revision, jsonErrorLocation(text, strict.offset, new Error('unexpected character')), 'invalid_json');
+  }
   const problem = documentProblem(parsed);
-  if (problem) return invalidPolicy(revision, problem);
+  if (problem) {
+    const { code, ...error } = problem;
+    return invalidPolicy(revision, error, code);
+  }
   return compileDocument(parsed as PolicyDocument, revision);
 }
 
 /** Why a parsed value is not a usable policy document, or `null` when it is one. */
-export function documentProblem(value: unknown): { message: string; path?: string } | null {
+export function documentProblem(value: unknown): { message: string; path?: string; code: ProblemCode } | null {
   if (!documentCheck.Check(value)) {
     const first = documentCheck.Errors(value).First();
     const path = first?.path ?? '';
@@ -195,10 +205,10 @@ export function documentProblem(value: unknown): { message: string; path?: strin
           : version === undefined
             ? '(missing)'
             : `(a ${version === null ? 'null' : Array.isArray(version) ? 'array' : typeof version})`;
-      return { message: `unsupported version ${shown} (expected 1)`, path: '/version' };
+      return { message: `unsupported version ${shown} (expected 1)`, path: '/version', code: 'unsupported_version' };
     }
     if (AGENT_ID_PATH.test(path) && typeof first?.value === 'string') return agentIdMessage(first.value, path);
-    return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/' };
+    return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/', code: 'invalid_shape' };
   }
   const seen = new Set<string>();
   const document = value;
@@ -207,7 +217,7 @@ export function documentProblem(value: unknown): { message: string; path?: strin
     const path = `/agents/${index}/agentId`;
     // Refused, not skipped: ignoring an override would give its agent the project default instead.
     if (agentIdProblem(agent.agentId) !== undefined) return agentIdMessage(agent.agentId, path);
-    if (seen.has(agent.agentId)) return { message: `duplicate override for agent ${agent.agentId}`, path };
+    if (seen.has(agent.agentId)) return { message: `duplicate override for agent ${agent.agentId}`, path, code: 'duplicate_agent' };
     seen.add(agent.agentId);
   }
   // Allowed and on ask at once says two things: which one the author meant is not for the service to guess.
@@ -219,7 +229,7 @@ export function documentProblem(value: unknown): { message: string; path?: strin
     const conflicts = askConflicts(policy?.allowedTools ?? [], policy?.askTools ?? []);
     if (conflicts.length > 0) {
       const names = conflicts.slice(0, 5).map(quoteForMessage).join(', ');
-      return { message: `${names} in both allowedTools and askTools at ${path}`, path: `${path}/askTools` };
+      return { message: `${names} in both allowedTools and askTools at ${path}`, path: `${path}/askTools`, code: 'ask_conflict' };
     }
   }
   return null;
@@ -234,9 +244,9 @@ export function askConflicts(allowedNames: readonly string[], askNames: readonly
 
 const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$/;
 
-function agentIdMessage(agentId: string, path: string): { message: string; path: string } {
+function agentIdMessage(agentId: string, path: string): { message: string; path: string; code: ProblemCode } {
   const why = agentIdProblem(agentId) ?? 'it does not match the agent id pattern';
-  return { message: `invalid agent id ${quoteForMessage(agentId)} at ${path}: ${why}`, path };
+  return { message: `invalid agent id ${quoteForMessage(agentId)} at ${path}: ${why}`, path, code: 'invalid_agent_id' };
 }
 
 function jsonErrorLocation(text: string, offset: number, error: unknown): Omit<PolicyError, 'file'> {

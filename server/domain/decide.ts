@@ -38,11 +38,12 @@ export const NO_EPHEMERAL: EphemeralLookup = () => undefined;
 /** A decision without its id (the caller stamps it). */
 export type DecisionBody = Omit<Decision, 'decisionId'>;
 
-/** What asking the user for a call gave (docs/api.md §11). */
+/** What asking the user for a call gave (docs/api.md §11); `preview`: nobody was asked (a test, a replay). */
 export type AskOutcome =
   | { readonly kind: 'pending'; readonly approval: DecisionApproval }
   | { readonly kind: 'denied' }
-  | { readonly kind: 'queue_full'; readonly limit: 'project' | 'requester' };
+  | { readonly kind: 'queue_full'; readonly limit: 'project' | 'requester' }
+  | { readonly kind: 'preview' };
 
 /**
  * The temporary grants and approval requests a decision for an agent consults after its allowlist
@@ -253,6 +254,14 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
       required.approval = asked.approval;
       return required;
     }
+    case 'preview':
+      return answer(
+        subject,
+        false,
+        'approval_required',
+        source,
+        `${deniedFor(subject)} until the user approves it (policy: ${source}): the call would ask for approval in Permissions > Tools MCP IdeA (a preview: no request was opened).`,
+      );
     case 'queue_full':
       if (asked.limit === 'requester') {
         return answer(
@@ -281,8 +290,16 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
   }
 }
 
+/**
+ * Approvals for a decision that only looks (`idea-pdp test`, `decide`, a preview's replay): the
+ * temporary grants `granted` sees (none by default), no `once` answer used up, no request opened.
+ */
+export function lookingApprovals(granted: ApprovalsPort['granted'] = () => false): ApprovalsPort {
+  return { granted, consumeOnce: () => false, request: () => ({ kind: 'preview' }) };
+}
+
 /** The ticket a call names in `arguments.issueRef`, as written. */
-function issueRefOf(input: DecisionInput): string | undefined {
+export function issueRefOf(input: DecisionInput): string | undefined {
   const issueRef = input.arguments?.issueRef;
   return typeof issueRef === 'string' || typeof issueRef === 'number' ? String(issueRef) : undefined;
 }

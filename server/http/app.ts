@@ -14,6 +14,8 @@ import { openApprovals } from '../approvals/open-approvals.js';
 import { createAuditFile } from '../decisions/audit-file.js';
 import { DecisionService } from '../decisions/decision-service.js';
 import { isOnAsk } from '../domain/decide.js';
+import { PreviewService } from '../decisions/preview-service.js';
+import { RecentDecisionsFile } from '../decisions/recent-decisions-file.js';
 import { LiveEvents } from '../events/live-events.js';
 import { createLogger } from '../ops/logger.js';
 import { createMetrics } from '../ops/metrics.js';
@@ -31,6 +33,7 @@ import { ephemeralRoutes } from './routes/ephemeral.js';
 import { eventsRoute } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { permissionsRoutes } from './routes/permissions.js';
+import { previewRoute } from './routes/preview.js';
 import { whoamiRoute } from './routes/whoami.js';
 import { uiPlugin } from './ui-plugin.js';
 
@@ -169,6 +172,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   // A quarter of the connections at most by default: streams never starve /decide of a socket.
   const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
+  // Without a state folder (tests) the recent decisions live in memory only.
+  const recentFile =
+    options.stateDir === undefined ? undefined : new RecentDecisionsFile({ stateDir: options.stateDir, recent: decisions.recent, logger });
+  const preview = new PreviewService({
+    policyOf: (project) => registry.get(project)?.state.policy,
+    recentOf: (project) => decisions.replayable(project),
+    ephemeral: (project, requester) => ephemeral.grant(project, requester),
+    granted: (project, requester, tool) => approvals.port.granted(project, requester, tool),
+  });
   const events = new LiveEvents({
     maxStreams: Math.max(0, maxEventStreams),
     maxStreamsPerClient: options.maxEventStreamsPerClient,
@@ -192,6 +204,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       if (outcome === 'added') approvals.adoptFolder(project, registry.folderOf(project));
       if (outcome === 'removed') {
         decisions.forgetProject(project);
+        void recentFile?.forget(project);
         metrics.forgetProject(project);
         approvals.dropProject(project);
       } else {
@@ -247,6 +260,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(decisionRoutes, { decisions, childLoggerFactory: fastifyChildLoggerFactory });
   await app.register(catalogRoutes, { permissions });
   await app.register(permissionsRoutes, { permissions, decisions });
+  await app.register(previewRoute, { preview });
   await app.register(ephemeralRoutes, { permissions });
   await app.register(approvalsRoutes, { approvals, auth });
   await app.register(whoamiRoute, { auth });
@@ -260,8 +274,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(uiPlugin);
 
   app.addHook('onReady', async () => {
+    await recentFile?.start();
     await registry.start();
     approvals.retainProjects((project) => registry.get(project) !== undefined);
+    // A project that went away while the service was stopped leaves no history behind.
+    for (const project of decisions.recent.projects()) {
+      if (registry.get(project) === undefined) {
+        decisions.forgetProject(project);
+        await recentFile?.forget(project);
+      }
+    }
   });
   // Before the server stops accepting: open streams end cleanly instead of holding the close.
   app.addHook('preClose', async () => {
@@ -269,6 +291,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     approvals.close();
   });
   app.addHook('onClose', async () => {
+    await recentFile?.close();
     registry.close();
     ephemeral.close();
     await audit?.close();

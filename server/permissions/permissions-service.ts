@@ -152,7 +152,10 @@ export class PermissionsService {
     // Before the document's own check, which refuses a tool both allowed and on ask too, but without the details.
     if (tools?.conflicts?.length) throw invalidTools(tools);
     const problem = documentProblem(document);
-    if (problem) throw new ApiError('invalid_request', `Invalid policy document: ${problem.message}.`, { ...problem });
+    if (problem) {
+      const where = problem.path === undefined ? {} : { path: problem.path };
+      throw new ApiError('invalid_request', `Invalid policy document: ${problem.message}.`, { message: problem.message, ...where });
+    }
     if (tools) throw invalidTools(tools);
     return this.write(projectId, () => document, { ...options, allowInvalid: true });
   }

@@ -28,7 +28,7 @@ function nestedTooDeep(bytes: Uint8Array): boolean {
 }
 
 export function compileChecked(bytes: Uint8Array): CompiledPolicy {
-  return nestedTooDeep(bytes) ? invalidPolicy(revisionOf(bytes), { message: TOO_DEEP }) : compilePolicyFile(bytes);
+  return nestedTooDeep(bytes) ? invalidPolicy(revisionOf(bytes), { message: TOO_DEEP }, 'too_deep') : compilePolicyFile(bytes);
 }
 
 export function parseAgentsChecked(bytes: Uint8Array): AgentsFileState {

@@ -15,16 +15,15 @@ import {
   OUTSIDE_LINK,
   READ_AGAIN,
   UNHEARD_IDEAI_LINK,
-  UNHEARD_LINK,
   isAbsence,
   keyOf,
   readProjectFiles,
   statKey,
-  type FileRead,
   type ProjectFiles,
 } from './file-read.js';
 import { serializedOn, writeFolderKey } from './folder-lock.js';
-import { compilePolicy, parseAgents } from './parse.js';
+import { agentsOf, policyOf } from './compiled-files.js';
+import { compilePolicy } from './parse.js';
 import { removeStaleTemps, restoreMovedAside } from './recovery.js';
 import { insideProject, matchesSnapshot, snapshotOf } from './write-guard.js';
 
@@ -302,21 +301,6 @@ const outsideFailure = (id: string): ProjectWriteError =>
 const VANISHED_POLICY = invalidPolicy(revisionOf('vanished'), {
   message: `the file disappeared; every call is denied until it is back or has been missing for ${VANISHED_GRACE_MS} ms`,
 });
-
-async function policyOf(file: FileRead): Promise<CompiledPolicy> {
-  if (file.ok) return compilePolicy(file.bytes);
-  if (isAbsence(file.code)) return builtinPolicy();
-  if (file.code === OUTSIDE_LINK) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `.ideai is ${OUTSIDE_LINK}` });
-  if (file.code.startsWith(UNHEARD_LINK)) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: file.code });
-  // The file exists but cannot be read (a folder, no permission, a symlink loop): fail closed.
-  return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `cannot read the file (${file.code})` });
-}
-
-async function agentsOf(file: FileRead): Promise<AgentsFileState> {
-  if (file.ok) return parseAgents(file.bytes);
-  if (isAbsence(file.code)) return NO_AGENTS_FILE;
-  return { exists: true, agents: [], error: `.ideai/agents.json: cannot read the file (${file.code})` };
-}
 
 /** Keeps the previous object when the agents file did not change, so views can compare by identity. */
 function sameAgents(previous: AgentsFileState, next: AgentsFileState): AgentsFileState {

@@ -22,8 +22,11 @@ const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
 const INSTALL_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
-const rootPackage = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-const pinned = (name: string): string => `${name}@${rootPackage.dependencies[name] ?? 'missing'}`;
+const rootPackage = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as Record<
+  'dependencies' | 'devDependencies',
+  Record<string, string>
+>;
+const pinned = (name: string): string => `${name}@${rootPackage.dependencies[name] ?? rootPackage.devDependencies[name] ?? 'missing'}`;
 
 /** The environment of a nested npm: none of the npm_* variables of an outer `npm test`. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+/**
+ * The `idea-pdp` command (docs/policy-as-code.md): `serve` runs the service, `check`, `test` and
+ * `decide` run its parser and decision function on project folders, offline.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { checkCommand, decideCommand, testCommand, type Output } from './commands.js';
+import { CHECK_HELP, DECIDE_HELP, MAIN_HELP, SERVE_HELP, TEST_HELP, UsageError } from './usage.js';
+
+const output: Output = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+const HELP = { serve: SERVE_HELP, check: CHECK_HELP, test: TEST_HELP, decide: DECIDE_HELP } as const;
+type Command = keyof typeof HELP;
+const isCommand = (name: string | undefined): name is Command => name !== undefined && Object.hasOwn(HELP, name);
+
+function version(): string {
+  // package.json sits two levels above this file, from sources (server/cli) or built (dist/server/cli): three then.
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const parsed = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (parsed.name === 'idea-mcp-tool-permissions' && parsed.version !== undefined) return parsed.version;
+    } catch {
+      // Not this one.
+    }
+  }
+  return 'unknown';
+}
+
+async function run(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === '--help' || name === '-h' || name === 'help') {
+    output.out(MAIN_HELP);
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    output.out(`${version()}\n`);
+    return 0;
+  }
+  if (!isCommand(name)) throw new UsageError(name === undefined ? 'a command is needed' : `unknown command: ${name}`);
+  const { values, positionals } = parseArgs({
+    args: [...rest],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+      strict: { type: 'boolean' },
+      project: { type: 'string' },
+      requester: { type: 'string' },
+      tool: { type: 'string' },
+      arguments: { type: 'string' },
+    },
+  });
+  if (values.help === true) {
+    output.out(HELP[name]);
+    return 0;
+  }
+  const allowed: Record<Command, readonly string[]> = {
+    serve: [],
+    check: ['json', 'strict'],
+    test: ['json', 'project'],
+    decide: ['project', 'requester', 'tool', 'arguments'],
+  };
+  const extra = Object.keys(values).find((option) => !allowed[name].includes(option));
+  if (extra !== undefined) throw new UsageError(`${name} takes no --${extra}`);
+  switch (name) {
+    case 'serve':
+      if (positionals.length > 0) throw new UsageError('serve takes no argument (configure it with PDP_* variables)');
+      // The entry point starts the service when imported and keeps the process alive until SIGTERM.
+      await import('../main.js');
+      return 0;
+    case 'check':
+      return checkCommand(positionals, { strict: values.strict === true, json: values.json === true }, output);
+    case 'test':
+      return testCommand(positionals, { json: values.json === true, project: values.project }, output);
+    case 'decide':
+      return decideCommand(
+        positionals,
+        { requester: values.requester, tool: values.tool, arguments: values.arguments, project: values.project },
+        output,
+      );
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    // parseArgs reports an unknown option or a missing value with a TypeError coded ERR_PARSE_ARGS_*.
+    const code = (error as { code?: unknown }).code;
+    if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+      output.err(`idea-pdp: ${(error as Error).message}\nRun \`idea-pdp --help\` for usage.\n`);
+      process.exitCode = 2;
+      return;
+    }
+    output.err(`idea-pdp: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
