@@ -35,7 +35,7 @@ async function putOnAsk(agent: string): Promise<void> {
 }
 
 /** Waits for the pending request of `agent` (other than `skip`), then answers it; answers the request and when the answer was sent. */
-async function answerWhenPending(agent: string, answer: ApprovalAnswer, skip?: string) {
+async function answerWhenPending(agent: string, answer: ApprovalAnswer, skip?: string, beforeAnswer?: () => Promise<void>) {
   const started = performance.now();
   let pending: Approval | undefined;
   while (pending === undefined) {
@@ -45,6 +45,7 @@ async function answerWhenPending(agent: string, answer: ApprovalAnswer, skip?: s
     if (pending === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
   }
   // The guarded call is still waiting: nothing has answered it yet.
+  await beforeAnswer?.();
   const sentAt = { epoch: Date.now(), perf: performance.now() };
   const answered = await pdp.admin.answerApproval('demo', pending.id, answer);
   expect(answered.approval).toMatchObject({ id: pending.id, status: answer === 'deny' ? 'denied' : 'approved', answer });
@@ -91,8 +92,10 @@ describe('approvals end to end, real service', () => {
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain(WRITE_TOOL);
 
       const first = call();
-      const once = await answerWhenPending(agent, 'once');
-      expect(await runs()).toEqual([]); // it waited for the answer
+      // It waits for the answer: nothing ran while the request was pending (the run may follow the answer at once).
+      const once = await answerWhenPending(agent, 'once', undefined, async () => {
+        expect(await runs()).toEqual([]);
+      });
       const result = await first;
       expect(result).toMatchObject({ isError: false, text: `${WRITE_TOOL} done` });
       const ran = await runs();

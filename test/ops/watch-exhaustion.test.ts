@@ -43,12 +43,15 @@ describe('running out of inotify watches', () => {
     const late = path.join(server.root, 'late');
     await mkdir(path.join(late, '.ideai'), { recursive: true });
     await writeFile(path.join(late, '.ideai', POLICY_FILE), policyText(['idea_memory_write']));
-    // The project folder and its .ideai: both unwatched once the project is added.
-    await waitFor(async () => (await call(server.app, 'GET', '/readyz')).json<{ projects: number }>().projects === 2, 'project added');
+    // The project folder, its .ideai and its policy file: all three unwatched once the project is added.
+    await waitFor(async () => {
+      const body = (await call(server.app, 'GET', '/readyz')).json<{ projects: number; unwatchedFolders?: number }>();
+      return body.projects === 2 && body.unwatchedFolders === 3;
+    }, 'project added, its three watches refused');
     const degraded = await call(server.app, 'GET', '/readyz');
-    expect(degraded.json()).toMatchObject({ status: 'degraded', projects: 2, unwatchedFolders: 2 });
+    expect(degraded.json()).toMatchObject({ status: 'degraded', projects: 2, unwatchedFolders: 3 });
     expect(degraded.json<{ message: string }>().message).toMatch(/max_user_watches/);
-    expect(unwatchedMetric((await call(server.app, 'GET', '/metrics')).body)).toBe(2);
+    expect(unwatchedMetric((await call(server.app, 'GET', '/metrics')).body)).toBe(3);
 
     // Still served, from the rescan: a revocation is heard, only later than with a watch.
     expect((await decide(server.app, { project: 'late', requester: 'QA', tool: 'idea_memory_write' })).allow).toBe(true);

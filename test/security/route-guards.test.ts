@@ -88,7 +88,8 @@ describe('every route of the app is guarded unless it is public', () => {
         url,
         headers: { host: '127.0.0.1', authorization: `Bearer ${DECIDE}` },
       });
-      if (method === 'GET' || method === 'HEAD' || pattern.startsWith('/decide')) {
+      // A preview reads: it writes nothing, so the decide token may ask for one.
+      if (method === 'GET' || method === 'HEAD' || pattern.startsWith('/decide') || pattern.endsWith('/mcp-tool-permissions/preview')) {
         expect(withDecide.statusCode, `${method} ${pattern} with the decide token`).not.toBe(401);
       } else {
         expect(withDecide.statusCode, `${method} ${pattern} with the decide token`).toBe(401);
