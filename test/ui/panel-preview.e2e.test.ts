@@ -116,6 +116,37 @@ describe.skipIf(!browserTestsEnabled)('Aperçu des appels récents (chromium, re
     expect(body.document.agents[0]?.policy.allowedTools).toContain('idea_create_skill');
   });
 
+  it('drops the answer of an earlier draft that comes after the latest one', async () => {
+    // The earlier draft (carnet unchecked) would refuse these: its answer differs from the latest one's.
+    await service().decide('demo', 'DevFrontend', 'idea_ticket_update_carnet');
+    await openPanel();
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let seen = 0;
+    await page().route('**/mcp-tool-permissions/preview', async (route) => {
+      seen += 1;
+      if (seen === 1) await held; // the first draft's answer is late
+      await route.continue();
+    });
+    let finished = 0;
+    page().on('requestfinished', (request) => {
+      if (isPreview(request)) finished += 1;
+    });
+    await target('DevFrontend').click();
+    await carnet().uncheck();
+    await expect.poll(() => seen, POLL).toBe(1);
+    await carnet().check();
+    await toolBox('Créer un skill', 'idea_create_skill').check();
+    await expect.poll(() => text(preview()), POLL).toBe('Aucun appel récent ne change.');
+    release();
+    await expect.poll(() => finished, POLL).toBe(2);
+    // The late answer (« aurait refusé … idea_ticket_update_carnet ») describes a draft that is gone.
+    await page().waitForTimeout(100);
+    expect(await text(preview())).toBe('Aucun appel récent ne change.');
+  });
+
   it('shows a quiet line when the preview fails, and Enregistrer still saves', async () => {
     await openPanel();
     await page().route('**/mcp-tool-permissions/preview', (route) =>
