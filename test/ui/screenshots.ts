@@ -206,6 +206,36 @@ const SHOTS: Shot[] = [
       await page.evaluate(() => window.scrollBy(0, 200));
     },
   },
+  {
+    file: 'permissions-preview.png',
+    width: 1440,
+    height: 900,
+    before: async (service) => {
+      for (let call = 0; call < 12; call += 1) await service.decide('demo', 'DevFrontend', 'idea_ticket_update_carnet');
+      for (let call = 0; call < 3; call += 1) await service.decide('demo', 'DevFrontend', 'idea_memory_write');
+    },
+    prepare: async (page) => {
+      await agent(page, 'DevFrontend').click();
+      await box(page, 'idea_ticket_update_carnet').uncheck();
+      await box(page, 'idea_memory_write').check();
+      await page.locator('#draft-preview:not([aria-busy]) p').nth(1).waitFor();
+      await page.locator('#save').scrollIntoViewIfNeeded();
+    },
+  },
+  {
+    file: 'permissions-preview-narrow.png',
+    width: 420,
+    height: 900,
+    before: async (service) => {
+      for (let call = 0; call < 12; call += 1) await service.decide('demo', 'DevFrontend', 'idea_ticket_update_carnet');
+    },
+    prepare: async (page) => {
+      await agent(page, 'DevFrontend').click();
+      await box(page, 'idea_ticket_update_carnet').uncheck();
+      await page.locator('#draft-preview:not([aria-busy]) p').first().waitFor();
+      await page.locator('#save').scrollIntoViewIfNeeded();
+    },
+  },
   // Last: its requests and grant stay in the service's memory.
   {
     file: 'permissions-requests.png',

@@ -4,6 +4,7 @@
  */
 import type { CatalogResponse, PermissionsView, ProjectsResponse, RecentDecisionsResponse } from '../../schemas/api.js';
 import type { ApprovalAnswer, ApprovalAnswerResponse, ApprovalsResponse, Grant, GrantsResponse } from '../../schemas/approvals.js';
+import type { PreviewResponse } from '../../schemas/policy-as-code.js';
 import type { PolicyDocument } from '../../schemas/policy.js';
 import type { WriteLists } from './model.js';
 
@@ -96,6 +97,11 @@ export class PermissionsApi {
   /** The whole-document `PUT`: the repair path of an invalid file. */
   putDocument(project: string, document: PolicyDocument, revision: string): Promise<VersionedView> {
     return this.versioned('PUT', this.permissionsPath(project), { revision, body: document });
+  }
+
+  /** What a proposed document would change (docs/api.md §12): nothing is written, the read token is enough. */
+  preview(project: string, document: PolicyDocument): Promise<PreviewResponse> {
+    return this.json<PreviewResponse>('POST', `${this.permissionsPath(project)}/preview`, { body: { document } });
   }
 
   /** The pending approval requests of a project (docs/api.md §11). */

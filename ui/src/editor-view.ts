@@ -467,12 +467,24 @@ function renderActions(state: PanelState, actions: Actions): Child {
 }
 
 /**
- * Where the save bar will say what the draft would have refused or allowed among recent calls
- * (« Ce changement aurait refusé 12 appels récents : QA · idea_memory_write ×12 »). The service's
- * preview of a draft is not there yet: `state.draftPreview` stays null and nothing is shown.
+ * What the draft would have refused or allowed among recent calls, before Enregistrer
+ * (« Ce changement aurait refusé 12 appels récents : QA · idea_memory_write ×12 »). A failed
+ * preview is one quiet line: saving never depends on it.
  */
 function renderDraftPreview(state: PanelState): Child {
   const preview = state.draftPreview;
   if (preview === null) return null;
-  return h('p', { class: 'draft-preview', id: 'draft-preview' }, preview.text);
+  if (preview.error !== null)
+    return h('p', { class: 'draft-preview draft-preview-error', id: 'draft-preview', 'aria-live': 'polite' }, preview.error);
+  if (preview.lines.length === 0) return null;
+  return h(
+    'div',
+    {
+      class: preview.pending ? 'draft-preview draft-preview-pending' : 'draft-preview',
+      id: 'draft-preview',
+      'aria-live': 'polite',
+      'aria-busy': preview.pending ? 'true' : null,
+    },
+    preview.lines.map((line) => h('p', { class: `draft-preview-line draft-preview-${line.kind}` }, line.text)),
+  );
 }

@@ -7,13 +7,14 @@ import { PermissionsApi, apiRoot } from './api.js';
 import { startCountdowns } from './countdown.js';
 import { DENIALS_REFRESH_MS, Denials } from './denials.js';
 import { renderInto } from './dom.js';
+import { DraftPreviews } from './draft-preview.js';
 import { Editing } from './editing.js';
 import { LiveSync } from './live-sync.js';
 import { Navigation } from './navigation.js';
 import { PressHold } from './press-hold.js';
 import { Requests } from './requests.js';
 import { dirty } from './selectors.js';
-import { initialState } from './state.js';
+import { initialState, type PanelState } from './state.js';
 import { Store } from './store.js';
 import { TokenStore, takeTokenFromLocation } from './token.js';
 import { renderPage } from './view.js';
@@ -21,9 +22,12 @@ import { Writes } from './writes.js';
 
 const root = document.getElementById('app');
 const announcer = document.getElementById('announcer');
-if (root === null || announcer === null) throw new Error('#app or #announcer is missing from index.html');
+const previewAnnouncer = document.getElementById('preview-announcer');
+if (root === null || announcer === null || previewAnnouncer === null)
+  throw new Error('#app, #announcer or #preview-announcer is missing from index.html');
 const page: HTMLElement = root;
 const liveRegion: HTMLElement = announcer;
+const previewRegion: HTMLElement = previewAnnouncer;
 
 // First of all: a token given in the address leaves the address bar (and the history entry).
 const addressToken = takeTokenFromLocation(window.location, window.history);
@@ -42,6 +46,7 @@ const editing = new Editing(store);
 const writes = new Writes(store, api, navigation);
 const requests = new Requests(store, api, navigation);
 const denials = new Denials(store, api);
+const previews = new DraftPreviews(store, api);
 
 const actions: Actions = {
   reloadView: () => void navigation.reloadView(),
@@ -154,6 +159,9 @@ function render(): void {
   renderInto(page, renderPage(state, actions));
   // The live region lives outside the re-rendered tree, so a change of its text is announced.
   if (liveRegion.textContent !== state.announcement) liveRegion.textContent = state.announcement;
+  // The draft's preview has its own polite region, so it never overwrites the status messages.
+  const preview = previewText(state.draftPreview);
+  if (previewRegion.textContent !== preview) previewRegion.textContent = preview;
   const focusId = state.focusAfterRender;
   if (focusId !== null && !state.loading) {
     state.focusAfterRender = null;
@@ -168,7 +176,14 @@ store.subscribe(() => {
 store.subscribe(() => {
   requests.followLoads();
   denials.followLoads();
+  previews.follow();
 });
+
+/** What the preview region reads: the latest answer only (nothing while a newer one is awaited). */
+function previewText(preview: PanelState['draftPreview']): string {
+  if (preview === null || preview.pending) return '';
+  return preview.error ?? preview.lines.map((line) => line.text).join(' ');
+}
 
 const liveHooks = {
   reload: () => void navigation.reloadView({ live: true }),

@@ -5,6 +5,7 @@ import type { ConflictSides, TargetBasis } from './draft-rebase.js';
 import type { FrenchError } from './errors-fr.js';
 import type { LiveState } from './live-stream.js';
 import { DEFAULT_TARGET, type TargetKey, type WriteLists } from './model.js';
+import type { PreviewLine } from './preview-model.js';
 
 export type Tab = 'mcp' | 'system';
 
@@ -42,11 +43,16 @@ export interface DenialsState {
 export const DENIALS_LIMIT = 50;
 
 /**
- * What a draft would have changed among recent calls, said in the save bar before Enregistrer.
- * Stays null until the service offers a preview of a draft; nothing fills it yet.
+ * What a draft would have changed among recent calls (`POST .../preview`, docs/api.md §12), said
+ * in the save bar before Enregistrer. Null while no draft differs from the saved policy.
  */
 export interface DraftPreview {
-  text: string;
+  /** The sentences of the latest answer (empty until the first one). */
+  lines: PreviewLine[];
+  /** The preview failed: one quiet line (saving still works). */
+  error: string | null;
+  /** A newer draft is being previewed: the lines shown are those of an earlier one. */
+  pending: boolean;
 }
 
 /** Unsaved changes of one target. */
