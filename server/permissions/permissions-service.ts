@@ -1,7 +1,7 @@
 /**
  * Reads and writes of the projects' permissions (docs/api.md §5) and the ephemeral ticket-assistant
- * policies (§6). Validation errors are `ApiError`s; a write the project refuses or cannot make is
- * the project's `ProjectWriteError`; server/http/ maps both to statuses.
+ * policies (§6). Validation errors, and a write the project refuses or cannot make, are `ApiError`s;
+ * server/http/ maps their codes to statuses.
  */
 import type { Logger } from 'pino';
 import {
@@ -31,7 +31,6 @@ import { parseRequester } from '../../schemas/requester.js';
 import { buildPermissionsView, complement } from '../domain/view.js';
 import { ApiError, unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
-import { ProjectWriteError } from '../projects/errors.js';
 import type { Project, WriteOptions } from '../projects/project.js';
 import type { ProjectRegistry } from '../projects/registry.js';
 import type { EphemeralPolicies } from './ephemeral.js';
@@ -193,7 +192,7 @@ export class PermissionsService {
       logger.info({ project: projectId, revision: state.policy.revision }, 'policy written');
       return buildPermissionsView(project.id, state.policy, state.agents, this.lastValid.get(projectId) ?? null);
     } catch (error) {
-      metrics?.recordPolicyWrite(error instanceof ApiError || error instanceof ProjectWriteError ? error.code : 'internal_error');
+      metrics?.recordPolicyWrite(error instanceof ApiError ? error.code : 'internal_error');
       throw error;
     }
   }

@@ -10,7 +10,7 @@ import { NO_AGENTS_FILE, type AgentsFileState } from '../domain/agents-file.js';
 import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy, type ValidPolicy } from '../domain/compile.js';
 import { serializeDocument } from '../domain/edit.js';
 import { TargetChangedError, WriteOutcomeUnknownError, writeFileAtomic, type WrittenFile } from './atomic-write.js';
-import { ProjectWriteError } from './errors.js';
+import { ApiError } from '../errors.js';
 import {
   OUTSIDE_LINK,
   READ_AGAIN,
@@ -141,23 +141,16 @@ export class Project {
       const { policy } = state;
       const expected = options.ifMatch;
       if (expected !== undefined && !expected.includes('*') && !expected.includes(policy.revision)) {
-        throw new ProjectWriteError(
-          'revision_mismatch',
-          `The policy changed: revision is ${policy.revision}, not ${expected.join(', ')}.`,
-          {
-            revision: policy.revision,
-          },
-        );
+        throw new ApiError('revision_mismatch', `The policy changed: revision is ${policy.revision}, not ${expected.join(', ')}.`, {
+          revision: policy.revision,
+        });
       }
       if (files === undefined) {
         const reason = policy.status === 'invalid' ? policy.error.message : 'unknown error';
-        throw new ProjectWriteError(
-          'write_failed',
-          `Could not read the policy file of project ${this.id} (${reason}); nothing was changed.`,
-        );
+        throw new ApiError('write_failed', `Could not read the policy file of project ${this.id} (${reason}); nothing was changed.`);
       }
       if (policy.status === 'invalid' && !options.allowInvalid) {
-        throw new ProjectWriteError(
+        throw new ApiError(
           'policy_invalid',
           `The policy file is invalid (${policy.error.message}); replace the whole document to repair it.`,
           { error: policy.error },
@@ -165,7 +158,7 @@ export class Project {
       }
       if (!files.policy.ok && files.policy.code === OUTSIDE_LINK) throw outsideFailure(this.id);
       if (!files.policy.ok && files.policy.code.startsWith(UNHEARD_IDEAI_LINK)) {
-        throw new ProjectWriteError('policy_invalid', `The policy file of project ${this.id} cannot be used: ${files.policy.code}.`, {
+        throw new ApiError('policy_invalid', `The policy file of project ${this.id} cannot be used: ${files.policy.code}.`, {
           error: { message: files.policy.code },
         });
       }
@@ -203,9 +196,9 @@ export class Project {
 
   /** The error a failed write answers with; memory follows the file when the write may have taken effect. */
   private async writeFailure(error: unknown): Promise<Error> {
-    if (error instanceof ProjectWriteError) return error;
+    if (error instanceof ApiError) return error;
     if (error instanceof TargetChangedError) {
-      return new ProjectWriteError(
+      return new ApiError(
         'write_conflict',
         `The policy file of project ${this.id} kept changing while it was being written (${MAX_WRITE_ATTEMPTS} attempts); nothing was written.`,
       );
@@ -213,14 +206,14 @@ export class Project {
     if (error instanceof WriteOutcomeUnknownError) {
       this.adopt((await this.readState()).state);
       const code = (error.failure as NodeJS.ErrnoException).code ?? 'error';
-      return new ProjectWriteError(
+      return new ApiError(
         'write_failed',
         `Could not make the policy file of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`,
         { outcome: 'unknown', revision: this.current.policy.revision },
       );
     }
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    return new ProjectWriteError('write_failed', `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`);
+    return new ApiError('write_failed', `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`);
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -294,8 +287,8 @@ export class Project {
   }
 }
 
-const outsideFailure = (id: string): ProjectWriteError =>
-  new ProjectWriteError('write_failed', `The policy file of project ${id} (or its .ideai folder) is ${OUTSIDE_LINK}; nothing was written.`);
+const outsideFailure = (id: string): ApiError =>
+  new ApiError('write_failed', `The policy file of project ${id} (or its .ideai folder) is ${OUTSIDE_LINK}; nothing was written.`);
 
 /** What a policy file that just disappeared reads as during VANISHED_GRACE_MS. */
 const VANISHED_POLICY = invalidPolicy(revisionOf('vanished'), {
