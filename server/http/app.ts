@@ -100,9 +100,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger: false,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    // Query strings like ?allow=false&limit=50; nothing else is parsed from the URL.
+    // A path parameter (an agent id or a requester) may be 1,024 characters (schemas/api.ts); the
+    // router's default of 100 would refuse longer ids before validation could name the problem.
     routerOptions: { maxParamLength: 1024 },
-    // Held-open or idle connections cannot pin the service's sockets (issue 20 item 7).
+    // A request still incomplete after 30 s is cut, so held-open connections cannot pin the sockets.
     requestTimeout: 30_000,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
     http: { headersTimeout, connectionsCheckingInterval: Math.min(headersTimeout, 30_000) },
@@ -199,7 +200,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     onFolderReplaced: (project) => {
       approvals.dropProject(project);
     },
-    onReload: (project, outcome) => {
+    onProjectChange: (project, outcome) => {
       permissions.noteState(project);
       if (outcome === 'added') approvals.adoptFolder(project, registry.folderOf(project));
       if (outcome === 'removed') {

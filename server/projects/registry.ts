@@ -30,7 +30,7 @@ export interface RegistryOptions {
   /** Safety-net rescan period in ms (0 disables it). */
   readonly rescanMs?: number | undefined;
   /** Told after every change of a project, once decisions see it, and when projects come and go. */
-  readonly onReload?: ((project: string, change: RegistryChange) => void) | undefined;
+  readonly onProjectChange?: ((project: string, change: RegistryChange) => void) | undefined;
   /** Told when the folder of a served project is seen gone or replaced by another (see folder-identity.ts). */
   readonly onFolderReplaced?: ((project: string) => void) | undefined;
 }
@@ -254,7 +254,7 @@ export class ProjectRegistry {
     this.projects.set(id, project);
     this.folders.set(id, folder);
     this.options.logger.info({ project: id, status: project.state.policy.status }, 'project loaded');
-    this.options.onReload?.(id, 'added');
+    this.options.onProjectChange?.(id, 'added');
   }
 
   private changed(project: Project, change: Exclude<ProjectChange, 'unchanged'>): void {
@@ -262,7 +262,7 @@ export class ProjectRegistry {
     if (change !== 'written') {
       this.options.logger.info({ project: project.id, status: change, revision: project.state.policy.revision }, 'policy reloaded');
     }
-    this.options.onReload?.(project.id, change);
+    this.options.onProjectChange?.(project.id, change);
   }
 
   private remove(id: string): void {
@@ -273,7 +273,7 @@ export class ProjectRegistry {
     project.close();
     this.watcher?.removeProject(project.root);
     this.options.logger.info({ project: id }, 'project removed');
-    this.options.onReload?.(id, 'removed');
+    this.options.onProjectChange?.(id, 'removed');
   }
 
   /** The project ids among the root's folders (links to folders included), or undefined when it cannot be listed. */
