@@ -5,7 +5,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { PolicyDocument } from '../../schemas/index.js';
+import type { LastValid, PolicyDocument } from '../../schemas/index.js';
 import { NO_AGENTS_FILE, type AgentsFileState } from '../domain/agents-file.js';
 import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy, type ValidPolicy } from '../domain/compile.js';
 import { serializeDocument } from '../domain/edit.js';
@@ -60,6 +60,7 @@ export class Project {
   readonly policyPath: string;
   readonly agentsPath: string;
   private current: ProjectState = { policy: builtinPolicy(), agents: NO_AGENTS_FILE, fingerprint: '' };
+  private lastValidDocument: LastValid | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private reloadQueued = false;
   /** When the policy file was first seen missing after it had existed (see VANISHED_GRACE_MS). */
@@ -80,12 +81,18 @@ export class Project {
   static async open(id: string, root: string, listener: ProjectListener = () => undefined): Promise<Project> {
     const project = new Project(id, root, listener);
     project.current = (await project.readState()).state;
+    project.noteIfValid(project.current);
     await project.removeStaleTemps();
     return project;
   }
 
   get state(): ProjectState {
     return this.current;
+  }
+
+  /** The last valid document this project held, shown beside an invalid one (docs/api.md §5); never decided with. */
+  get lastValid(): LastValid | null {
+    return this.lastValidDocument;
   }
 
   /**
@@ -249,6 +256,7 @@ export class Project {
   private publish(next: ProjectState, change?: 'written'): ProjectChange {
     const previous = this.current;
     this.current = next;
+    this.noteIfValid(next);
     if (
       next.policy.revision === previous.policy.revision &&
       next.policy.status === previous.policy.status &&
@@ -259,6 +267,12 @@ export class Project {
     const outcome = change ?? (next.policy.status === 'ok' ? 'ok' : 'invalid');
     this.listener(outcome);
     return outcome;
+  }
+
+  private noteIfValid(state: ProjectState): void {
+    const { policy } = state;
+    if (policy.status === 'ok' && policy.document !== null)
+      this.lastValidDocument = { revision: policy.revision, document: policy.document };
   }
 
   /**
