@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const TYPED = ['server/**/*.ts', 'client/**/*.ts', 'schemas/**/*.ts', 'ui/**/*.ts'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'client/dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', '**/*.tmp.ts', '.stall.mts'] },
+  { ignores: ['dist/**', 'client/dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', '**/*.tmp.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -23,7 +23,7 @@ import {
 } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
 import { SYSTEM_CLOCK, wallOffsetOf, type ServiceClock } from './clock.js';
-import { ApprovalsError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { parseIssueRef, type IssueRef } from './issue-ref.js';
 import type { OnceAllowances } from './once-allowances.js';
 import { PairMap } from './pair-map.js';
@@ -185,12 +185,12 @@ export class ApprovalRequests {
     attribution: AnswerAttribution = { by: 'admin' },
   ): Promise<AnswerOutcome> {
     const record = this.projects.get(project)?.byId.get(id);
-    if (record === undefined) throw new ApprovalsError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`);
+    if (record === undefined) throw new ApiError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`);
     this.expireIfDue(record, now);
     if (record.status === 'pending' && !record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
     if (record.status !== 'pending' || record.answering) throw closedError(record);
     if (answer === 'for' ? !isGrantTtl(ttlSeconds) : ttlSeconds !== undefined) {
-      throw new ApprovalsError(
+      throw new ApiError(
         'invalid_ttl',
         `ttlSeconds, an integer from 1 to ${MAX_GRANT_TTL_SECONDS}, goes with the answer "for" and only with it.`,
       );
@@ -252,7 +252,7 @@ export class ApprovalRequests {
   wait(project: string, id: string, timeoutMs: number, signal?: AbortSignal): Promise<Approval> {
     const record = this.projects.get(project)?.byId.get(id);
     if (record === undefined)
-      return Promise.reject(new ApprovalsError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`));
+      return Promise.reject(new ApiError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`));
     this.expireIfDue(record, this.clock());
     if (record.status !== 'pending' || timeoutMs <= 0 || signal?.aborted === true) return Promise.resolve(toWire(record));
     return new Promise((resolve) => {
@@ -358,10 +358,10 @@ export class ApprovalRequests {
   }
 }
 
-function closedError(record: RequestRecord): ApprovalsError {
+function closedError(record: RequestRecord): ApiError {
   const state = record.answering ? 'already being answered' : record.status;
   const why = record.cause === 'policy_changed' ? ': its tool is no longer on ask for this requester, so it grants nothing' : '';
-  return new ApprovalsError('approval_closed', `Approval request ${record.id} is no longer pending (${state})${why}.`, {
+  return new ApiError('approval_closed', `Approval request ${record.id} is no longer pending (${state})${why}.`, {
     status: record.status,
     ...(record.cause === undefined ? {} : { cause: record.cause }),
   });

@@ -16,7 +16,6 @@ import {
 import type { ApprovalsPort } from '../domain/decide.js';
 import { SYSTEM_CLOCK, type ServiceClock } from './clock.js';
 import { ApiError, unknownProject } from '../errors.js';
-import { ApprovalsError } from './errors.js';
 import type { AnswerAttribution } from './approval-requests.js';
 import type { Approvals } from './open-approvals.js';
 
@@ -189,13 +188,9 @@ function checkApproverAnswer(answer: ApprovalAnswer, ttlSeconds: number | undefi
   }
 }
 
-/** The API error of a core error: an out-of-range `ttlSeconds` is a malformed request. */
-function toApiError(error: ApprovalsError): ApiError {
-  return new ApiError(error.code === 'invalid_ttl' ? 'invalid_request' : error.code, error.message, error.details);
-}
-
+/** An out-of-range `ttlSeconds` is a malformed request on the wire. */
 function rethrow(error: unknown): never {
-  throw error instanceof ApprovalsError ? toApiError(error) : error;
+  throw error instanceof ApiError && error.code === 'invalid_ttl' ? new ApiError('invalid_request', error.message, error.details) : error;
 }
 
 function wrap<T>(run: () => T): T {

@@ -7,7 +7,7 @@ import { MAX_GRANT_TTL_SECONDS } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
 import { restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
-import { ApprovalsError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { parseIssueRef } from './issue-ref.js';
 import { PairMap } from './pair-map.js';
 import type { PersistedOnce } from './state-file.js';
@@ -49,7 +49,7 @@ export class OnceAllowances {
     this.ttlMs = (options.ttlSeconds ?? DEFAULT_ONCE_TTL_SECONDS) * 1000;
   }
 
-  /** Arms the allowance once it is saved (replacing an unused one for the same pair); throws an {@link ApprovalsError} otherwise. */
+  /** Arms the allowance once it is saved (replacing an unused one for the same pair); throws an {@link ApiError} otherwise. */
   arm(project: string, approvalId: string, requester: string, tool: string, issueKey: string | undefined, now: number): void {
     let armed = this.byProject.get(project);
     if (armed === undefined) {
@@ -59,7 +59,7 @@ export class OnceAllowances {
     this.sweepProject(armed, now);
     const previous = armed.get(requester, tool);
     if (previous === undefined && armed.size >= MAX_ONCES_PER_PROJECT) {
-      throw new ApprovalsError('limit_exceeded', `Project ${project} already has ${MAX_ONCES_PER_PROJECT} unused "once" approvals.`);
+      throw new ApiError('limit_exceeded', `Project ${project} already has ${MAX_ONCES_PER_PROJECT} unused "once" approvals.`);
     }
     armed.set(requester, tool, {
       approvalId,
@@ -73,7 +73,7 @@ export class OnceAllowances {
     } catch (error) {
       if (previous === undefined) armed.delete(requester, tool);
       else armed.set(requester, tool, previous);
-      throw new ApprovalsError('write_failed', `The approval could not be saved (${(error as Error).message}); nothing was allowed.`);
+      throw new ApiError('write_failed', `The approval could not be saved (${(error as Error).message}); nothing was allowed.`);
     }
   }
 

@@ -9,7 +9,7 @@ import { isToolName, sortByCatalogOrder, type ToolName } from '../../schemas/cat
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
 import { parseRequester } from '../../schemas/requester.js';
 import { restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
-import { ApprovalsError } from './errors.js';
+import { ApiError } from '../errors.js';
 import type { PersistedGrant } from './state-file.js';
 
 /** Live grants per project; a project past this must revoke or wait for some to expire. */
@@ -55,19 +55,19 @@ export class TemporaryGrants {
 
   constructor(private readonly options: TemporaryGrantsOptions = {}) {}
 
-  /** Creates a grant once it is saved; throws an {@link ApprovalsError} and changes nothing otherwise. */
+  /** Creates a grant once it is saved; throws an {@link ApiError} and changes nothing otherwise. */
   create(project: string, requester: string, tools: readonly string[], ttlSeconds: number, now: number): Grant {
     if (!isAgentRequester(requester)) {
-      throw new ApprovalsError('invalid_requester', `Only an agent can be granted tools, not ${JSON.stringify(requester)}.`);
+      throw new ApiError('invalid_requester', `Only an agent can be granted tools, not ${JSON.stringify(requester)}.`);
     }
     const granted = checkTools(tools);
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_GRANT_TTL_SECONDS) {
-      throw new ApprovalsError('invalid_ttl', `ttlSeconds must be an integer from 1 to ${MAX_GRANT_TTL_SECONDS}.`);
+      throw new ApiError('invalid_ttl', `ttlSeconds must be an integer from 1 to ${MAX_GRANT_TTL_SECONDS}.`);
     }
     this.sweep(project, now);
     const grants = this.grantsOf(project);
     if (grants.size >= MAX_GRANTS_PER_PROJECT) {
-      throw new ApprovalsError('limit_exceeded', `Project ${project} already has ${MAX_GRANTS_PER_PROJECT} temporary grants.`);
+      throw new ApiError('limit_exceeded', `Project ${project} already has ${MAX_GRANTS_PER_PROJECT} temporary grants.`);
     }
     const record: GrantRecord = {
       id: newId(grants),
@@ -86,7 +86,7 @@ export class TemporaryGrants {
     } catch (error) {
       grants.delete(record.id);
       this.reindex(project, requester);
-      throw new ApprovalsError('write_failed', `The grant could not be saved (${(error as Error).message}); nothing was granted.`);
+      throw new ApiError('write_failed', `The grant could not be saved (${(error as Error).message}); nothing was granted.`);
     }
     return toWire(record);
   }
@@ -142,13 +142,13 @@ export class TemporaryGrants {
   revoke(project: string, id: string, now: number): Grant {
     const { grants } = this.sweep(project, now);
     const record = grants.get(id);
-    if (record === undefined) throw new ApprovalsError('not_found', `No live temporary grant ${JSON.stringify(id)} in project ${project}.`);
+    if (record === undefined) throw new ApiError('not_found', `No live temporary grant ${JSON.stringify(id)} in project ${project}.`);
     grants.delete(id);
     this.reindex(project, record.requester);
     try {
       this.options.persist?.();
     } catch (error) {
-      throw new ApprovalsError(
+      throw new ApiError(
         'write_failed',
         `The grant was revoked but the change could not be saved (${(error as Error).message}): after a restart it would allow again until ${toWire(record).expiresAt}.`,
       );
@@ -305,7 +305,7 @@ function checkTools(tools: readonly string[]): ToolName[] {
   }
   if (tools.length === 0 || unknown.length > 0 || duplicates.length > 0 || empty > 0) {
     const problem = tools.length === 0 ? 'A grant needs at least one tool.' : 'A grant may only name distinct catalog tools.';
-    throw new ApprovalsError('invalid_tools', problem, { unknown, duplicates, empty });
+    throw new ApiError('invalid_tools', problem, { unknown, duplicates, empty });
   }
   return sortByCatalogOrder(tools.filter(isToolName));
 }

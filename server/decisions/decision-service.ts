@@ -52,7 +52,8 @@ export class DecisionService {
     const started = performance.now();
     const body = this.bodyOf(query);
     const sequence = ++this.sequence;
-    // Field by field, not `{ ...body, decisionId }` (bench/README.md, "Metrics on the hot path").
+    // Field by field, not `{ ...body, decisionId }`: about 9 µs a call on Node 20 against 0.26 µs
+    // (bench/README.md, "Logger on the hot path").
     const decision: Decision = {
       allow: body.allow,
       reason: body.reason,
@@ -65,7 +66,7 @@ export class DecisionService {
       decisionId: decisionIdOf(this.idPrefix, sequence),
     };
     if (body.approval !== undefined) decision.approval = body.approval;
-    this.keep(query, decision, sequence);
+    this.recordDecision(query, decision, sequence);
     this.options.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
     return decision;
   }
@@ -98,7 +99,8 @@ export class DecisionService {
     this.recent.dropProject(project);
   }
 
-  private keep(query: DecideQuery, decision: Decision, sequence: number): void {
+  /** Keeps the decision in its project's recent ring, logs a denial and writes the audit line. */
+  private recordDecision(query: DecideQuery, decision: Decision, sequence: number): void {
     const at = Date.now();
     const { logger, audit } = this.options;
     // Anyone may name any project: an unknown one's decisions are logged, never kept nor audited.

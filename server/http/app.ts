@@ -100,9 +100,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger: false,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    // Query strings like ?allow=false&limit=50; nothing else is parsed from the URL.
+    // A path parameter (an agent id or a requester) may be 1,024 characters (schemas/api.ts); the
+    // router's default of 100 would refuse longer ids before validation could name the problem.
     routerOptions: { maxParamLength: 1024 },
-    // Held-open or idle connections cannot pin the service's sockets (issue 20 item 7).
+    // A request still incomplete after 30 s is cut, so held-open connections cannot pin the sockets.
     requestTimeout: 30_000,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
     http: { headersTimeout, connectionsCheckingInterval: Math.min(headersTimeout, 30_000) },
@@ -133,7 +134,33 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
           },
         });
   const ephemeral = new EphemeralPolicies();
-  // The closures below read `permissions`, `events` and `registry` only when called, once they exist.
+  // Built in dependency order: each service is created after everything it calls.
+  const registry = new ProjectRegistry({
+    projectsRoot: options.projectsRoot,
+    projects: options.projects,
+    logger,
+    rescanMs: options.rescanMs,
+  });
+  const metrics = createMetrics({
+    projectCounts: () => {
+      const projects = registry.list();
+      return { total: projects.length, invalid: projects.filter((project) => project.state.policy.status === 'invalid').length };
+    },
+    unwatchedFolders: () => registry.unwatchedFolders(),
+  });
+  const permissions = new PermissionsService({ registry, ephemeral, logger, metrics });
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // A quarter of the connections at most by default: streams never starve /decide of a socket.
+  const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
+  const events = new LiveEvents({
+    maxStreams: Math.max(0, maxEventStreams),
+    maxStreamsPerClient: options.maxEventStreamsPerClient,
+    projects: () =>
+      registry
+        .list()
+        .map((project) => ({ project: project.id, revision: project.state.policy.revision, status: project.state.policy.status })),
+    logger,
+  });
   const approvals = new ApprovalsService({
     approvals: openApprovals({
       stateDirectory: options.stateDir,
@@ -153,14 +180,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger,
     clock: options.clock,
   });
-  // The closures below read `registry` only when called: at a scrape or a decision, once it exists.
-  const metrics = createMetrics({
-    projectCounts: () => {
-      const projects = registry.list();
-      return { total: projects.length, invalid: projects.filter((project) => project.state.policy.status === 'invalid').length };
-    },
-    unwatchedFolders: () => registry.unwatchedFolders(),
-  });
   const decisions = new DecisionService({
     policyOf: (project) => registry.get(project)?.state.policy,
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
@@ -169,9 +188,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     metrics,
     audit,
   });
-  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  // A quarter of the connections at most by default: streams never starve /decide of a socket.
-  const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
   // Without a state folder (tests) the recent decisions live in memory only.
   const recentFile =
     options.stateDir === undefined ? undefined : new RecentDecisionsFile({ stateDir: options.stateDir, recent: decisions.recent, logger });
@@ -181,42 +197,40 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
     granted: (project, requester, tool) => approvals.port.granted(project, requester, tool),
   });
-  const events = new LiveEvents({
-    maxStreams: Math.max(0, maxEventStreams),
-    maxStreamsPerClient: options.maxEventStreamsPerClient,
-    projects: () =>
-      registry
-        .list()
-        .map((project) => ({ project: project.id, revision: project.state.policy.revision, status: project.state.policy.status })),
-    logger,
+
+  // Who hears a project change, in this order (the registry tells its subscribers in the order they
+  // subscribed, once /decide sees the change): the counters, the recent decisions, the approvals
+  // (a new policy closes the requests it now decides), and last the `policy` event, so that it
+  // never announces a change before what follows from it is done.
+  registry.subscribe({
+    projectChanged: (project, change) => {
+      if (change === 'removed') metrics.forgetProject(project);
+      else if (change === 'ok' || change === 'invalid') metrics.recordReload(project, change);
+    },
   });
-  const registry = new ProjectRegistry({
-    projectsRoot: options.projectsRoot,
-    projects: options.projects,
-    logger,
-    rescanMs: options.rescanMs,
+  registry.subscribe({
+    projectChanged: (project, change) => {
+      if (change !== 'removed') return;
+      decisions.forgetProject(project);
+      void recentFile?.forget(project);
+    },
+  });
+  registry.subscribe({
+    projectChanged: (project, change) => {
+      if (change === 'added') approvals.adoptFolder(project, registry.folderOf(project));
+      if (change === 'removed') approvals.dropProject(project);
+      else approvals.policyChanged(project);
+    },
     // What was granted or armed for a folder is not inherited by the one that replaces it.
-    onFolderReplaced: (project) => {
+    folderReplaced: (project) => {
       approvals.dropProject(project);
     },
-    onReload: (project, outcome) => {
-      permissions.noteState(project);
-      if (outcome === 'added') approvals.adoptFolder(project, registry.folderOf(project));
-      if (outcome === 'removed') {
-        decisions.forgetProject(project);
-        void recentFile?.forget(project);
-        metrics.forgetProject(project);
-        approvals.dropProject(project);
-      } else {
-        if (outcome === 'ok' || outcome === 'invalid') metrics.recordReload(project, outcome);
-        approvals.policyChanged(project);
-      }
-      // The registry calls this once the new state is what decisions read.
-      const policy = registry.get(project)?.state.policy;
-      events.policyChanged(project, policy && { revision: policy.revision, status: policy.status });
+  });
+  registry.subscribe({
+    projectChanged: (project, _change, state) => {
+      events.policyChanged(project, state && { revision: state.policy.revision, status: state.policy.status });
     },
   });
-  const permissions = new PermissionsService({ registry, ephemeral, logger, metrics });
   for (const warning of approvals.warnings) logger.warn({ stateDir: options.stateDir }, warning);
 
   installErrorHandling(app, logger);

@@ -4,12 +4,11 @@
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ErrorBody, ErrorCode } from '../../schemas/index.js';
-import { ApiError } from '../errors.js';
-import { ProjectWriteError, type ProjectWriteErrorCode } from '../projects/errors.js';
+import type { ErrorBody } from '../../schemas/index.js';
+import { ApiError, type ServiceErrorCode } from '../errors.js';
 
-/** The status of every code a service or a project can throw. */
-const STATUS_OF: Record<ErrorCode | ProjectWriteErrorCode, number> = {
+/** The status of every code a service or a project can throw; `invalid_ttl` is translated by the approvals service. */
+const STATUS_OF: Record<Exclude<ServiceErrorCode, 'invalid_ttl'>, number> = {
   invalid_request: 400,
   invalid_tools: 400,
   invalid_agent_id: 400,
@@ -40,9 +39,11 @@ export function errorBody(code: string, message: string, details?: Record<string
 }
 
 export function installErrorHandling(app: FastifyInstance, logger: Logger): void {
-  app.setErrorHandler((error: FastifyError | ApiError | ProjectWriteError, request, reply) => {
-    if (error instanceof ApiError || error instanceof ProjectWriteError) {
-      return reply.code(STATUS_OF[error.code]).send(errorBody(error.code, error.message, error.details));
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      if (error.code !== 'invalid_ttl') return reply.code(STATUS_OF[error.code]).send(errorBody(error.code, error.message, error.details));
+      logger.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unexpected error');
+      return reply.code(500).send(errorBody('internal_error', 'Internal error; the request was not applied.'));
     }
     if (error.validation) {
       const errors = error.validation.slice(0, 10).map((issue) => ({ path: issue.instancePath, message: issue.message ?? 'invalid' }));

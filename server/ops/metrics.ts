@@ -53,7 +53,8 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'pdp_' });
   const registers = [registry];
 
-  // Counted in plain numbers, handed to prom-client when scraped (bench/README.md, "Metrics on the hot path").
+  // Counted in plain numbers, handed to prom-client when scraped: prom-client's `labels().inc()` hashes
+  // the labels on every call (bench/README.md, "Metrics on the hot path").
   const decided = new Float64Array(2 * DECISION_REASONS.length);
   const decisions = new Counter({
     name: 'pdp_decisions_total',

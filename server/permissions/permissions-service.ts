@@ -1,7 +1,7 @@
 /**
  * Reads and writes of the projects' permissions (docs/api.md §5) and the ephemeral ticket-assistant
- * policies (§6). Validation errors are `ApiError`s; a write the project refuses or cannot make is
- * the project's `ProjectWriteError`; server/http/ maps both to statuses.
+ * policies (§6). Validation errors, and a write the project refuses or cannot make, are `ApiError`s;
+ * server/http/ maps their codes to statuses.
  */
 import type { Logger } from 'pino';
 import {
@@ -10,7 +10,6 @@ import {
   type EffectivePolicy,
   type EphemeralPolicy,
   type InvalidToolsDetails,
-  type LastValid,
   type PermissionsView,
   type PolicyDocument,
   type ProjectsResponse,
@@ -31,7 +30,6 @@ import { parseRequester } from '../../schemas/requester.js';
 import { buildPermissionsView, complement } from '../domain/view.js';
 import { ApiError, unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
-import { ProjectWriteError } from '../projects/errors.js';
 import type { Project, WriteOptions } from '../projects/project.js';
 import type { ProjectRegistry } from '../projects/registry.js';
 import type { EphemeralPolicies } from './ephemeral.js';
@@ -49,19 +47,7 @@ export interface PermissionsServiceOptions {
 }
 
 export class PermissionsService {
-  /** The last valid document seen per project, shown beside an invalid one (docs/api.md §5); never decided with. */
-  private readonly lastValid = new Map<string, LastValid>();
-
   constructor(private readonly options: PermissionsServiceOptions) {}
-
-  /** Notes a project's current state (call it after every change); forgets a project no longer served. */
-  noteState(projectId: string): void {
-    const policy = this.options.registry.get(projectId)?.state.policy;
-    if (policy === undefined) this.lastValid.delete(projectId);
-    else if (policy.status === 'ok' && policy.document !== null) {
-      this.lastValid.set(projectId, { revision: policy.revision, document: policy.document });
-    }
-  }
 
   listProjects(): ProjectsResponse {
     return {
@@ -79,8 +65,8 @@ export class PermissionsService {
   }
 
   view(projectId: string): PermissionsView {
-    const { state } = this.project(projectId);
-    return buildPermissionsView(projectId, state.policy, state.agents, this.lastValid.get(projectId) ?? null);
+    const project = this.project(projectId);
+    return buildPermissionsView(projectId, project.state.policy, project.state.agents, project.lastValid);
   }
 
   effective(projectId: string, requester: string): EffectivePolicy {
@@ -191,9 +177,9 @@ export class PermissionsService {
       const state = await project.write(edit, options);
       metrics?.recordPolicyWrite('ok');
       logger.info({ project: projectId, revision: state.policy.revision }, 'policy written');
-      return buildPermissionsView(project.id, state.policy, state.agents, this.lastValid.get(projectId) ?? null);
+      return buildPermissionsView(project.id, state.policy, state.agents, project.lastValid);
     } catch (error) {
-      metrics?.recordPolicyWrite(error instanceof ApiError || error instanceof ProjectWriteError ? error.code : 'internal_error');
+      metrics?.recordPolicyWrite(error instanceof ApiError ? error.code : 'internal_error');
       throw error;
     }
   }

@@ -5,12 +5,12 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { PolicyDocument } from '../../schemas/index.js';
+import type { LastValid, PolicyDocument } from '../../schemas/index.js';
 import { NO_AGENTS_FILE, type AgentsFileState } from '../domain/agents-file.js';
 import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy, type ValidPolicy } from '../domain/compile.js';
 import { serializeDocument } from '../domain/edit.js';
 import { TargetChangedError, WriteOutcomeUnknownError, writeFileAtomic, type WrittenFile } from './atomic-write.js';
-import { ProjectWriteError } from './errors.js';
+import { ApiError } from '../errors.js';
 import {
   OUTSIDE_LINK,
   READ_AGAIN,
@@ -60,6 +60,7 @@ export class Project {
   readonly policyPath: string;
   readonly agentsPath: string;
   private current: ProjectState = { policy: builtinPolicy(), agents: NO_AGENTS_FILE, fingerprint: '' };
+  private lastValidDocument: LastValid | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private reloadQueued = false;
   /** When the policy file was first seen missing after it had existed (see VANISHED_GRACE_MS). */
@@ -80,12 +81,18 @@ export class Project {
   static async open(id: string, root: string, listener: ProjectListener = () => undefined): Promise<Project> {
     const project = new Project(id, root, listener);
     project.current = (await project.readState()).state;
+    project.noteIfValid(project.current);
     await project.removeStaleTemps();
     return project;
   }
 
   get state(): ProjectState {
     return this.current;
+  }
+
+  /** The last valid document this project held, shown beside an invalid one (docs/api.md §5); never decided with. */
+  get lastValid(): LastValid | null {
+    return this.lastValidDocument;
   }
 
   /**
@@ -141,23 +148,16 @@ export class Project {
       const { policy } = state;
       const expected = options.ifMatch;
       if (expected !== undefined && !expected.includes('*') && !expected.includes(policy.revision)) {
-        throw new ProjectWriteError(
-          'revision_mismatch',
-          `The policy changed: revision is ${policy.revision}, not ${expected.join(', ')}.`,
-          {
-            revision: policy.revision,
-          },
-        );
+        throw new ApiError('revision_mismatch', `The policy changed: revision is ${policy.revision}, not ${expected.join(', ')}.`, {
+          revision: policy.revision,
+        });
       }
       if (files === undefined) {
         const reason = policy.status === 'invalid' ? policy.error.message : 'unknown error';
-        throw new ProjectWriteError(
-          'write_failed',
-          `Could not read the policy file of project ${this.id} (${reason}); nothing was changed.`,
-        );
+        throw new ApiError('write_failed', `Could not read the policy file of project ${this.id} (${reason}); nothing was changed.`);
       }
       if (policy.status === 'invalid' && !options.allowInvalid) {
-        throw new ProjectWriteError(
+        throw new ApiError(
           'policy_invalid',
           `The policy file is invalid (${policy.error.message}); replace the whole document to repair it.`,
           { error: policy.error },
@@ -165,7 +165,7 @@ export class Project {
       }
       if (!files.policy.ok && files.policy.code === OUTSIDE_LINK) throw outsideFailure(this.id);
       if (!files.policy.ok && files.policy.code.startsWith(UNHEARD_IDEAI_LINK)) {
-        throw new ProjectWriteError('policy_invalid', `The policy file of project ${this.id} cannot be used: ${files.policy.code}.`, {
+        throw new ApiError('policy_invalid', `The policy file of project ${this.id} cannot be used: ${files.policy.code}.`, {
           error: { message: files.policy.code },
         });
       }
@@ -203,9 +203,9 @@ export class Project {
 
   /** The error a failed write answers with; memory follows the file when the write may have taken effect. */
   private async writeFailure(error: unknown): Promise<Error> {
-    if (error instanceof ProjectWriteError) return error;
+    if (error instanceof ApiError) return error;
     if (error instanceof TargetChangedError) {
-      return new ProjectWriteError(
+      return new ApiError(
         'write_conflict',
         `The policy file of project ${this.id} kept changing while it was being written (${MAX_WRITE_ATTEMPTS} attempts); nothing was written.`,
       );
@@ -213,14 +213,14 @@ export class Project {
     if (error instanceof WriteOutcomeUnknownError) {
       this.adopt((await this.readState()).state);
       const code = (error.failure as NodeJS.ErrnoException).code ?? 'error';
-      return new ProjectWriteError(
+      return new ApiError(
         'write_failed',
         `Could not make the policy file of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`,
         { outcome: 'unknown', revision: this.current.policy.revision },
       );
     }
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    return new ProjectWriteError('write_failed', `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`);
+    return new ApiError('write_failed', `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`);
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -256,6 +256,7 @@ export class Project {
   private publish(next: ProjectState, change?: 'written'): ProjectChange {
     const previous = this.current;
     this.current = next;
+    this.noteIfValid(next);
     if (
       next.policy.revision === previous.policy.revision &&
       next.policy.status === previous.policy.status &&
@@ -266,6 +267,12 @@ export class Project {
     const outcome = change ?? (next.policy.status === 'ok' ? 'ok' : 'invalid');
     this.listener(outcome);
     return outcome;
+  }
+
+  private noteIfValid(state: ProjectState): void {
+    const { policy } = state;
+    if (policy.status === 'ok' && policy.document !== null)
+      this.lastValidDocument = { revision: policy.revision, document: policy.document };
   }
 
   /**
@@ -294,8 +301,8 @@ export class Project {
   }
 }
 
-const outsideFailure = (id: string): ProjectWriteError =>
-  new ProjectWriteError('write_failed', `The policy file of project ${id} (or its .ideai folder) is ${OUTSIDE_LINK}; nothing was written.`);
+const outsideFailure = (id: string): ApiError =>
+  new ApiError('write_failed', `The policy file of project ${id} (or its .ideai folder) is ${OUTSIDE_LINK}; nothing was written.`);
 
 /** What a policy file that just disappeared reads as during VANISHED_GRACE_MS. */
 const VANISHED_POLICY = invalidPolicy(revisionOf('vanished'), {

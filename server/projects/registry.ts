@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { PROJECT_ID_REGEX, compareIds } from '../../schemas/ids.js';
 import { folderIdentity } from './folder-identity.js';
-import { Project, type ProjectChange } from './project.js';
+import { Project, type ProjectChange, type ProjectState } from './project.js';
 import { startWatcher, type WatchScope, type Watcher } from './watcher/index.js';
 
 /** Projects read or checked at the same time (at start, by a rescan). */
@@ -29,10 +29,17 @@ export interface RegistryOptions {
   readonly logger: Logger;
   /** Safety-net rescan period in ms (0 disables it). */
   readonly rescanMs?: number | undefined;
-  /** Told after every change of a project, once decisions see it, and when projects come and go. */
-  readonly onReload?: ((project: string, change: RegistryChange) => void) | undefined;
-  /** Told when the folder of a served project is seen gone or replaced by another (see folder-identity.ts). */
-  readonly onFolderReplaced?: ((project: string) => void) | undefined;
+}
+
+/** What a subscriber of the registry is told; each hook is optional. */
+export interface RegistryListener {
+  /**
+   * After every change of a project, once `get()` (and so `/decide`) returns the new state, and when
+   * projects come and go. `state` is the project's state now, undefined once it is removed.
+   */
+  readonly projectChanged?: (project: string, change: RegistryChange, state: ProjectState | undefined) => void;
+  /** When the folder of a served project is seen gone or replaced by another (see folder-identity.ts). */
+  readonly folderReplaced?: (project: string) => void;
 }
 
 /** Runs `task` over `items` with at most `limit` at a time. */
@@ -63,6 +70,7 @@ export class ProjectRegistry {
   private rescanCursor = 0;
   private closed = false;
   private ready = false;
+  private readonly listeners: RegistryListener[] = [];
 
   constructor(private readonly options: RegistryOptions) {
     this.root = options.projectsRoot === undefined ? undefined : path.resolve(options.projectsRoot);
@@ -94,6 +102,16 @@ export class ProjectRegistry {
       this.rescanTimer.unref();
     }
     this.ready = true;
+  }
+
+  /**
+   * Tells `listener` of every change from now on. Listeners are told one after the other, in the
+   * order they subscribed, synchronously, and all after the change is visible to `get()`: a
+   * listener that announces a change (the `/events` stream) subscribes last, so that what the
+   * others do on that change (approvals closing the requests a new policy decides) comes first.
+   */
+  subscribe(listener: RegistryListener): void {
+    this.listeners.push(listener);
   }
 
   get isReady(): boolean {
@@ -234,7 +252,7 @@ export class ProjectRegistry {
   private folderChanged(id: string, identity: string | undefined): void {
     this.folders.set(id, identity);
     this.options.logger.info({ project: id, folder: identity === undefined ? 'gone' : 'replaced' }, 'project folder changed');
-    this.options.onFolderReplaced?.(id);
+    for (const listener of this.listeners) listener.folderReplaced?.(id);
   }
 
   private async add(id: string, root: string): Promise<void> {
@@ -254,7 +272,7 @@ export class ProjectRegistry {
     this.projects.set(id, project);
     this.folders.set(id, folder);
     this.options.logger.info({ project: id, status: project.state.policy.status }, 'project loaded');
-    this.options.onReload?.(id, 'added');
+    this.tell(id, 'added', project.state);
   }
 
   private changed(project: Project, change: Exclude<ProjectChange, 'unchanged'>): void {
@@ -262,7 +280,11 @@ export class ProjectRegistry {
     if (change !== 'written') {
       this.options.logger.info({ project: project.id, status: change, revision: project.state.policy.revision }, 'policy reloaded');
     }
-    this.options.onReload?.(project.id, change);
+    this.tell(project.id, change, project.state);
+  }
+
+  private tell(project: string, change: RegistryChange, state: ProjectState | undefined): void {
+    for (const listener of this.listeners) listener.projectChanged?.(project, change, state);
   }
 
   private remove(id: string): void {
@@ -273,7 +295,7 @@ export class ProjectRegistry {
     project.close();
     this.watcher?.removeProject(project.root);
     this.options.logger.info({ project: id }, 'project removed');
-    this.options.onReload?.(id, 'removed');
+    this.tell(id, 'removed', undefined);
   }
 
   /** The project ids among the root's folders (links to folders included), or undefined when it cannot be listed. */

@@ -1,7 +1,7 @@
 /** Approval requests (docs/api.md §11): one pending per requester and tool, the queue bound, refusals, expiry, answers. */
 import { describe, expect, it } from 'vitest';
 import { MAX_CLOSED_APPROVALS_PER_PROJECT } from '../../server/approvals/approval-requests.js';
-import { ApprovalsError } from '../../server/approvals/errors.js';
+import { ApiError } from '../../server/errors.js';
 import { open } from './helpers.js';
 
 const MINUTE = 60_000;
@@ -11,8 +11,8 @@ async function rejection(promise: Promise<unknown>): Promise<{ code: string; mes
     () => undefined,
     (reason: unknown) => reason,
   );
-  expect(error).toBeInstanceOf(ApprovalsError);
-  return { code: (error as ApprovalsError).code, message: (error as ApprovalsError).message };
+  expect(error).toBeInstanceOf(ApiError);
+  return { code: (error as ApiError).code, message: (error as ApiError).message };
 }
 
 function pendingId(outcome: ReturnType<ReturnType<typeof open>['requests']['request']>): string {

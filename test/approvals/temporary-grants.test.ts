@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/catalog.js';
 import { parseRequester } from '../../schemas/requester.js';
-import { ApprovalsError } from '../../server/approvals/errors.js';
+import { ApiError } from '../../server/errors.js';
 import { MAX_GRANTS_PER_PROJECT, TemporaryGrants } from '../../server/approvals/temporary-grants.js';
 import { TestClock } from './helpers.js';
 
@@ -14,11 +14,11 @@ function codeOf(action: () => unknown): { code: string; details?: Record<string,
   try {
     action();
   } catch (error) {
-    expect(error).toBeInstanceOf(ApprovalsError);
-    const { code, details } = error as ApprovalsError;
+    expect(error).toBeInstanceOf(ApiError);
+    const { code, details } = error as ApiError;
     return details === undefined ? { code } : { code, details };
   }
-  throw new Error('expected an ApprovalsError');
+  throw new Error('expected an ApiError');
 }
 
 describe('TemporaryGrants', () => {
@@ -81,7 +81,7 @@ describe('TemporaryGrants', () => {
         try {
           grants.create('demo', asked, ['idea_memory_write'], 60, now);
         } catch (error) {
-          expect((error as ApprovalsError).code).toBe('invalid_requester');
+          expect((error as ApiError).code).toBe('invalid_requester');
           granted = false;
         }
         expect(granted).toBe(parseRequester(asked).kind === 'agent');
@@ -184,7 +184,7 @@ describe('TemporaryGrants', () => {
               const grant = grants.create(operation.project, operation.requester, operation.tools, operation.ttl, clock.now);
               model.push({ ...grant, expiresAt: Date.parse(grant.expiresAt) });
             } catch (error) {
-              expect(error).toBeInstanceOf(ApprovalsError);
+              expect(error).toBeInstanceOf(ApiError);
             }
           }
           const expected = model.some(

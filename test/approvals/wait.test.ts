@@ -2,7 +2,7 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SYSTEM_CLOCK } from '../../server/approvals/clock.js';
-import { ApprovalsError } from '../../server/approvals/errors.js';
+import { ApiError } from '../../server/errors.js';
 import { open } from './helpers.js';
 
 afterEach(() => {
@@ -122,7 +122,7 @@ describe('ApprovalRequests.wait', () => {
 
   it('rejects with not_found for an unknown request, and releases waiters when the project is dropped or the service closes', async () => {
     const { requests, id, close } = pendingRequest();
-    await expect(requests.wait('demo', 'nope', 1000)).rejects.toBeInstanceOf(ApprovalsError);
+    await expect(requests.wait('demo', 'nope', 1000)).rejects.toBeInstanceOf(ApiError);
     await expect(requests.wait('other', id, 1000)).rejects.toMatchObject({ code: 'not_found' });
     const dropped = requests.wait('demo', id, 30_000);
     requests.dropProject('demo');

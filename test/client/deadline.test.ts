@@ -1,5 +1,5 @@
 /**
- * The client's deadline is hard (issue 20 item 11): a decision answer larger than 64 KiB is refused
+ * The client's deadline is hard: a decision answer larger than 64 KiB is refused
  * before it is parsed, and an answer counts only if it was complete, parsed and checked before the
  * deadline. A service that sends a valid 15 MB allow, slowly or at once, gets a denial on time.
  */

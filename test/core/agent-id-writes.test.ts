@@ -1,7 +1,6 @@
 /**
  * The permissions writes refuse every agent id the domain refuses (reserved, invisible, lookalike),
- * on the agent routes and in a whole document, with 400 invalid_agent_id and nothing written
- * (issue 20 items 4 and 12).
+ * on the agent routes and in a whole document, with 400 invalid_agent_id and nothing written.
  */
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 /**
  * An acknowledged ephemeral ticket-assistant policy outlives its project's disappearance: when the
- * folder comes back, the policy applies again until its TTL (issue 20 item 7: a transient loss of
+ * folder comes back, the policy applies again until its TTL (a transient loss of
  * the projects must not lose what the API acknowledged).
  */
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';

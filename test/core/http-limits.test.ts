@@ -1,7 +1,7 @@
 /**
  * What a flood of connections or bytes cannot do over a real socket: take more than
  * `maxConnections` sockets, hold one open without sending a request, or make `/decide` parse a
- * huge body (issue 20 items 7 and 10).
+ * huge body.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';

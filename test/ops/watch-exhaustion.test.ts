@@ -5,7 +5,7 @@
  * The failure is injected where the watcher calls fs.watch; everything else is real.
  */
 import fs from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { POLICY_FILE, policyText } from '../support/files.js';
@@ -41,13 +41,14 @@ describe('running out of inotify watches', () => {
 
     noWatchesLeftFor(`${path.sep}late`);
     const late = path.join(server.root, 'late');
-    await mkdir(path.join(late, '.ideai'), { recursive: true });
-    await writeFile(path.join(late, '.ideai', POLICY_FILE), policyText(['idea_memory_write']));
-    // The project folder, its .ideai and its policy file: all three unwatched once the project is added.
-    await waitFor(async () => {
-      const body = (await call(server.app, 'GET', '/readyz')).json<{ projects: number; unwatchedFolders?: number }>();
-      return body.projects === 2 && body.unwatchedFolders === 3;
-    }, 'project added, its three watches refused');
+    // Prepared aside and moved in whole: the policy file exists when the project is added, so its
+    // watch fails too (written in place, it may or may not exist yet when the watches start).
+    const staged = path.join(path.dirname(server.root), `${path.basename(server.root)}-staged`);
+    await mkdir(path.join(staged, '.ideai'), { recursive: true });
+    await writeFile(path.join(staged, '.ideai', POLICY_FILE), policyText(['idea_memory_write']));
+    await rename(staged, late);
+    // The project folder, its .ideai and its policy file: all unwatched once the project is added.
+    await waitFor(async () => (await call(server.app, 'GET', '/readyz')).json<{ projects: number }>().projects === 2, 'project added');
     const degraded = await call(server.app, 'GET', '/readyz');
     expect(degraded.json()).toMatchObject({ status: 'degraded', projects: 2, unwatchedFolders: 3 });
     expect(degraded.json<{ message: string }>().message).toMatch(/max_user_watches/);

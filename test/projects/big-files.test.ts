@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 10: a policy file is at most MAX_FILE_BYTES, and compiling one huge or
+ * A policy file is at most MAX_FILE_BYTES, and compiling one huge or
  * pathological file does not stall the decisions of other projects: files above
  * INLINE_PARSE_BYTES are compiled in a worker thread, and nesting deeper than any policy document
  * is refused before JSON.parse. Measured: the longest this thread runs without turning its event
@@ -14,7 +14,7 @@ import { policyText, saveAtomically } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from './support.js';
 
-/** The longest the decisions of another project may wait (issue 20 item 10). */
+/** The longest the decisions of another project may wait while a huge file compiles. */
 const MAX_STALL_MS = 50;
 const SIZE = MAX_FILE_BYTES - 64;
 const ROUNDS = 2;

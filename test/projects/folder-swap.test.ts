@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 2: the watcher follows folders that are replaced, not only files. After the
+ * The watcher follows folders that are replaced, not only files. After the
  * projects root is moved away and back, or a project's `.ideai` is swapped for a prepared one,
  * an external revocation is still heard within the 100 ms target (docs/api.md §9), with the
  * rescan off so that only the watcher can hear it. At 2 and at 1,000 projects; the worst stale

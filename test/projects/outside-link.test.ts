@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 14: a `.ideai` that is a link leading outside the project folder makes the project
+ * A `.ideai` that is a link leading outside the project folder makes the project
  * invalid (every call denied with policy_invalid), and no write follows it, even one that races a
  * swap of `.ideai` for such a link. A link within the project is followed as before.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 13: a repair (the whole-document write) over a file the service cannot read
+ * A repair (the whole-document write) over a file the service cannot read
  * (mode 000) leaves a file it can read: the written file keeps the old mode plus owner read and
  * write, so the repaired project stays valid.
  */

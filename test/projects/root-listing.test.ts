@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 7: a projects root that cannot be listed (too many open files, no permission)
+ * A projects root that cannot be listed (too many open files, no permission)
  * removes no project; a project leaves only when its folder is found missing twice, at least
  * ABSENCE_CONFIRM_MS apart. Whatever hangs on a project (ephemeral policies) is dropped on
  * 'removed', so 'removed' must mean it.

@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 6: one folder reachable under two project ids (a symlink in the projects root, or
+ * One folder reachable under two project ids (a symlink in the projects root, or
  * two PDP_PROJECTS ids whose paths lead to one folder) is one file for writes: concurrent
  * acknowledged writes through both ids are all kept, and both ids keep serving decisions.
  */

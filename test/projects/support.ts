@@ -32,7 +32,7 @@ export const policyPathOf = (projectRoot: string): string => path.join(projectRo
 
 export interface StartedRegistry {
   readonly registry: ProjectRegistry;
-  /** Every change reported through onReload, in order. */
+  /** Every change the registry reported to its subscribers, in order. */
   readonly changes: Array<{ project: string; change: RegistryChange }>;
 }
 
@@ -43,8 +43,8 @@ export async function startRegistry(options: Omit<RegistryOptions, 'logger'>): P
     rescanMs: 0,
     ...options,
     logger: silent,
-    onReload: (project, change) => changes.push({ project, change }),
   });
+  registry.subscribe({ projectChanged: (project, change) => changes.push({ project, change }) });
   cleanups.push(async () => {
     registry.close();
   });

@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 3: `git checkout` deletes the policy file before it writes the other branch's
+ * `git checkout` deletes the policy file before it writes the other branch's
  * version. A policy file that disappears denies every call for VANISHED_GRACE_MS, then is checked
  * again, before the built-in read set applies: nothing is allowed during a swap that neither
  * version allows. Real files, the real watcher.

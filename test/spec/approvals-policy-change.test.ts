@@ -7,7 +7,8 @@
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Approval } from '../../schemas/index.js';
-import { approvalOf, askDoc, setupServiceFile, startService, type Service } from '../approvals/service.js';
+import { admin, approvalOf, askDoc, setupServiceFile, startService, type Service } from '../approvals/service.js';
+import { openSse, type SseFrame } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 
 setupServiceFile();
@@ -47,6 +48,25 @@ describe('a tool taken off ask', () => {
       expect(permissions.projectDefault.allowedTools).toEqual(READ);
       expect(permissions.agents.map((agent) => agent.agentId)).not.toContain('QA');
       expect((await service.call('GET', '/projects/demo/grants')).json()).toEqual({ grants: [] });
+    }
+  });
+
+  it('announces the closed request on /events before the policy that closed it', async () => {
+    const service = await startService(ASK_WRITE);
+    const base = await service.listen();
+    const id = approvalOf(await service.decide(write));
+    const stream = await openSse(`${base}/events?project=demo`, admin);
+    try {
+      const first = await stream.next((frame) => frame.event === 'policy');
+      await takeOffAskByApi(service);
+      const from = stream.frames.indexOf(first) + 1;
+      await stream.next((frame) => frame.event === 'policy', from);
+      const after = stream.frames.slice(from).map((frame: SseFrame) => frame.event);
+      // The registry tells the approvals before the events stream (server/http/app.ts).
+      expect(after.slice(0, 2)).toEqual(['approval', 'policy']);
+      expect(stream.frames[from]?.data).toMatchObject({ project: 'demo', id, status: 'expired' });
+    } finally {
+      stream.close();
     }
   });
 

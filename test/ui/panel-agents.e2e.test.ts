@@ -1,5 +1,5 @@
 /**
- * Agents and the keyboard (issue 18, items 7, 8, 9; issue 20, item 12): the id `/decide` uses
+ * Agents and the keyboard: the id `/decide` uses
  * beside the name, warnings for duplicate names and invisible or lookalike characters, "Accord
  * rapide", and group actions that no longer cost Tab presses on every pass.
  */

@@ -1,5 +1,5 @@
 /**
- * Concurrent changes and invalid files (issue 18, items 2 and 3): a draft is re-applied when the
+ * Concurrent changes and invalid files: a draft is re-applied when the
  * outside change does not touch it, both sides are shown when it does, a file that breaks says
  * "policy invalide", and an invalid file claims no state and offers a confirmed repair. The save
  * paths are tested with the live events cut off: a change can always land between two events.

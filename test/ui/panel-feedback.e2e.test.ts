@@ -1,5 +1,5 @@
 /**
- * Feedback where the user is (issue 18, items 1, 6 and 9): the save confirmation beside
+ * Feedback where the user is: the save confirmation beside
  * Enregistrer with the focus kept, the resets that offer "Annuler" for a few seconds, French
  * errors with the technical detail folded, and stale data that cannot be clicked.
  */

@@ -1,5 +1,5 @@
 /**
- * Live updates (issue 18, item 4) in chromium against the real service: the panel follows
+ * Live updates in chromium against the real service: the panel follows
  * `GET /events`. Nothing in these tests clicks Actualiser: every change below reaches the page
  * by itself, through the events, or the test fails.
  */

@@ -1,5 +1,5 @@
 /**
- * The token (issue 18, items 5 and 9): checked with `GET /whoami` when entered, accepted in the
+ * The token: checked with `GET /whoami` when entered, accepted in the
  * URL fragment and taken out of the address bar, kept in sessionStorage only, with the focus
  * where the user can go on, and a header pill that never uses the words of a policy state.
  */

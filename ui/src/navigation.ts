@@ -134,7 +134,7 @@ export class Navigation {
   // ------------------------------------------------------------------ navigation (guarded by the draft)
 
   /** Runs `proceed` now, or after the user agrees to abandon the unsaved draft. */
-  guard(message: string, proceed: () => void): void {
+  confirmDiscardDraft(message: string, proceed: () => void): void {
     if (!dirty(this.store.state)) {
       proceed();
       return;
@@ -172,7 +172,7 @@ export class Navigation {
   selectTarget(target: TargetKey): void {
     if (sameTarget(target, this.store.state.target)) return;
     this.store.state.requestsOpen = false;
-    this.guard(abandonMessage(this.store.state), () => {
+    this.confirmDiscardDraft(abandonMessage(this.store.state), () => {
       this.store.state.target = target;
       this.store.state.problem = null;
       this.store.state.confirmation = null;
@@ -183,7 +183,7 @@ export class Navigation {
 
   selectProject(projectId: string): void {
     if (projectId === this.store.state.projectId) return;
-    this.guard(abandonMessage(this.store.state), () => void this.load(projectId));
+    this.confirmDiscardDraft(abandonMessage(this.store.state), () => void this.load(projectId));
   }
 
   setTab(tab: Tab): void {
@@ -276,7 +276,7 @@ export class Navigation {
   }
 
   forgetToken(): void {
-    this.guard(abandonMessage(this.store.state), () => {
+    this.confirmDiscardDraft(abandonMessage(this.store.state), () => {
       this.tokens.clear();
       this.store.state.token = null;
       this.store.state.role = null;

@@ -153,7 +153,7 @@ function renderProjectSelector(state: PanelState, actions: Actions): Child {
         onchange: (event: Event) => {
           const select = event.target as HTMLSelectElement;
           const wanted = select.value;
-          select.value = state.projectId ?? wanted; // the guard may refuse the change
+          select.value = state.projectId ?? wanted; // the draft check may refuse the change
           actions.selectProject(wanted);
         },
       },

@@ -209,7 +209,7 @@ export class Writes {
     const { projectId, target, catalog, view } = state;
     if (projectId === null || catalog === null || view === null || !canWrite(this.state) || state.saving) return;
     if (dirty(this.state)) {
-      this.navigation.guard(abandonMessage(this.state), () => void this.reset());
+      this.navigation.confirmDiscardDraft(abandonMessage(this.state), () => void this.reset());
       return;
     }
     const saved = savedTarget(view, target);

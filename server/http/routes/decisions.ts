@@ -3,7 +3,7 @@ import { DecideBatchBodySchema, DecideBatchResponseSchema, DecideQuerySchema, De
 import type { DecisionService } from '../../decisions/decision-service.js';
 import { errors, type TypedApp } from './common.js';
 
-/** A query is a few hundred bytes and a batch at most 100 of them: a bigger body is refused before it is parsed (issue 20 item 10). */
+/** A query is a few hundred bytes and a batch at most 100 of them: a bigger body is refused before it is parsed */
 export const DECIDE_BODY_LIMIT = 64 * 1024;
 
 export interface DecisionRoutesOptions {
@@ -13,7 +13,8 @@ export interface DecisionRoutesOptions {
 }
 
 export async function decisionRoutes(app: TypedApp, { decisions, childLoggerFactory }: DecisionRoutesOptions): Promise<void> {
-  // Fastify skips its per-request logger work only with its own factory (bench/README.md, "Logger on the hot path").
+  // Fastify skips its per-request logger work only with its own factory: 113,021 → 110,688
+  // instructions per `/decide` under callgrind (bench/README.md, "Logger on the hot path").
   app.setChildLoggerFactory(childLoggerFactory);
   app.post(
     '/decide',
