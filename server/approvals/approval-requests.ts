@@ -394,7 +394,7 @@ function newId(taken: ReadonlyMap<string, unknown>): string {
 }
 
 function toDecisionApproval(record: RequestRecord): DecisionApproval {
-  return { id: record.id, status: 'pending', expiresAt: new Date(record.expiresAt + record.wallOffset).toISOString() };
+  return { id: record.id, status: 'pending', expiresAt: new Date(Math.round(record.expiresAt + record.wallOffset)).toISOString() };
 }
 
 function toWire(record: RequestRecord): Approval {
@@ -403,13 +403,13 @@ function toWire(record: RequestRecord): Approval {
     requester: record.requester,
     tool: record.tool,
     status: record.status,
-    createdAt: new Date(record.createdAt + record.wallOffset).toISOString(),
-    expiresAt: new Date(record.expiresAt + record.wallOffset).toISOString(),
+    createdAt: new Date(Math.round(record.createdAt + record.wallOffset)).toISOString(),
+    expiresAt: new Date(Math.round(record.expiresAt + record.wallOffset)).toISOString(),
   };
   if (record.issueRef !== undefined) approval.issueRef = record.issueRef.display;
   if (record.answer !== undefined) approval.answer = record.answer;
   if (record.cause !== undefined) approval.details = { cause: record.cause };
-  if (record.answeredAt !== undefined) approval.answeredAt = new Date(record.answeredAt + record.wallOffset).toISOString();
+  if (record.answeredAt !== undefined) approval.answeredAt = new Date(Math.round(record.answeredAt + record.wallOffset)).toISOString();
   if (record.answeredBy !== undefined && record.answer !== undefined) approval.answeredBy = record.answeredBy;
   if (record.via !== undefined && record.answer !== undefined) approval.via = record.via;
   return approval;

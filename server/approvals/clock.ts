@@ -19,7 +19,8 @@ export const SYSTEM_CLOCK: ServiceClock = {
 
 /** What to add to a monotonic time to get the wall time of that instant, now. */
 export function wallOffsetOf(clock: ServiceClock | undefined): number {
-  return clock === undefined ? 0 : clock.wall() - clock.monotonic();
+  // Whole milliseconds: an absolute time written, read back and shown again stays the same instant.
+  return clock === undefined ? 0 : Math.round(clock.wall() - clock.monotonic());
 }
 
 /**
@@ -30,4 +31,13 @@ export function wallOffsetOf(clock: ServiceClock | undefined): number {
 export function restoredExpiry(expiresAtWall: number, lifetimeMs: number, now: number, wallNow: number): number | undefined {
   const left = Math.min(expiresAtWall - wallNow, lifetimeMs);
   return left > 0 ? now + left : undefined;
+}
+
+/**
+ * The offset to write a record's absolute times with: its own, so a restart shows the same times,
+ * unless the wall clock has since moved by more than a second against the monotonic one (a step),
+ * when today's reading keeps what is written no longer than what is left.
+ */
+export function persistedOffset(recordOffset: number, currentOffset: number): number {
+  return Math.abs(currentOffset - recordOffset) > 1000 ? currentOffset : recordOffset;
 }

@@ -166,8 +166,8 @@ export class OnceAllowances {
           approvalId: once.approvalId,
           requester,
           tool,
-          armedAt: new Date(once.armedAt + wallOffset).toISOString(),
-          expiresAt: new Date(once.expiresAt + wallOffset).toISOString(),
+          armedAt: new Date(Math.round(once.armedAt + wallOffset)).toISOString(),
+          expiresAt: new Date(Math.round(once.expiresAt + wallOffset)).toISOString(),
           folder: once.folder,
         };
         if (once.issueKey !== undefined) entry.issueRef = once.issueKey;

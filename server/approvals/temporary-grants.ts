@@ -8,7 +8,7 @@ import { MAX_GRANT_TTL_SECONDS, type Grant } from '../../schemas/approvals.js';
 import { isToolName, sortByCatalogOrder, type ToolName } from '../../schemas/catalog.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
 import { parseRequester } from '../../schemas/requester.js';
-import { restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
+import { persistedOffset, restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApiError } from '../errors.js';
 import type { PersistedGrant } from './state-file.js';
 
@@ -194,7 +194,9 @@ export class TemporaryGrants {
     const entries: PersistedGrant[] = [];
     for (const grants of this.byProject.values()) {
       for (const record of grants.values()) {
-        if (record.expiresAt > now) entries.push({ ...toWire({ ...record, wallOffset }), folder: record.folder });
+        if (record.expiresAt > now) {
+          entries.push({ ...toWire({ ...record, wallOffset: persistedOffset(record.wallOffset, wallOffset) }), folder: record.folder });
+        }
       }
     }
     return entries;
@@ -323,7 +325,7 @@ function toWire(record: GrantRecord): Grant {
     project: record.project,
     requester: record.requester,
     tools: [...record.tools],
-    createdAt: new Date(record.createdAt + record.wallOffset).toISOString(),
-    expiresAt: new Date(record.expiresAt + record.wallOffset).toISOString(),
+    createdAt: new Date(Math.round(record.createdAt + record.wallOffset)).toISOString(),
+    expiresAt: new Date(Math.round(record.expiresAt + record.wallOffset)).toISOString(),
   };
 }
