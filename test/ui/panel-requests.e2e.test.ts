@@ -132,9 +132,12 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
     await request('Main', 'idea_workstate_set').getByRole('button', { name: 'Refuser' }).click();
     await expect.poll(() => harness.status(), POLL).toBe('Demande de Main pour idea_workstate_set refusée.');
     // A refusal is said in the error style, not as a success.
+    // Polled: a live refresh may re-render the notice between two reads (a detached node has no style).
     const notice = page().locator('#requests-notice');
-    expect(await notice.getAttribute('class')).toContain('status-refusal');
-    expect(await notice.evaluate((element) => getComputedStyle(element).color)).toBe('rgb(179, 38, 30)');
+    await expect.poll(() => notice.getAttribute('class'), POLL).toContain('status-refusal');
+    await expect
+      .poll(() => notice.evaluate((element) => (element.isConnected ? getComputedStyle(element).color : 'detached')), POLL)
+      .toBe('rgb(179, 38, 30)');
     expect(await service().decide('demo', 'Main', 'idea_workstate_set')).toMatchObject({ allow: false, reason: 'approval_denied' });
 
     // The durable answer reached the editor through the live policy event.
