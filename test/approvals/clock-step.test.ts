@@ -8,9 +8,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import { waitFor } from '../support/wait.js';
-import { askDoc, setupServiceFile, startService, tempDir } from './service.js';
+import { tempFolder } from '../support/temp-folder.js';
+import { askDoc, buildApprovalsApp } from './service.js';
 
-setupServiceFile();
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -35,9 +35,9 @@ function steppableWallClock(): { stepBack: (ms: number) => void } {
 }
 
 describe('a wall clock stepped back', () => {
-  it('does not revive an expired grant: /decide still denies and GET grants does not list it', async () => {
+  it('does not revive an expired grant: /decide still denies and GET grants does not list it', async (t) => {
     const wallClock = steppableWallClock();
-    const service = await startService(projects);
+    const service = await buildApprovalsApp(t, projects);
     const grant = await service.grant('demo', 'QA', ['idea_memory_write'], 1);
     expect((await service.decide(query)).source).toBe('grant');
     await waitFor(async () => !(await service.decide(query)).allow, 'the grant to expire', 5_000);
@@ -48,23 +48,23 @@ describe('a wall clock stepped back', () => {
     expect(listed.json<{ grants: { id: string }[] }>().grants.map((entry) => entry.id)).not.toContain(grant.id);
   });
 
-  it('does not revive it at the next start either: the expired grant left the state file without any list, create or revoke', async () => {
+  it('does not revive it at the next start either: the expired grant left the state file without any list, create or revoke', async (t) => {
     const wallClock = steppableWallClock();
-    const stateDir = await tempDir();
-    const first = await startService(projects, { stateDir });
+    const stateDir = await tempFolder();
+    const first = await buildApprovalsApp(t, projects, { stateDir });
     const grant = await first.grant('demo', 'QA', ['idea_memory_write'], 1);
     const stateFile = path.join(stateDir, STATE_FILE_NAME);
     expect(await readFile(stateFile, 'utf8')).toContain(grant.id);
     await waitFor(async () => !(await readFile(stateFile, 'utf8')).includes(grant.id), 'the expired grant to leave the file', 5_000);
     await first.app.close();
     wallClock.stepBack(HOUR);
-    const second = await startService({}, { stateDir, root: first.root });
+    const second = await buildApprovalsApp(t, {}, { stateDir, projects: first });
     expect(await second.decide(query)).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
   });
 
-  it('keeps a live grant live until its own end', async () => {
+  it('keeps a live grant live until its own end', async (t) => {
     const wallClock = steppableWallClock();
-    const service = await startService(projects);
+    const service = await buildApprovalsApp(t, projects);
     const grant = await service.grant('demo', 'QA', ['idea_memory_write'], 3600);
     wallClock.stepBack(HOUR);
     expect((await service.decide(query)).source).toBe('grant');

@@ -2,30 +2,17 @@
  * The permissions writes refuse every agent id the domain refuses (reserved, invisible, lookalike),
  * on the agent routes and in a whole document, with 400 invalid_agent_id and nothing written.
  */
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
+import { readFile } from 'node:fs/promises';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { adminHeaders as auth, buildTestApp, suiteScope, type TestApp } from '../support/app.js';
 
-const TOKEN = 'agent-id-admin-token';
-const auth = { authorization: `Bearer ${TOKEN}` };
-let root: string;
-let app: FastifyInstance;
+const suite = suiteScope();
+let server: TestApp;
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'pdp-agent-ids-'));
-  await mkdir(join(root, 'demo'));
-  app = await buildApp({ projectsRoot: root, adminToken: TOKEN, rescanMs: 0 });
-  await app.ready();
-});
-afterAll(async () => {
-  await app.close();
-  await rm(root, { recursive: true, force: true });
+  server = await buildTestApp(suite, { demo: {} }, { rescanMs: 0 });
 });
 
-const policyText = (): Promise<string | undefined> =>
-  readFile(join(root, 'demo', '.ideai', 'mcp-tool-permissions.json'), 'utf8').catch(() => undefined);
+const policyText = (): Promise<string | undefined> => readFile(server.policyPath('demo'), 'utf8').catch(() => undefined);
 
 describe('agent ids of the permission writes', () => {
   const refused = ['mcp', 'QA\u200b', '\uff31\uff21', 'QA\u00a0', 'Q\u202eA', 'QA '];
@@ -33,10 +20,10 @@ describe('agent ids of the permission writes', () => {
   it('refuses reserved, invisible and lookalike ids on PUT and DELETE .../agents/:agentId', async () => {
     for (const agentId of refused) {
       const url = `/projects/demo/mcp-tool-permissions/agents/${encodeURIComponent(agentId)}`;
-      const put = await app.inject({ method: 'PUT', url, headers: auth, payload: { allowedTools: ['idea_memory_write'] } });
+      const put = await server.app.inject({ method: 'PUT', url, headers: auth, payload: { allowedTools: ['idea_memory_write'] } });
       expect(put.statusCode, JSON.stringify(agentId)).toBe(400);
       expect(put.json(), JSON.stringify(agentId)).toMatchObject({ error: { code: 'invalid_agent_id' } });
-      const removal = await app.inject({ method: 'DELETE', url, headers: auth });
+      const removal = await server.app.inject({ method: 'DELETE', url, headers: auth });
       expect(removal.statusCode, JSON.stringify(agentId)).toBe(400);
       expect(removal.json()).toMatchObject({ error: { code: 'invalid_agent_id' } });
     }
@@ -52,12 +39,17 @@ describe('agent ids of the permission writes', () => {
           { agentId, policy: { allowedTools: ['idea_memory_write'] } },
         ],
       };
-      const response = await app.inject({ method: 'PUT', url: '/projects/demo/mcp-tool-permissions', headers: auth, payload: document });
+      const response = await server.app.inject({
+        method: 'PUT',
+        url: '/projects/demo/mcp-tool-permissions',
+        headers: auth,
+        payload: document,
+      });
       expect(response.statusCode, JSON.stringify(agentId)).toBe(400);
       expect(response.json(), JSON.stringify(agentId)).toMatchObject({ error: { code: 'invalid_agent_id' } });
     }
     expect(await policyText()).toBeUndefined();
-    const accepted = await app.inject({
+    const accepted = await server.app.inject({
       method: 'PUT',
       url: '/projects/demo/mcp-tool-permissions/agents/Dev%20Ops',
       headers: auth,

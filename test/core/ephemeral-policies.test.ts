@@ -3,33 +3,21 @@
  * folder comes back, the policy applies again until its TTL (a transient loss of
  * the projects must not lose what the API acknowledged).
  */
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Decision, ProjectsResponse } from '../../schemas/index.js';
-import { buildApp } from '../../server/http/app.js';
+import { adminHeaders, buildTestApp } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
-const TOKEN = 'ephemeral-admin-token';
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-});
-
 describe('ephemeral policies', () => {
-  it('apply again when their project comes back after disappearing', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'pdp-ephemeral-'));
-    cleanup.push(() => rm(root, { recursive: true, force: true }));
-    await mkdir(join(root, 'demo'));
-    const app = await buildApp({ projectsRoot: root, adminToken: TOKEN, rescanMs: 200 });
-    cleanup.push(() => app.close());
-    await app.ready();
+  it('apply again when their project comes back after disappearing', async (t) => {
+    const { app, root } = await buildTestApp(t, { demo: {} }, { rescanMs: 200 });
     const requester = 'ticket-assistant:demo:82';
     const put = await app.inject({
       method: 'PUT',
       url: `/projects/demo/ephemeral-policies/${encodeURIComponent(requester)}`,
-      headers: { authorization: `Bearer ${TOKEN}` },
+      headers: adminHeaders,
       payload: { allowedTools: ['idea_memory_write'], ttlSeconds: 3600 },
     });
     expect(put.statusCode).toBe(200);

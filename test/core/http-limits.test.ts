@@ -3,15 +3,12 @@
  * `maxConnections` sockets, hold one open without sending a request, or make `/decide` parse a
  * huge body.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp, type BuildAppOptions } from '../../server/http/app.js';
 import { DECIDE_BODY_LIMIT } from '../../server/http/routes/decisions.js';
+import { startTestServer, type TestAppOptions, type TestScope } from '../support/app.js';
 import { makeTree } from '../support/files.js';
 import { START_DEADLINE_MS, runUntilExit, startService } from '../support/service-process.js';
 import { waitFor } from '../support/wait.js';
@@ -21,16 +18,9 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-async function listening(options: Partial<BuildAppOptions> = {}): Promise<{ app: FastifyInstance; port: number }> {
-  const root = await mkdtemp(join(tmpdir(), 'pdp-limits-'));
-  await mkdir(join(root, 'demo'));
-  cleanup.push(() => rm(root, { recursive: true, force: true }));
-  const app = await buildApp({ projectsRoot: root, adminToken: 'admin', rescanMs: 0, ...options });
-  cleanup.push(() => app.close());
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('not listening on a port');
-  return { app, port: address.port };
+async function listening(t: TestScope, options: TestAppOptions = {}): Promise<{ app: FastifyInstance; port: number }> {
+  const { app, baseUrl } = await startTestServer(t, { demo: {} }, { rescanMs: 0, ...options });
+  return { app, port: Number(new URL(baseUrl).port) };
 }
 
 /** A raw socket: what it received, and whether the server closed it. */
@@ -75,8 +65,8 @@ const within = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
   Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))]);
 
 describe('connections', () => {
-  it('closes a connection beyond maxConnections at once while the open ones keep being answered', async () => {
-    const { port } = await listening({ maxConnections: 4 });
+  it('closes a connection beyond maxConnections at once while the open ones keep being answered', async (t) => {
+    const { port } = await listening(t, { maxConnections: 4 });
     const open = [];
     for (let i = 0; i < 4; i++) {
       const raw = await connect(port);
@@ -104,8 +94,8 @@ describe('connections', () => {
     }
   });
 
-  it('closes a connection that does not finish its headers within headersTimeoutMs, and an idle one after keepAliveTimeoutMs', async () => {
-    const { port } = await listening({ headersTimeoutMs: 300, keepAliveTimeoutMs: 300 });
+  it('closes a connection that does not finish its headers within headersTimeoutMs, and an idle one after keepAliveTimeoutMs', async (t) => {
+    const { port } = await listening(t, { headersTimeoutMs: 300, keepAliveTimeoutMs: 300 });
     const slow = await connect(port);
     slow.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     const idle = await connect(port);
@@ -116,8 +106,8 @@ describe('connections', () => {
     expect(slow.received()).not.toContain('{"status":"ok"}');
   });
 
-  it('defaults to 1024 connections', async () => {
-    const { app } = await listening();
+  it('defaults to 1024 connections', async (t) => {
+    const { app } = await listening(t);
     expect(app.server.maxConnections).toBe(1024);
   });
 
@@ -159,8 +149,8 @@ describe('decision bodies', () => {
     return `{"project":"demo","requester":"QA","tool":"idea_ticket_read","arguments":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
   };
 
-  it('refuses a 977 KiB nested body on /decide and /decide/batch with 413 before parsing it, and keeps deciding', async () => {
-    const { port } = await listening();
+  it('refuses a 977 KiB nested body on /decide and /decide/batch with 413 before parsing it, and keeps deciding', async (t) => {
+    const { port } = await listening(t);
     const base = `http://127.0.0.1:${port}`;
     const body = nestedQuery(977 * 1024);
     for (const [url, payload] of [

@@ -3,33 +3,18 @@
  * `.ideai/` replaced whole, a write that cannot be completed, concurrent writes.
  */
 import { promises as fsPromises } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { chmod, mkdir, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../server/http/app.js';
-
-const TOKEN = 'core-admin-token';
-const open: FastifyInstance[] = [];
-const folders: string[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((app) => app.close()));
-  await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
-});
+import { adminHeaders, buildTestApp, type TestScope } from '../support/app.js';
 
 const doc = (agentTools: Record<string, string[]>) =>
   `${JSON.stringify({ version: 1, agents: Object.entries(agentTools).map(([agentId, allowedTools]) => ({ agentId, policy: { allowedTools } })) }, null, 2)}\n`;
 
-async function start(): Promise<{ app: FastifyInstance; project: string }> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'pdp-core-'));
-  folders.push(root);
-  const project = path.join(root, 'demo');
-  await mkdir(project);
-  const app = await buildApp({ projectsRoot: root, adminToken: TOKEN, rescanMs: 0 });
-  open.push(app);
-  await app.ready();
-  return { app, project };
+async function start(t: TestScope): Promise<{ app: FastifyInstance; project: string }> {
+  const { app, projectDir } = await buildTestApp(t, { demo: {} }, { rescanMs: 0 });
+  return { app, project: projectDir('demo') };
 }
 
 async function allowed(app: FastifyInstance, requester: string, tool: string): Promise<boolean> {
@@ -48,8 +33,8 @@ async function eventually(check: () => Promise<boolean>, deadlineMs = 5000): Pro
 }
 
 describe('store and watcher', () => {
-  it('follows a symlink swap of the policy file (ln -s new && mv -T over the link)', async () => {
-    const { app, project } = await start();
+  it('follows a symlink swap of the policy file (ln -s new && mv -T over the link)', async (t) => {
+    const { app, project } = await start(t);
     const ideai = path.join(project, '.ideai');
     await mkdir(ideai);
     // Links to files in .ideai itself, by name: the only symlinked layout followed (docs/design.md, "Links").
@@ -62,8 +47,8 @@ describe('store and watcher', () => {
     await eventually(async () => !(await allowed(app, 'QA', 'idea_memory_write')));
   });
 
-  it('follows .ideai/ replaced as a whole folder (rename of a prepared folder over it)', async () => {
-    const { app, project } = await start();
+  it('follows .ideai/ replaced as a whole folder (rename of a prepared folder over it)', async (t) => {
+    const { app, project } = await start(t);
     const ideai = path.join(project, '.ideai');
     await mkdir(ideai);
     await writeFile(path.join(ideai, 'mcp-tool-permissions.json'), doc({ QA: ['idea_memory_write'] }));
@@ -76,13 +61,13 @@ describe('store and watcher', () => {
     await eventually(async () => (await allowed(app, 'QA', 'idea_ask_agent')) && !(await allowed(app, 'QA', 'idea_memory_write')));
   });
 
-  it('answers 500 write_failed when .ideai is a file, and changes neither memory nor disk', async () => {
-    const { app, project } = await start();
+  it('answers 500 write_failed when .ideai is a file, and changes neither memory nor disk', async (t) => {
+    const { app, project } = await start(t);
     await writeFile(path.join(project, '.ideai'), 'not a folder');
     const response = await app.inject({
       method: 'PUT',
       url: '/projects/demo/mcp-tool-permissions/agents/QA',
-      headers: { authorization: `Bearer ${TOKEN}` },
+      headers: adminHeaders,
       payload: { allowedTools: ['idea_memory_write'] },
     });
     expect(response.statusCode).toBe(500);
@@ -91,15 +76,15 @@ describe('store and watcher', () => {
     expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(false);
   });
 
-  it('answers 500 write_failed when the folder cannot be synced after the rename, and puts back the old file (or no file, and no .ideai folder)', async () => {
-    const { app, project } = await start();
+  it('answers 500 write_failed when the folder cannot be synced after the rename, and puts back the old file (or no file, and no .ideai folder)', async (t) => {
+    const { app, project } = await start(t);
     const ideai = path.join(project, '.ideai');
     const policyFile = path.join(ideai, 'mcp-tool-permissions.json');
     const put = (tools: string[]) =>
       app.inject({
         method: 'PUT',
         url: '/projects/demo/mcp-tool-permissions/agents/QA',
-        headers: { authorization: `Bearer ${TOKEN}` },
+        headers: adminHeaders,
         payload: { allowedTools: tools },
       });
     // Real files; only the next fsync of the .ideai folder fails (EIO), right after the rename.
@@ -169,7 +154,7 @@ describe('store and watcher', () => {
       const repaired = await app.inject({
         method: 'PUT',
         url: '/projects/demo/mcp-tool-permissions',
-        headers: { authorization: `Bearer ${TOKEN}` },
+        headers: adminHeaders,
         payload: { version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_ticket_read'] } }] },
       });
       unreadable.mockRestore();
@@ -199,8 +184,8 @@ describe('store and watcher', () => {
   });
 
   // root ignores folder permissions (CI runs as root): the `.ideai` file case above covers it there.
-  it.skipIf(process.getuid?.() === 0)('answers write_failed on a read-only folder without touching the old file', async () => {
-    const { app, project } = await start();
+  it.skipIf(process.getuid?.() === 0)('answers write_failed on a read-only folder without touching the old file', async (t) => {
+    const { app, project } = await start(t);
     const ideai = path.join(project, '.ideai');
     await mkdir(ideai);
     await writeFile(path.join(ideai, 'mcp-tool-permissions.json'), doc({}));
@@ -208,22 +193,22 @@ describe('store and watcher', () => {
     const response = await app.inject({
       method: 'PUT',
       url: '/projects/demo/mcp-tool-permissions/default',
-      headers: { authorization: `Bearer ${TOKEN}` },
+      headers: adminHeaders,
       payload: { allowedTools: ['idea_memory_write'] },
     });
     await chmod(ideai, 0o700);
     expect(response.json()).toMatchObject({ error: { code: 'write_failed' } });
   });
 
-  it('serializes concurrent writes to one project: none is lost', async () => {
-    const { app, project } = await start();
+  it('serializes concurrent writes to one project: none is lost', async (t) => {
+    const { app, project } = await start(t);
     const agents = Array.from({ length: 20 }, (_, index) => `Agent${index}`);
     const responses = await Promise.all(
       agents.map((agent) =>
         app.inject({
           method: 'PUT',
           url: `/projects/demo/mcp-tool-permissions/agents/${agent}`,
-          headers: { authorization: `Bearer ${TOKEN}` },
+          headers: adminHeaders,
           payload: { allowedTools: ['idea_memory_write'] },
         }),
       ),
@@ -236,8 +221,8 @@ describe('store and watcher', () => {
     for (const agent of agents) expect(await allowed(app, agent, 'idea_memory_write')).toBe(true);
   });
 
-  it('lets exactly one of several writes with the same If-Match succeed', async () => {
-    const { app } = await start();
+  it('lets exactly one of several writes with the same If-Match succeed', async (t) => {
+    const { app } = await start(t);
     const current = await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' });
     const etag = current.headers.etag as string;
     const responses = await Promise.all(
@@ -245,7 +230,7 @@ describe('store and watcher', () => {
         app.inject({
           method: 'PUT',
           url: `/projects/demo/mcp-tool-permissions/agents/${agent}`,
-          headers: { authorization: `Bearer ${TOKEN}`, 'if-match': etag },
+          headers: { ...adminHeaders, 'if-match': etag },
           payload: { allowedTools: ['idea_memory_write'] },
         }),
       ),
@@ -254,14 +239,14 @@ describe('store and watcher', () => {
     expect(statuses).toEqual([200, 412, 412, 412, 412]);
   });
 
-  it('accepts an If-Match list that contains the current revision, and refuses one that does not', async () => {
-    const { app } = await start();
+  it('accepts an If-Match list that contains the current revision, and refuses one that does not', async (t) => {
+    const { app } = await start(t);
     const etag = (await app.inject({ method: 'GET', url: '/projects/demo/mcp-tool-permissions' })).headers.etag as string;
     const put = (ifMatch: string) =>
       app.inject({
         method: 'PUT',
         url: '/projects/demo/mcp-tool-permissions/default',
-        headers: { authorization: `Bearer ${TOKEN}`, 'if-match': ifMatch },
+        headers: { ...adminHeaders, 'if-match': ifMatch },
         payload: { allowedTools: ['idea_ticket_read'] },
       });
     expect((await put('"0000000000000000", "1111111111111111"')).statusCode).toBe(412);

@@ -1,27 +1,15 @@
 /** GET /whoami tells the panel which token it holds (docs/api.md §7). */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN as ADMIN, DECIDE_TOKEN as DECIDE, buildTestApp, suiteScope } from '../support/app.js';
 
-const ADMIN = 'whoami-admin-token';
-const DECIDE = 'whoami-decide-token';
-
-let root: string;
+const suite = suiteScope();
 let open: FastifyInstance;
 let guarded: FastifyInstance;
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'pdp-whoami-'));
-  await mkdir(join(root, 'demo'));
-  open = await buildApp({ projectsRoot: root, adminToken: ADMIN, rescanMs: 0 });
-  guarded = await buildApp({ projectsRoot: root, adminToken: ADMIN, decideToken: DECIDE, rescanMs: 0 });
-});
-afterAll(async () => {
-  await open.close();
-  await guarded.close();
-  await rm(root, { recursive: true, force: true });
+  const first = await buildTestApp(suite, { demo: {} }, { rescanMs: 0 });
+  open = first.app;
+  ({ app: guarded } = await buildTestApp(suite, {}, { projects: first, decideToken: DECIDE, rescanMs: 0 }));
 });
 
 const whoami = (app: FastifyInstance, authorization?: string) =>

@@ -9,12 +9,10 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { LiveEvents } from '../../server/events/live-events.js';
-import { DECIDE_TOKEN, adminHeaders, agentUrl, call, decide, listenServer, setupSpecFile, startServer } from '../support/app.js';
+import { adminHeaders, agentUrl, call, decide, DECIDE_TOKEN, startTestServer } from '../support/app.js';
 import { policyText, saveAtomically } from '../support/files.js';
 import { openSse, type SseFrame } from '../support/sse.js';
 import { READ_TOOLS } from '../support/tools.js';
-
-setupSpecFile();
 
 const isPolicy =
   (project: string, status?: string) =>
@@ -24,9 +22,9 @@ const isPolicy =
   };
 
 describe('GET /events', () => {
-  it('sends every project once when the stream opens, and only the asked project with ?project=', async () => {
-    const server = await startServer({ alpha: { policy: policyText(undefined) }, beta: {} });
-    const base = await listenServer(server);
+  it('sends every project once when the stream opens, and only the asked project with ?project=', async (t) => {
+    const server = await startTestServer(t, { alpha: { policy: policyText(undefined) }, beta: {} });
+    const base = server.baseUrl;
     const all = await openSse(`${base}/events`);
     expect(all.status).toBe(200);
     expect(all.headers['content-type']).toMatch(/^text\/event-stream/);
@@ -47,9 +45,9 @@ describe('GET /events', () => {
     expect(unknown.json<{ error: { code: string } }>().error.code).toBe('unknown_project');
   });
 
-  it('sends a policy event after an API write, once /decide already answers from the new revision', async () => {
-    const server = await startServer({ alpha: { policy: policyText(undefined) } });
-    const base = await listenServer(server);
+  it('sends a policy event after an API write, once /decide already answers from the new revision', async (t) => {
+    const server = await startTestServer(t, { alpha: { policy: policyText(undefined) } });
+    const base = server.baseUrl;
     const stream = await openSse(`${base}/events?project=alpha`);
     await stream.next(isPolicy('alpha'));
     const from = stream.frames.length;
@@ -66,9 +64,9 @@ describe('GET /events', () => {
     stream.close();
   });
 
-  it('follows external edits: a revocation, a broken file, its repair, a project removed and added', async () => {
-    const server = await startServer({ alpha: { policy: policyText(undefined, { QA: [...READ_TOOLS, 'idea_memory_write'] }) } });
-    const base = await listenServer(server);
+  it('follows external edits: a revocation, a broken file, its repair, a project removed and added', async (t) => {
+    const server = await startTestServer(t, { alpha: { policy: policyText(undefined, { QA: [...READ_TOOLS, 'idea_memory_write'] }) } });
+    const base = server.baseUrl;
     const stream = await openSse(`${base}/events`);
     await stream.next(isPolicy('alpha', 'ok'));
     const file = server.policyPath('alpha');
@@ -101,9 +99,9 @@ describe('GET /events', () => {
     stream.close();
   });
 
-  it('needs the decide token when one is set, and ends open streams cleanly on shutdown', async () => {
-    const server = await startServer({ alpha: {} }, { decideToken: DECIDE_TOKEN });
-    const base = await listenServer(server);
+  it('needs the decide token when one is set, and ends open streams cleanly on shutdown', async (t) => {
+    const server = await startTestServer(t, { alpha: {} }, { decideToken: DECIDE_TOKEN });
+    const base = server.baseUrl;
     const refused = await openSse(`${base}/events`);
     expect(refused.status).toBe(401);
     refused.close();

@@ -5,11 +5,8 @@
  */
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
-import { makeProjectsRoot, setupSpecFile } from '../support/app.js';
+import { startTestServer } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-
-setupSpecFile();
 
 interface HeldStream {
   readonly socket: net.Socket;
@@ -42,17 +39,10 @@ async function decideStatus(base: string): Promise<number> {
 }
 
 describe('/events stream limits', () => {
-  it('refuses streams past the total and per-client limits (429 too_many_streams) and /decide keeps its room', async () => {
-    const { root } = await makeProjectsRoot({ demo: {} });
-    const app = await buildApp({
-      projectsRoot: root,
-      adminToken: 'stream-limits-admin-token-0123',
-      maxConnections: 40,
-      maxEventStreamsPerClient: 4,
-    });
+  it('refuses streams past the total and per-client limits (429 too_many_streams) and /decide keeps its room', async (t) => {
+    const { baseUrl: base } = await startTestServer(t, { demo: {} }, { maxConnections: 40, maxEventStreamsPerClient: 4 });
     const held: HeldStream[] = [];
     try {
-      const base = await app.listen({ port: 0, host: '127.0.0.1' });
       const port = Number(new URL(base).port);
       // 40 streams from 10 addresses: as many as the service takes connections.
       for (let index = 0; index < 40; index += 1) held.push(holdStream(port, `127.0.0.${2 + (index % 10)}`));
@@ -90,7 +80,6 @@ describe('/events stream limits', () => {
       expect(own.map((stream) => stream.status()).filter((status) => status?.startsWith('HTTP/1.1 429'))).toHaveLength(1);
     } finally {
       for (const stream of held) stream.socket.destroy();
-      await app.close();
     }
   });
 });

@@ -1,9 +1,9 @@
-import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditRecordOf, createAuditFile, type AuditFile, type AuditRecord } from '../../server/decisions/audit-file.js';
 import type { Decision } from '../../schemas/index.js';
-import { buildApp } from '../../server/http/app.js';
+import { ADMIN_TOKEN, DECIDE_TOKEN, buildTestApp } from '../support/app.js';
 import { tempFolder } from '../support/temp-folder.js';
 
 const FIELDS = [
@@ -223,86 +223,69 @@ describe('createAuditFile', () => {
 });
 
 describe('audit file wired into the app (PDP_AUDIT_FILE)', () => {
-  it('appends every decision the API answers, without the tokens', async () => {
-    const folder = await tempFolder();
-    await mkdir(join(folder, 'projects', 'demo'), { recursive: true });
-    const path = join(folder, 'audit', 'decisions.ndjson');
-    const app = await buildApp({
-      projectsRoot: join(folder, 'projects'),
-      adminToken: 'admin-token-never-logged',
-      decideToken: 'decide-token-never-logged',
-      auditFile: path,
+  it('appends every decision the API answers, without the tokens', async (t) => {
+    const path = join(await tempFolder(), 'audit', 'decisions.ndjson');
+    const { app, close } = await buildTestApp(t, { demo: {} }, { decideToken: DECIDE_TOKEN, auditFile: path });
+    const headers = { authorization: `Bearer ${DECIDE_TOKEN}` };
+    const denied = await app.inject({
+      method: 'POST',
+      url: '/decide',
+      headers,
+      payload: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' },
     });
-    try {
-      await app.ready();
-      const headers = { authorization: 'Bearer decide-token-never-logged' };
-      const denied = await app.inject({
-        method: 'POST',
-        url: '/decide',
-        headers,
-        payload: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' },
-      });
-      const batch = await app.inject({
-        method: 'POST',
-        url: '/decide/batch',
-        headers,
-        payload: { queries: [{ project: 'demo', requester: 'mcp', tool: 'idea_ticket_read' }] },
-      });
-      expect(denied.statusCode).toBe(200);
-      expect(batch.statusCode).toBe(200);
-      const ids = [denied.json<Decision>().decisionId, batch.json<{ decisions: Decision[] }>().decisions[0]?.decisionId];
-      await app.close();
+    const batch = await app.inject({
+      method: 'POST',
+      url: '/decide/batch',
+      headers,
+      payload: { queries: [{ project: 'demo', requester: 'mcp', tool: 'idea_ticket_read' }] },
+    });
+    expect(denied.statusCode).toBe(200);
+    expect(batch.statusCode).toBe(200);
+    const ids = [denied.json<Decision>().decisionId, batch.json<{ decisions: Decision[] }>().decisions[0]?.decisionId];
+    await close();
 
-      const lines = await readLines(path);
-      expect(lines.map((line) => line.decisionId)).toEqual(ids);
-      expect(lines[0]).toMatchObject({
-        project: 'demo',
-        requester: 'QA',
-        tool: 'idea_memory_write',
-        allow: false,
-        reason: 'not_in_allowlist',
-      });
-      expect(lines[1]).toMatchObject({ requester: 'mcp', requesterKind: 'anonymous', allow: true, reason: 'allowed' });
-      expect(await readFile(path, 'utf8')).not.toContain('never-logged');
-    } finally {
-      await app.close();
-    }
+    const lines = await readLines(path);
+    expect(lines.map((line) => line.decisionId)).toEqual(ids);
+    expect(lines[0]).toMatchObject({
+      project: 'demo',
+      requester: 'QA',
+      tool: 'idea_memory_write',
+      allow: false,
+      reason: 'not_in_allowlist',
+    });
+    expect(lines[1]).toMatchObject({ requester: 'mcp', requesterKind: 'anonymous', allow: true, reason: 'allowed' });
+    const written = await readFile(path, 'utf8');
+    expect(written).not.toContain(DECIDE_TOKEN);
+    expect(written).not.toContain(ADMIN_TOKEN);
   });
 
-  it('writes no line for an unknown project, and cuts every long field at 256 characters, naming it in truncated', async () => {
-    const folder = await tempFolder();
-    await mkdir(join(folder, 'projects', 'demo'), { recursive: true });
-    const path = join(folder, 'decisions.ndjson');
-    const app = await buildApp({ projectsRoot: join(folder, 'projects'), adminToken: 'admin', auditFile: path });
-    try {
-      await app.ready();
-      const decide = async (query: object): Promise<Decision> => {
-        const response = await app.inject({ method: 'POST', url: '/decide', payload: query });
-        expect(response.statusCode).toBe(200);
-        return response.json<Decision>();
-      };
-      const forged = await decide({ project: `x${'p'.repeat(255)}`, requester: 'QA', tool: 'idea_memory_write' });
-      expect(forged.reason).toBe('unknown_project');
-      const longRequester = `QA${'q'.repeat(400)}`;
-      const longTool = `idea_${'t'.repeat(251)}`; // the schema's longest tool name: kept whole
-      const long = await decide({ project: 'demo', requester: longRequester, tool: longTool });
-      const short = await decide({ project: 'demo', requester: 'QA', tool: 'idea_ticket_read' });
-      await app.close();
+  it('writes no line for an unknown project, and cuts every long field at 256 characters, naming it in truncated', async (t) => {
+    const path = join(await tempFolder(), 'decisions.ndjson');
+    const { app, close } = await buildTestApp(t, { demo: {} }, { auditFile: path });
+    const decide = async (query: object): Promise<Decision> => {
+      const response = await app.inject({ method: 'POST', url: '/decide', payload: query });
+      expect(response.statusCode).toBe(200);
+      return response.json<Decision>();
+    };
+    const forged = await decide({ project: `x${'p'.repeat(255)}`, requester: 'QA', tool: 'idea_memory_write' });
+    expect(forged.reason).toBe('unknown_project');
+    const longRequester = `QA${'q'.repeat(400)}`;
+    const longTool = `idea_${'t'.repeat(251)}`; // the schema's longest tool name: kept whole
+    const long = await decide({ project: 'demo', requester: longRequester, tool: longTool });
+    const short = await decide({ project: 'demo', requester: 'QA', tool: 'idea_ticket_read' });
+    await close();
 
-      const lines = await readLines(path);
-      expect(lines.map((line) => line.decisionId)).toEqual([long.decisionId, short.decisionId]);
-      expect(lines[0]).toMatchObject({
-        project: 'demo',
-        requester: `${longRequester.slice(0, 255)}…`,
-        tool: longTool,
-        truncated: ['requester'],
-      });
-      expect(lines[1]).toMatchObject({ requester: 'QA', tool: 'idea_ticket_read', allow: true });
-      expect(lines[1]).not.toHaveProperty('truncated');
-      for (const line of lines)
-        for (const value of Object.values(line)) if (typeof value === 'string') expect(value.length).toBeLessThanOrEqual(256);
-    } finally {
-      await app.close();
-    }
+    const lines = await readLines(path);
+    expect(lines.map((line) => line.decisionId)).toEqual([long.decisionId, short.decisionId]);
+    expect(lines[0]).toMatchObject({
+      project: 'demo',
+      requester: `${longRequester.slice(0, 255)}…`,
+      tool: longTool,
+      truncated: ['requester'],
+    });
+    expect(lines[1]).toMatchObject({ requester: 'QA', tool: 'idea_ticket_read', allow: true });
+    expect(lines[1]).not.toHaveProperty('truncated');
+    for (const line of lines)
+      for (const value of Object.values(line)) if (typeof value === 'string') expect(value.length).toBeLessThanOrEqual(256);
   });
 });

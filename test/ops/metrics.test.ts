@@ -1,10 +1,7 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DECISION_BUCKETS, createMetrics, type PdpMetrics } from '../../server/ops/metrics.js';
 import { DECISION_REASONS } from '../../schemas/index.js';
-import { buildApp } from '../../server/http/app.js';
+import { DECIDE_TOKEN, buildTestApp } from '../support/app.js';
 
 /** The value of the sample `series` (name with its labels exactly as exported), or undefined. */
 function sample(text: string, series: string): number | undefined {
@@ -13,11 +10,6 @@ function sample(text: string, series: string): number | undefined {
   }
   return undefined;
 }
-
-const apps: { close(): Promise<unknown> }[] = [];
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-});
 
 function newMetrics(): PdpMetrics {
   // Default process metrics are covered by one test; the others skip them to stay fast.
@@ -130,18 +122,9 @@ describe('createMetrics', () => {
 });
 
 describe('metrics wired into the app', () => {
-  it('counts a POST /decide denial and serves it on GET /metrics behind the decide token', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'pdp-metrics-'));
-    await mkdir(join(root, 'demo'));
-    const app = await buildApp({ projectsRoot: root, adminToken: 'admin-token-for-test', decideToken: 'decide-token-for-test' });
-    apps.push({
-      close: async () => {
-        await app.close();
-        await rm(root, { recursive: true, force: true });
-      },
-    });
-    await app.ready();
-    const auth = { authorization: 'Bearer decide-token-for-test' };
+  it('counts a POST /decide denial and serves it on GET /metrics behind the decide token', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} }, { decideToken: DECIDE_TOKEN });
+    const auth = { authorization: `Bearer ${DECIDE_TOKEN}` };
     const series = 'pdp_decisions_total{allow="false",reason="not_in_allowlist"}';
 
     const before = await app.inject({ method: 'GET', url: '/metrics', headers: auth });

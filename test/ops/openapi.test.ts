@@ -1,22 +1,20 @@
 /** The OpenAPI document is generated from the route schemas: every route, its errors, examples. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../server/http/app.js';
-import { demoProjectsRoot } from '../../server/config.js';
+import { buildTestApp, demoProjects, suiteScope } from '../support/app.js';
 
 interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: unknown; example?: unknown; examples?: unknown }> }>;
   requestBody?: { content: Record<string, { schema?: { examples?: unknown }; example?: unknown; examples?: unknown }> };
 }
 
+const suite = suiteScope();
 let app: FastifyInstance;
 let paths: Record<string, Record<string, Operation>>;
 beforeAll(async () => {
-  app = await buildApp({ projectsRoot: demoProjectsRoot(), adminToken: 'token', rescanMs: 0 });
-  await app.ready();
+  ({ app } = await buildTestApp(suite, demoProjects(), { rescanMs: 0 }));
   paths = (app.swagger() as unknown as { paths: Record<string, Record<string, Operation>> }).paths;
 });
-afterAll(() => app.close());
 
 const PUBLIC = new Set(['/healthz', '/readyz']);
 

@@ -3,20 +3,17 @@
  * through bash and curl against the real service on a real port (the README's `localhost:8787`
  * pointed at it), in a folder whose `.pdp/admin-token` holds the service's admin token.
  */
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
-import { buildApp } from '../../server/http/app.js';
+import { ADMIN_TOKEN, demoProjects, startTestServer, suiteScope } from '../support/app.js';
 import { tempFolder } from '../support/temp-folder.js';
 
 const run = promisify(execFile);
 const REPO = path.resolve(import.meta.dirname, '..', '..');
-const ADMIN_TOKEN = 'readme-tour-admin-token-0123456789';
 
 /** The commands of the tour: the first `sh` block after its heading, continuation lines joined, comments dropped. */
 async function tourCommands(): Promise<string[]> {
@@ -38,21 +35,11 @@ async function tourCommands(): Promise<string[]> {
 
 const insideSingleQuotes = (text: string): boolean => (text.match(/'/g)?.length ?? 0) % 2 === 1;
 
-let app: Awaited<ReturnType<typeof buildApp>>;
-let port: number;
-let root: string;
+const suite = suiteScope();
+let baseUrl: string;
 
 beforeAll(async () => {
-  root = await mkdtemp(path.join(tmpdir(), 'readme-tour-'));
-  await cp(path.join(REPO, 'examples', 'projects'), path.join(root, 'projects'), { recursive: true });
-  app = await buildApp({ projectsRoot: path.join(root, 'projects'), adminToken: ADMIN_TOKEN, logger: false });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  port = (app.server.address() as AddressInfo).port;
-});
-
-afterAll(async () => {
-  await app.close();
-  await rm(root, { recursive: true, force: true });
+  ({ baseUrl } = await startTestServer(suite, demoProjects()));
 });
 
 describe('README: the tour in five commands', () => {
@@ -64,7 +51,7 @@ describe('README: the tour in five commands', () => {
     await writeFile(path.join(cwd, '.pdp', 'admin-token'), `${ADMIN_TOKEN}\n`, { mode: 0o600 });
     const outputs: string[] = [];
     for (const command of commands) {
-      const local = command.replaceAll('localhost:8787', `127.0.0.1:${String(port)}`);
+      const local = command.replaceAll('localhost:8787', new URL(baseUrl).host);
       const { stdout } = await run('bash', ['-c', `set -euo pipefail; ${local}`], { cwd, timeout: 30_000 });
       outputs.push(stdout);
     }

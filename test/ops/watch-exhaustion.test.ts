@@ -9,10 +9,9 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { POLICY_FILE, policyText } from '../support/files.js';
-import { call, decide, setupSpecFile, startServer } from '../support/app.js';
+import { buildTestApp, call, decide } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
-setupSpecFile();
 afterEach(() => vi.restoreAllMocks());
 
 /** The folders fs.watch refuses, as the kernel does once fs.inotify.max_user_watches is reached. */
@@ -32,8 +31,8 @@ function noWatchesLeftFor(part: string): void {
 const unwatchedMetric = (text: string): number => Number(/^pdp_unwatched_folders\{code="ENOSPC"\} (\d+)$/m.exec(text)?.[1] ?? NaN);
 
 describe('running out of inotify watches', () => {
-  it('answers /readyz 503 degraded and counts the folders in a metric, until watches are back', async () => {
-    const server = await startServer({ demo: { policy: policyText([]) } }, { rescanMs: 100 });
+  it('answers /readyz 503 degraded and counts the folders in a metric, until watches are back', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyText([]) } }, { rescanMs: 100 });
     const ready = await call(server.app, 'GET', '/readyz');
     expect(ready.statusCode).toBe(200);
     expect(ready.json()).toEqual({ status: 'ready', projects: 1 });
@@ -70,8 +69,8 @@ describe('running out of inotify watches', () => {
 });
 
 describe('/docs', () => {
-  it('may not be framed by another site, as /ui', async () => {
-    const server = await startServer({});
+  it('may not be framed by another site, as /ui', async (t) => {
+    const server = await buildTestApp(t, {});
     for (const url of ['/docs', '/docs/', '/docs/json']) {
       const response = await call(server.app, 'GET', url);
       expect(response.statusCode, url).toBeLessThan(400);

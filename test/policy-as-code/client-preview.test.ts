@@ -1,17 +1,15 @@
 /** `PdpClient.preview()` against the real app on a real port: the validated answer, and the errors it throws. */
 import { describe, expect, it } from 'vitest';
 import { PdpClient, PdpError } from '../../client/index.js';
-import { listenServer, setupSpecFile, startServer } from '../support/app.js';
+import { startTestServer } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 
-setupSpecFile();
-
 describe('PdpClient.preview', () => {
-  it('answers the replay of the recent decisions and throws unknown_project for a project the service does not serve', async () => {
-    const server = await startServer({
+  it('answers the replay of the recent decisions and throws unknown_project for a project the service does not serve', async (t) => {
+    const server = await startTestServer(t, {
       demo: { policy: policyDoc(['idea_memory_read'], { QA: ['idea_memory_read', 'idea_memory_write'] }) },
     });
-    const client = new PdpClient({ baseUrl: await listenServer(server) });
+    const client = new PdpClient({ baseUrl: server.baseUrl });
     try {
       for (let i = 0; i < 4; i++) await client.decide({ project: 'demo', requester: 'QA', tool: 'idea_memory_write' });
       const answer = await client.preview('demo', { version: 1, projectDefault: { allowedTools: ['idea_memory_read'] } });

@@ -7,14 +7,12 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeProjectsRoot, setupSpecFile } from '../support/app.js';
+import { makeTestProjects } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 import { runSourceCli } from '../support/cli.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { waitFor } from '../support/wait.js';
-
-setupSpecFile();
 
 const ADMIN = 'preview-admin-token-0123456789';
 const DECIDE = 'preview-decide-token-0123456789';
@@ -70,8 +68,8 @@ async function decideMany(service: ServiceProcess, requester: string, tool: stri
 }
 
 describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
-  it('answers the agents it changes and the recent decisions replayed, writes nothing, and keeps them across a restart', async () => {
-    const { root } = await makeProjectsRoot({ demo: { policy: CURRENT } });
+  it('answers the agents it changes and the recent decisions replayed, writes nothing, and keeps them across a restart', async (t) => {
+    const { root } = await makeTestProjects(t, { demo: { policy: CURRENT } });
     const state = await tempFolder('pdp-preview-state-');
     const policyPath = path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json');
     const policyBytes = await readFile(policyPath, 'utf8');
@@ -152,8 +150,8 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
     }
   }, 120_000);
 
-  it('answers an invalid document with valid: false and the errors idea-pdp check prints for it', async () => {
-    const { root } = await makeProjectsRoot({ demo: { policy: CURRENT } });
+  it('answers an invalid document with valid: false and the errors idea-pdp check prints for it', async (t) => {
+    const { root } = await makeTestProjects(t, { demo: { policy: CURRENT } });
     const state = await tempFolder('pdp-preview-state-');
     const service = await start(root, state);
     try {

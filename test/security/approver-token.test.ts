@@ -8,20 +8,9 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Approval } from '../../schemas/index.js';
 import { REFUSED_CREDENTIAL_LINES_PER_MINUTE, refusedCredentialLog } from '../../server/http/refused-credentials.js';
-import {
-  admin,
-  approvalOf,
-  approver,
-  APPROVER_TOKEN,
-  askDoc,
-  decider,
-  DECIDE_TOKEN,
-  setupServiceFile,
-  startService,
-} from '../approvals/service.js';
+import { admin, approvalOf, approver, APPROVER_TOKEN, askDoc, decider, DECIDE_TOKEN, buildApprovalsApp } from '../approvals/service.js';
 import { READ_TOOLS } from '../support/tools.js';
-
-setupServiceFile();
+import { captureLogs } from '../support/app.js';
 
 const ASK = { demo: { policy: askDoc({ allowedTools: [...READ_TOOLS], askTools: ['idea_memory_write', 'idea_ticket_create'] }) } };
 const WRITE = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' } as const;
@@ -29,9 +18,9 @@ const tokens = { decideToken: DECIDE_TOKEN, approverToken: APPROVER_TOKEN };
 type ErrorReply = { error: { code: string; message: string; details?: Record<string, unknown> } };
 
 describe('the approver token', () => {
-  it('answers once, and the answer is listed and logged with answeredBy approver and via elicitation', async () => {
+  it('answers once, and the answer is listed and logged with answeredBy approver and via elicitation', async (t) => {
     const logs: Record<string, unknown>[] = [];
-    const service = await startService(ASK, { ...tokens, logs });
+    const service = await buildApprovalsApp(t, ASK, { ...tokens, logger: captureLogs(logs) });
     const id = approvalOf((await service.call('POST', '/decide', WRITE, decider)).json());
     const answered = await service.call('POST', `/projects/demo/approvals/${id}`, { answer: 'once', via: 'elicitation' }, approver);
     expect(answered.statusCode).toBe(200);
@@ -61,8 +50,8 @@ describe('the approver token', () => {
     expect(byAdmin.json<{ approval: Approval }>().approval.via).toBeUndefined();
   });
 
-  it('may answer for up to 8 h and deny; always, or a longer for, is 403 forbidden and leaves the request pending', async () => {
-    const service = await startService(ASK, tokens);
+  it('may answer for up to 8 h and deny; always, or a longer for, is 403 forbidden and leaves the request pending', async (t) => {
+    const service = await buildApprovalsApp(t, ASK, tokens);
     const policyBefore = await readFile(service.policyPath('demo'), 'utf8');
     const id = approvalOf((await service.call('POST', '/decide', WRITE, decider)).json());
     const refusals = [{ answer: 'always' }, { answer: 'for', ttlSeconds: 28_801 }, { answer: 'always', via: 'elicitation' }];
@@ -88,8 +77,8 @@ describe('the approver token', () => {
     });
   });
 
-  it('writes nothing else: grants, revocations, permissions and ephemeral policies are 403 forbidden', async () => {
-    const service = await startService(ASK, tokens);
+  it('writes nothing else: grants, revocations, permissions and ephemeral policies are 403 forbidden', async (t) => {
+    const service = await buildApprovalsApp(t, ASK, tokens);
     const policyBefore = await readFile(service.policyPath('demo'), 'utf8');
     const grant = await service.grant('demo', 'Git', ['idea_ask_agent'], 60);
     const writes: ['POST' | 'PUT' | 'DELETE', string, unknown][] = [
@@ -114,9 +103,9 @@ describe('the approver token', () => {
 });
 
 describe('refused credentials in the log', () => {
-  it('logs the route, the address and the token kinds, never the token, at most 10 lines a minute', async () => {
+  it('logs the route, the address and the token kinds, never the token, at most 10 lines a minute', async (t) => {
     const logs: Record<string, unknown>[] = [];
-    const service = await startService(ASK, { ...tokens, logs });
+    const service = await buildApprovalsApp(t, ASK, { ...tokens, logger: captureLogs(logs) });
     const wrong = 'wrong-token-that-must-never-be-logged';
     await service.call('POST', '/decide', WRITE, { authorization: `Bearer ${wrong}` });
     await service.call('POST', '/projects/demo/approvals/x1', { answer: 'once' }, decider);

@@ -5,24 +5,19 @@
  * the admin token, which a page does not have.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
-import { changedPaths, makeTree, policyText, snapshotTree, type TempTree } from '../support/files.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { changedPaths, policyText, snapshotTree } from '../support/files.js';
+import { buildTestApp, suiteScope, type TestApp } from '../support/app.js';
 
 const ADMIN = 'browser-admin-token-0123456789abcdef';
 const ORIGIN = 'https://evil.example';
 let app: FastifyInstance;
-let made: TempTree;
+const suite = suiteScope();
+let made: TestApp;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyText(undefined) });
-  app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
-  await app.ready();
-});
-
-afterAll(async () => {
-  await app?.close();
-  await made?.remove();
+  made = await buildTestApp(suite, { demo: policyText(undefined) }, { adminToken: ADMIN, rescanMs: 0 });
+  ({ app } = made);
 });
 
 const corsHeaders = (headers: Record<string, unknown>): string[] =>

@@ -7,8 +7,7 @@ import { Value } from '@sinclair/typebox/value';
 import fc from 'fast-check';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   AGENT_ID_REGEX,
   DecideQuerySchema,
@@ -18,23 +17,22 @@ import {
   type Decision,
 } from '../../schemas/index.js';
 import { agentIdProblem } from '../../server/domain/agent-id.js';
-import { isStableError } from '../support/app.js';
-import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { buildTestApp, isStableError, suiteScope, type TestApp } from '../support/app.js';
+import { policyText } from '../support/files.js';
 import { ALL_TOOLS, READ_TOOLS } from '../support/tools.js';
 
 const ADMIN = 'properties-admin-token-0123456789';
 let app: FastifyInstance;
-let made: TempTree;
+const suite = suiteScope();
+let made: TestApp;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyText(undefined, { Granted: ['idea_memory_write'] }), victim: null });
-  app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
-  await app.ready();
-});
-
-afterAll(async () => {
-  await app?.close();
-  await made?.remove();
+  made = await buildTestApp(
+    suite,
+    { demo: policyText(undefined, { Granted: ['idea_memory_write'] }), victim: null },
+    { adminToken: ADMIN, rescanMs: 0 },
+  );
+  ({ app } = made);
 });
 
 /**

@@ -7,11 +7,10 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Decision } from '../../schemas/index.js';
-import { isStableError } from '../support/app.js';
-import { changedPaths, makeTree, policyText, snapshotTree, type TempTree } from '../support/files.js';
+import { buildTestApp, isStableError, suiteScope, type TestApp } from '../support/app.js';
+import { changedPaths, policyText, snapshotTree } from '../support/files.js';
 import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 
 const ADMIN = 'hostile-admin-token-0123456789abcdef';
@@ -19,19 +18,18 @@ const auth = { authorization: `Bearer ${ADMIN}` };
 type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
 let app: FastifyInstance;
-let made: TempTree;
+const suite = suiteScope();
+let made: TestApp;
 let before: Map<string, string>;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyText(undefined, { Granted: ['idea_memory_write'] }), victim: null });
-  app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
-  await app.ready();
+  made = await buildTestApp(
+    suite,
+    { demo: policyText(undefined, { Granted: ['idea_memory_write'] }), victim: null },
+    { adminToken: ADMIN, rescanMs: 0 },
+  );
+  ({ app } = made);
   before = await snapshotTree(made.outer);
-});
-
-afterAll(async () => {
-  await app?.close();
-  await made?.remove();
 });
 
 /** Every answer of this file goes through here: never a 5xx, and every 4xx has the error shape. */

@@ -2,15 +2,17 @@
  * docs/api.md §4: a requester that a policy file could not hold as an agent id (a lookalike of an
  * agent) is `invalid_requester` at /decide, never a separate agent given the project default.
  */
-import { describe, expect, it } from 'vitest';
-import { decide, decideBatch, setupSpecFile, sharedServer } from '../support/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, decide, decideBatch, suiteScope, type TestApp } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 
-setupSpecFile();
-
 // The project default gives memory writes; QA's override takes them away.
-const server = sharedServer({
-  demo: { policy: policyDoc(['idea_memory_read', 'idea_memory_write', 'idea_ticket_read'], { QA: ['idea_ticket_read'] }) },
+const suite = suiteScope();
+let server: TestApp;
+beforeAll(async () => {
+  server = await buildTestApp(suite, {
+    demo: { policy: policyDoc(['idea_memory_read', 'idea_memory_write', 'idea_ticket_read'], { QA: ['idea_ticket_read'] }) },
+  });
 });
 
 const LOOKALIKES = [
@@ -26,7 +28,7 @@ const LOOKALIKES = [
 
 describe('lookalike requesters at /decide', () => {
   it.each(LOOKALIKES)('denies %s (%j) with invalid_requester, for a write tool and a read tool', async (_name, requester) => {
-    const { app } = server();
+    const { app } = server;
     for (const tool of ['idea_memory_write', 'idea_memory_read']) {
       const decision = await decide(app, { project: 'demo', requester, tool });
       expect(decision, `${JSON.stringify(requester)} ${tool}`).toMatchObject({
@@ -39,7 +41,7 @@ describe('lookalike requesters at /decide', () => {
   });
 
   it('answers the same in a batch, and keeps QA itself on its override', async () => {
-    const { app } = server();
+    const { app } = server;
     const decisions = await decideBatch(app, [
       ...LOOKALIKES.map(([, requester]) => ({ project: 'demo', requester, tool: 'idea_memory_write' })),
       { project: 'demo', requester: 'QA', tool: 'idea_memory_write' },
@@ -51,7 +53,7 @@ describe('lookalike requesters at /decide', () => {
   });
 
   it('keeps real agent names in one script, accented or not, as agents', async () => {
-    const { app } = server();
+    const { app } = server;
     for (const requester of ['Qualité', 'Агент', 'Ωμέγα', 'release-2.1', 'Q A']) {
       const decision = await decide(app, { project: 'demo', requester, tool: 'idea_memory_write' });
       expect(decision, requester).toMatchObject({ allow: true, source: 'project-default', requester: { kind: 'agent' } });

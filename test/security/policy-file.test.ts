@@ -8,28 +8,17 @@ import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
+import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../schemas/index.js';
-import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { buildTestApp, makeTestProjects, type TestApp, type TestScope } from '../support/app.js';
+import { policyText } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
 
 const ADMIN = 'policy-file-admin-token-0123456789';
 const SECRET = 'TOPSECRET-abcdefghij0123456789';
-const open: Array<{ app: FastifyInstance; made: TempTree }> = [];
-afterEach(async () => {
-  for (const { app, made } of open.splice(0)) {
-    await app.close();
-    await made.remove();
-  }
-});
-
-async function start(): Promise<{ app: FastifyInstance; made: TempTree }> {
-  const made = await makeTree({ demo: policyText(undefined, { QA: ['idea_memory_write'] }) });
-  const app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 50 });
-  await app.ready();
-  open.push({ app, made });
-  return { app, made };
+async function start(t: TestScope): Promise<{ app: FastifyInstance; made: TestApp }> {
+  const made = await buildTestApp(t, { demo: policyText(undefined, { QA: ['idea_memory_write'] }) }, { adminToken: ADMIN, rescanMs: 50 });
+  return { app: made.app, made };
 }
 
 async function decide(app: FastifyInstance, requester: string, tool: string): Promise<Decision> {
@@ -66,8 +55,8 @@ describe('the policy file points at a secret', () => {
     // names of a JSON file), which is what makes them useful to the person fixing the file.
   ];
   for (const [what, content] of secrets) {
-    it(`fails closed and never echoes the bytes of ${what}`, async () => {
-      const { app, made } = await start();
+    it(`fails closed and never echoes the bytes of ${what}`, async (t) => {
+      const { app, made } = await start(t);
       expect((await decide(app, 'QA', 'idea_memory_write')).allow).toBe(true);
       const secretFile = path.join(made.outer, 'secret.txt');
       await writeFile(secretFile, content, { mode: 0o600 });
@@ -85,8 +74,8 @@ describe('the policy file points at a secret', () => {
 });
 
 describe('the agents file points at a secret', () => {
-  it('lists no agents and never echoes the bytes of the file', async () => {
-    const { app, made } = await start();
+  it('lists no agents and never echoes the bytes of the file', async (t) => {
+    const { app, made } = await start(t);
     const secretFile = path.join(made.outer, 'secret.txt');
     await writeFile(secretFile, `${SECRET}\n`, { mode: 0o600 });
     await symlink(secretFile, path.join(made.root, 'demo', '.ideai', 'agents.json'));
@@ -103,8 +92,8 @@ describe('the agents file points at a secret', () => {
 });
 
 describe('broken and absurd policy files', () => {
-  it('fails closed on half-written, empty, binary and deeply nested files, and recovers when fixed', async () => {
-    const { app, made } = await start();
+  it('fails closed on half-written, empty, binary and deeply nested files, and recovers when fixed', async (t) => {
+    const { app, made } = await start(t);
     const file = made.policyPath('demo');
     const good = policyText(undefined, { QA: ['idea_memory_write'] });
     const bad = [
@@ -137,8 +126,8 @@ describe('broken and absurd policy files', () => {
     }
   });
 
-  it('fails closed, without hanging its writes, when the file is a FIFO, a device or huge', async () => {
-    const { app, made } = await start();
+  it('fails closed, without hanging its writes, when the file is a FIFO, a device or huge', async (t) => {
+    const { app, made } = await start(t);
     const file = made.policyPath('demo');
     const agents = path.join(made.root, 'demo', '.ideai', 'agents.json');
     const fifoOutside = path.join(made.outer, 'outside.fifo');
@@ -188,9 +177,9 @@ describe('broken and absurd policy files', () => {
     expect((await repair()).statusCode).toBe(200);
   });
 
-  it('starts, and fails closed, when the files are already a FIFO, a device, a folder or huge at start', async () => {
+  it('starts, and fails closed, when the files are already a FIFO, a device, a folder or huge at start', async (t) => {
     const grant = policyText(undefined, { QA: ['idea_memory_write'] });
-    const made = await makeTree({ fifo: null, zero: null, folder: null, huge: null, fifoAgents: grant, good: grant });
+    const made = await makeTestProjects(t, { fifo: null, zero: null, folder: null, huge: null, fifoAgents: grant, good: grant });
     const fifoOutside = path.join(made.outer, 'outside.fifo');
     execFileSync('mkfifo', [fifoOutside]);
     execFileSync('mkfifo', [made.policyPath('fifo')]);
@@ -198,9 +187,7 @@ describe('broken and absurd policy files', () => {
     await mkdir(made.policyPath('folder'));
     await writeFile(made.policyPath('huge'), `{"version":1,"x":"${'x'.repeat(17 * 1024 * 1024)}"}`);
     await symlink(fifoOutside, path.join(made.root, 'fifoAgents', '.ideai', 'agents.json'));
-    const app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
-    open.push({ app, made });
-    await app.ready();
+    const { app } = await buildTestApp(t, {}, { projects: made, adminToken: ADMIN, rescanMs: 0 });
     const ask = async (project: string, tool: string): Promise<Decision> =>
       (await app.inject({ method: 'POST', url: '/decide', payload: { project, requester: 'QA', tool } })).json<Decision>();
     for (const project of ['fifo', 'zero', 'folder', 'huge']) {
@@ -227,8 +214,8 @@ describe('broken and absurd policy files', () => {
     expect(await ask('fifo', 'idea_memory_write')).toMatchObject({ allow: true });
   });
 
-  it('fails closed when .ideai/mcp-tool-permissions.json is a folder or a dangling symlink', async () => {
-    const { app, made } = await start();
+  it('fails closed when .ideai/mcp-tool-permissions.json is a folder or a dangling symlink', async (t) => {
+    const { app, made } = await start(t);
     const file = made.policyPath('demo');
     await rm(file);
     await mkdir(file);

@@ -4,13 +4,11 @@
  * is granted and withdrawn tool T in a loop, so every answer about X must be the state of the
  * revision it names. And a decision answered after a write's 200 reflects that write.
  */
-import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
 import type { Decision, PermissionsView } from '../../schemas/index.js';
-import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { policyText } from '../support/files.js';
+import { startTestServer, suiteScope, type TestServer } from '../support/app.js';
 import { ALL_TOOLS, READ_TOOLS } from '../support/tools.js';
 
 const ADMIN = 'races-admin-token-0123456789abcdef';
@@ -20,22 +18,17 @@ const DECISIONS = 2_000;
 const CONCURRENCY = 32;
 const MIN_WRITES = 10;
 
-let app: FastifyInstance;
-let made: TempTree;
+const suite = suiteScope();
+let made: TestServer;
 let pool: Pool;
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyText([...READ_TOOLS], { Y: [...Y_TOOLS] }) });
-  app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = app.server.address() as AddressInfo;
-  pool = new Pool(`http://127.0.0.1:${port}`, { connections: 16 });
+  made = await startTestServer(suite, { demo: policyText([...READ_TOOLS], { Y: [...Y_TOOLS] }) }, { adminToken: ADMIN });
+  pool = new Pool(made.baseUrl, { connections: 16 });
 });
 
 afterAll(async () => {
   await pool?.close();
-  await app?.close();
-  await made?.remove();
 });
 
 async function json<T>(

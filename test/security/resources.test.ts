@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { DecideQuery, Decision, EphemeralPolicy, RecentDecision } from '../../schemas/index.js';
-import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { policyText } from '../support/files.js';
+import { buildTestApp, suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
 const ADMIN = 'resources-admin-token-0123456789ab';
@@ -19,17 +19,10 @@ const RING = 1000;
 const MAX_EPHEMERAL_PER_PROJECT = 1000;
 const auth = { authorization: `Bearer ${ADMIN}` };
 let app: FastifyInstance;
-let made: TempTree;
+const suite = suiteScope();
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyText(undefined), ephemeral: null, capped: null });
-  app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN, logger: false, rescanMs: 0 });
-  await app.ready();
-});
-
-afterAll(async () => {
-  await app?.close();
-  await made?.remove();
+  ({ app } = await buildTestApp(suite, { demo: policyText(undefined), ephemeral: null, capped: null }, { adminToken: ADMIN, rescanMs: 0 }));
 });
 
 async function batch(queries: DecideQuery[]): Promise<Decision[]> {

@@ -6,9 +6,9 @@
  * token too.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.js';
-import { makeTree, policyText, type TempTree } from '../support/files.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { policyText } from '../support/files.js';
+import { buildTestApp, suiteScope } from '../support/app.js';
 
 const ADMIN = 'route-guards-admin-token-0123456789';
 const DECIDE = 'route-guards-decide-token-0123456789';
@@ -18,24 +18,14 @@ const ANSWER = { method: 'POST', pattern: '/projects/:project/approvals/:id' };
 const PUBLIC = [/^\/healthz$/, /^\/readyz$/, /^\/ui(\/|$)/, /^\/docs(\/|$)/];
 
 let app: FastifyInstance;
-let made: TempTree;
+const suite = suiteScope();
 
 beforeAll(async () => {
-  made = await makeTree({ demo: policyText(undefined, {}) });
-  app = await buildApp({
-    projectsRoot: made.root,
-    adminToken: ADMIN,
-    decideToken: DECIDE,
-    approverToken: APPROVER,
-    logger: false,
-    rescanMs: 0,
-  });
-  await app.ready();
-});
-
-afterAll(async () => {
-  await app?.close();
-  await made?.remove();
+  ({ app } = await buildTestApp(
+    suite,
+    { demo: policyText(undefined, {}) },
+    { adminToken: ADMIN, decideToken: DECIDE, approverToken: APPROVER, rescanMs: 0 },
+  ));
 });
 
 /** (method, pattern) pairs from Fastify's printed route tree. */

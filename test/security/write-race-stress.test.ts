@@ -9,11 +9,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { revisionOf } from '../../server/domain/compile.js';
-import { agentUrl, call, decide, setupSpecFile, startServer } from '../support/app.js';
+import { agentUrl, buildTestApp, call, decide } from '../support/app.js';
 import { policyText, saveAtomically } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
-
-setupSpecFile();
 
 /** Long enough for ~150 rounds on a loaded 2-core machine, short enough for the suite. */
 const BUDGET_MS = 20_000;
@@ -47,8 +45,8 @@ parentPort.on('message', ({ temp, file, delayUs, waitMs }) => {
 `;
 
 describe('an API write racing an editor’s save in another thread', () => {
-  it('never brings a revoked agent back, over many rounds', async () => {
-    const server = await startServer({ demo: { policy: GRANTED } }, { rescanMs: 0 });
+  it('never brings a revoked agent back, over many rounds', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: GRANTED } }, { rescanMs: 0 });
     const file = server.policyPath('demo');
     const editor = new Worker(EDITOR_SOURCE, { eval: true });
     try {

@@ -6,11 +6,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Approval, RecentDecision } from '../../schemas/index.js';
-import { MovableClock, approvalOf, askDoc, setupServiceFile, startService } from '../approvals/service.js';
+import { ADMIN_TOKEN, MovableClock, approvalOf, askDoc, buildApprovalsApp } from '../approvals/service.js';
 import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
+import { captureLogs } from '../support/app.js';
 
-setupServiceFile();
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -24,8 +24,8 @@ const write = (requester = 'QA', extra: Record<string, unknown> = {}) => ({
 });
 
 describe('a tool on ask', () => {
-  it('answers approval_required with one pending request per requester and tool, reused until answered', async () => {
-    const service = await startService(ASK_WRITE);
+  it('answers approval_required with one pending request per requester and tool, reused until answered', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const first = await service.decide(write());
     expect(first).toMatchObject({ allow: false, reason: 'approval_required', source: 'project-default' });
     expect(first.approval).toMatchObject({ status: 'pending' });
@@ -47,8 +47,8 @@ describe('a tool on ask', () => {
     expect(await service.approvals('demo')).toHaveLength(2);
   });
 
-  it('never asks for anonymous, ticket-assistant or invalid requesters, nor for an unknown tool or project', async () => {
-    const service = await startService(ASK_WRITE);
+  it('never asks for anonymous, ticket-assistant or invalid requesters, nor for an unknown tool or project', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     expect(await service.decide(write(''))).toMatchObject({ allow: false, reason: 'not_in_allowlist', source: 'builtin-read-only' });
     expect(await service.decide(write('mcp'))).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
     expect(await service.decide(write('ticket-assistant:demo:82'))).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
@@ -59,8 +59,8 @@ describe('a tool on ask', () => {
     expect(await service.decide(write(''))).not.toHaveProperty('approval');
   });
 
-  it('answers /decide/batch as /decide per query', async () => {
-    const service = await startService(ASK_WRITE);
+  it('answers /decide/batch as /decide per query', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const response = await service.call('POST', '/decide/batch', {
       queries: [write(), write(), write('Git'), write('', {}), { project: 'demo', requester: 'QA', tool: 'idea_ticket_read' }],
     });
@@ -79,8 +79,8 @@ describe('a tool on ask', () => {
 });
 
 describe('the answers', () => {
-  it('once: allows the next matching call only, for the ticket the request named; the call after asks again', async () => {
-    const service = await startService(ASK_WRITE);
+  it('once: allows the next matching call only, for the ticket the request named; the call after asks again', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const ticket = { tool: 'idea_ticket_update', arguments: { issueRef: '#82' } };
     const id = approvalOf(await service.decide(write('QA', ticket)));
     expect((await service.answer('demo', id, { answer: 'once' })).approval).toMatchObject({
@@ -99,8 +99,8 @@ describe('the answers', () => {
     expect(await service.decide(write('QA', ticket))).toMatchObject({ allow: false, reason: 'approval_required' });
   });
 
-  it('for: a temporary grant of ttlSeconds, listed, that allows with source grant until it is revoked', async () => {
-    const service = await startService(ASK_WRITE);
+  it('for: a temporary grant of ttlSeconds, listed, that allows with source grant until it is revoked', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const id = approvalOf(await service.decide(write()));
     const answered = await service.answer('demo', id, { answer: 'for', ttlSeconds: 3600 });
     expect(answered.grant).toMatchObject({ requester: 'QA', tools: ['idea_memory_write'] });
@@ -113,8 +113,8 @@ describe('the answers', () => {
     expect(await service.decide(write())).toMatchObject({ allow: false, reason: 'approval_required' });
   });
 
-  it('always: the tool joins the agent override, made from its effective policy and taken off its askTools, in the file', async () => {
-    const service = await startService({
+  it('always: the tool joins the agent override, made from its effective policy and taken off its askTools, in the file', async (t) => {
+    const service = await buildApprovalsApp(t, {
       demo: {
         policy: askDoc({ allowedTools: ['idea_ticket_read', 'idea_ticket_list'], askTools: ['idea_memory_write', 'idea_ask_agent'] }),
       },
@@ -133,8 +133,8 @@ describe('the answers', () => {
     expect(await service.decide(write('Git'))).toMatchObject({ reason: 'approval_required' });
   });
 
-  it('always: keeps the request pending and answers the error when the file cannot be written (invalid file)', async () => {
-    const service = await startService({ demo: { policy: askDoc({ allowedTools: [], askTools: ['idea_memory_write'] }) } });
+  it('always: keeps the request pending and answers the error when the file cannot be written (invalid file)', async (t) => {
+    const service = await buildApprovalsApp(t, { demo: { policy: askDoc({ allowedTools: [], askTools: ['idea_memory_write'] }) } });
     const id = approvalOf(await service.decide(write()));
     const broken = '{ "version": 1, ';
     // The answer reads the file afresh before writing it: an invalid file is refused, not replaced.
@@ -146,9 +146,9 @@ describe('the answers', () => {
     expect((await service.approvals('demo'))[0]).toMatchObject({ id, status: 'pending' });
   });
 
-  it('deny: approval_denied for that requester and tool for 60 s without a new request, then asks again', async () => {
+  it('deny: approval_denied for that requester and tool for 60 s without a new request, then asks again', async (t) => {
     const clock = new MovableClock();
-    const service = await startService(ASK_WRITE, { clock });
+    const service = await buildApprovalsApp(t, ASK_WRITE, { clock });
     const id = approvalOf(await service.decide(write()));
     expect((await service.answer('demo', id, { answer: 'deny' })).approval).toMatchObject({ status: 'denied', answer: 'deny' });
     const refused = await service.decide(write());
@@ -163,8 +163,8 @@ describe('the answers', () => {
     expect(approvalOf(asked)).not.toBe(id);
   });
 
-  it('answers 409 approval_closed to a second answer, 404 to an unknown request, 400 to a bad ttlSeconds', async () => {
-    const service = await startService(ASK_WRITE);
+  it('answers 409 approval_closed to a second answer, 404 to an unknown request, 400 to a bad ttlSeconds', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const id = approvalOf(await service.decide(write()));
     const url = `/projects/demo/approvals/${id}`;
     for (const body of [
@@ -190,8 +190,8 @@ describe('the answers', () => {
 });
 
 describe('grants, expiry and limits', () => {
-  it('a grant allows a tool that is not on ask, for agents only, and never while the file is invalid', async () => {
-    const service = await startService({ demo: { policy: askDoc({ allowedTools: [...READ_TOOLS] }) } });
+  it('a grant allows a tool that is not on ask, for agents only, and never while the file is invalid', async (t) => {
+    const service = await buildApprovalsApp(t, { demo: { policy: askDoc({ allowedTools: [...READ_TOOLS] }) } });
     const grant = await service.grant('demo', 'QA', ['idea_memory_write', 'idea_ask_agent'], 600);
     expect(grant.tools).toEqual(['idea_ask_agent', 'idea_memory_write']);
     expect(await service.decide(write())).toMatchObject({ allow: true, reason: 'allowed', source: 'grant' });
@@ -205,8 +205,8 @@ describe('grants, expiry and limits', () => {
     await waitFor(async () => (await service.decide(write())).reason === 'policy_invalid', 'the invalid file is read');
   });
 
-  it('refuses grants of names outside the catalog, duplicates, bad durations and unknown projects', async () => {
-    const service = await startService({ demo: {} });
+  it('refuses grants of names outside the catalog, duplicates, bad durations and unknown projects', async (t) => {
+    const service = await buildApprovalsApp(t, { demo: {} });
     const post = (body: unknown, project = 'demo') => service.call('POST', `/projects/${project}/grants`, body);
     const bad = await post({ requester: 'QA', tools: ['idea_memory_write', 'idea_nope', 'idea_memory_write'], ttlSeconds: 60 });
     expect(bad.statusCode).toBe(400);
@@ -229,8 +229,8 @@ describe('grants, expiry and limits', () => {
     expect(await service.decide(write())).toMatchObject({ allow: false });
   });
 
-  it('expires a pending request after PDP_APPROVAL_TTL_SECONDS; the next call opens a new one', async () => {
-    const service = await startService(ASK_WRITE, { approvalTtlSeconds: 1 });
+  it('expires a pending request after PDP_APPROVAL_TTL_SECONDS; the next call opens a new one', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE, { approvalTtlSeconds: 1 });
     const first = await service.decide(write());
     const id = approvalOf(first);
     expect(Date.parse(first.approval?.expiresAt ?? '') - Date.now()).toBeLessThanOrEqual(1000);
@@ -241,8 +241,8 @@ describe('grants, expiry and limits', () => {
     expect(approvalOf(await service.decide(write()))).not.toBe(id);
   });
 
-  it('opens at most 100 requests per project; past that, approval_required says the queue is full', async () => {
-    const service = await startService(ASK_WRITE);
+  it('opens at most 100 requests per project; past that, approval_required says the queue is full', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const queries = Array.from({ length: 100 }, (_, index) => write(`agent-${index}`));
     const response = await service.call('POST', '/decide/batch', { queries });
     const decisions = response.json<{ decisions: { reason: string; approval?: unknown }[] }>().decisions;
@@ -260,9 +260,9 @@ describe('grants, expiry and limits', () => {
 });
 
 describe('the requests of one requester', () => {
-  it('are at most 10 open per project: the 11th tool answers approval_required without a request, saying why', async () => {
+  it('are at most 10 open per project: the 11th tool answers approval_required without a request, saying why', async (t) => {
     const onAsk = WRITE_TOOLS.slice(0, 12);
-    const service = await startService({ demo: { policy: askDoc({ allowedTools: [...READ_TOOLS], askTools: onAsk }) } });
+    const service = await buildApprovalsApp(t, { demo: { policy: askDoc({ allowedTools: [...READ_TOOLS], askTools: onAsk }) } });
     const decisions = await Promise.all(onAsk.map((tool) => service.decide(write('QA', { tool }))));
     expect(decisions.slice(0, 10).every((decision) => decision.approval !== undefined)).toBe(true);
     for (const decision of decisions.slice(10)) {
@@ -280,9 +280,9 @@ describe('the requests of one requester', () => {
 });
 
 describe('audit', () => {
-  it('logs every answer and grant change (project, requester, tool, answer, who) and shows the calls they allowed with their source', async () => {
+  it('logs every answer and grant change (project, requester, tool, answer, who) and shows the calls they allowed with their source', async (t) => {
     const logs: Record<string, unknown>[] = [];
-    const service = await startService(ASK_WRITE, { logs });
+    const service = await buildApprovalsApp(t, ASK_WRITE, { logger: captureLogs(logs) });
     const once = approvalOf(await service.decide(write()));
     await service.answer('demo', once, { answer: 'once' });
     await service.decide(write());
@@ -303,7 +303,7 @@ describe('audit', () => {
     });
     expect(logs.find((line) => line['msg'] === 'grant revoked')).toMatchObject({ grant: grant.id, who: 'admin' });
     expect(logs.find((line) => line['msg'] === 'decision allowed by approval')).toMatchObject({ requester: 'QA', source: 'approval' });
-    expect(JSON.stringify(logs)).not.toContain('approvals-admin-token');
+    expect(JSON.stringify(logs)).not.toContain(ADMIN_TOKEN);
     const recent = (await service.call('GET', '/projects/demo/decisions?allow=true')).json<{ decisions: RecentDecision[] }>().decisions;
     expect(recent.map((decision) => [decision.requester, decision.tool, decision.source])).toEqual([
       ['Main', 'idea_ask_agent', 'grant'],

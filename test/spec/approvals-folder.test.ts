@@ -9,9 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { writeProject } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
-import { approvalOf, askDoc, setupServiceFile, startService, tempDir } from '../approvals/service.js';
-
-setupServiceFile();
+import { tempFolder } from '../support/temp-folder.js';
+import { approvalOf, askDoc, buildApprovalsApp } from '../approvals/service.js';
 
 const policy = askDoc({ allowedTools: ['idea_ticket_read'], askTools: ['idea_ask_agent'] });
 const projects = { demo: { policy }, other: { policy } };
@@ -29,16 +28,16 @@ async function replaceDemoFolder(root: string): Promise<void> {
 }
 
 describe('a project folder deleted and made again', () => {
-  it('while the service was stopped: the new folder inherits no grant and no once', async () => {
-    const stateDir = await tempDir();
-    const first = await startService(projects, { stateDir });
+  it('while the service was stopped: the new folder inherits no grant and no once', async (t) => {
+    const stateDir = await tempFolder();
+    const first = await buildApprovalsApp(t, projects, { stateDir });
     await first.grant('demo', 'QA', ['idea_memory_write'], 3600);
     await first.grant('other', 'QA', ['idea_memory_write'], 3600);
     await first.answer('demo', approvalOf(await first.decide(ask)), { answer: 'once' });
     await first.app.close();
     await replaceDemoFolder(first.root);
 
-    const second = await startService({}, { stateDir, root: first.root });
+    const second = await buildApprovalsApp(t, {}, { stateDir, projects: first });
     expect(await second.decide(memory)).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
     expect(await second.decide(ask)).toMatchObject({ allow: false, reason: 'approval_required' });
     expect((await second.call('GET', '/projects/demo/grants')).json()).toEqual({ grants: [] });
@@ -46,8 +45,8 @@ describe('a project folder deleted and made again', () => {
     expect(await second.decide({ ...memory, project: 'other' })).toMatchObject({ allow: true, source: 'grant' });
   });
 
-  it('while the service runs, faster than a removal is confirmed: the new folder inherits nothing', async () => {
-    const service = await startService(projects);
+  it('while the service runs, faster than a removal is confirmed: the new folder inherits nothing', async (t) => {
+    const service = await buildApprovalsApp(t, projects);
     await service.grant('demo', 'QA', ['idea_memory_write'], 3600);
     await service.answer('demo', approvalOf(await service.decide(ask)), { answer: 'once' });
     expect(await service.decide(memory)).toMatchObject({ allow: true, source: 'grant' });
@@ -65,16 +64,16 @@ describe('a project folder deleted and made again', () => {
     expect(await service.decide(memory)).toMatchObject({ allow: true, source: 'grant' });
   });
 
-  it('a project gone while the service was stopped leaves nothing in the state file', async () => {
-    const stateDir = await tempDir();
-    const first = await startService(projects, { stateDir });
+  it('a project gone while the service was stopped leaves nothing in the state file', async (t) => {
+    const stateDir = await tempFolder();
+    const first = await buildApprovalsApp(t, projects, { stateDir });
     await first.grant('demo', 'QA', ['idea_memory_write'], 3600);
     await first.app.close();
     await rm(path.join(first.root, 'demo'), { recursive: true, force: true });
-    const second = await startService({}, { stateDir, root: first.root });
+    const second = await buildApprovalsApp(t, {}, { stateDir, projects: first });
     await second.app.close();
     await writeProject(first.root, 'demo', { policy });
-    const third = await startService({}, { stateDir, root: first.root });
+    const third = await buildApprovalsApp(t, {}, { stateDir, projects: first });
     expect(await third.decide(memory)).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
   });
 });

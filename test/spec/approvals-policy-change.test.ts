@@ -7,11 +7,9 @@
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Approval } from '../../schemas/index.js';
-import { admin, approvalOf, askDoc, setupServiceFile, startService, type Service } from '../approvals/service.js';
+import { admin, approvalOf, askDoc, buildApprovalsApp, type Service } from '../approvals/service.js';
 import { openSse, type SseFrame } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
-
-setupServiceFile();
 
 const READ = ['idea_ticket_read'];
 const ASK_WRITE = { demo: { policy: askDoc({ allowedTools: READ, askTools: ['idea_memory_write'] }) } };
@@ -28,9 +26,9 @@ async function approvalIn(service: Service, id: string): Promise<Approval | unde
 }
 
 describe('a tool taken off ask', () => {
-  it('closes its pending request at once (expired, cause policy_changed); answering it is 409 and grants nothing', async () => {
+  it('closes its pending request at once (expired, cause policy_changed); answering it is 409 and grants nothing', async (t) => {
     for (const answer of [{ answer: 'always' }, { answer: 'for', ttlSeconds: 3600 }, { answer: 'once' }]) {
-      const service = await startService(ASK_WRITE);
+      const service = await buildApprovalsApp(t, ASK_WRITE);
       const id = approvalOf(await service.decide(write));
       await takeOffAskByApi(service);
       expect(await approvalIn(service, id)).toMatchObject({ status: 'expired', details: { cause: 'policy_changed' } });
@@ -51,8 +49,8 @@ describe('a tool taken off ask', () => {
     }
   });
 
-  it('announces the closed request on /events before the policy that closed it', async () => {
-    const service = await startService(ASK_WRITE);
+  it('announces the closed request on /events before the policy that closed it', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const base = await service.listen();
     const id = approvalOf(await service.decide(write));
     const stream = await openSse(`${base}/events?project=demo`, admin);
@@ -70,8 +68,8 @@ describe('a tool taken off ask', () => {
     }
   });
 
-  it('closes it on an external edit of the file too', async () => {
-    const service = await startService(ASK_WRITE);
+  it('closes it on an external edit of the file too', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const id = approvalOf(await service.decide(write));
     await writeFile(service.policyPath('demo'), JSON.stringify(askDoc({ allowedTools: READ })));
     await waitFor(async () => (await approvalIn(service, id))?.status === 'expired', 'the request to close');
@@ -80,8 +78,8 @@ describe('a tool taken off ask', () => {
     expect(response.statusCode).toBe(409);
   });
 
-  it('keeps the requests of tools still on ask, and of other agents whose policy did not change', async () => {
-    const service = await startService({
+  it('keeps the requests of tools still on ask, and of other agents whose policy did not change', async (t) => {
+    const service = await buildApprovalsApp(t, {
       demo: { policy: askDoc({ allowedTools: READ, askTools: ['idea_memory_write', 'idea_ask_agent'] }) },
     });
     const memory = approvalOf(await service.decide(write));
@@ -99,8 +97,8 @@ describe('a tool taken off ask', () => {
     expect((await service.answer('demo', git, { answer: 'once' })).approval.status).toBe('approved');
   });
 
-  it('an always answered while a write takes the tool off ask writes nothing: the write that read the file decides', async () => {
-    const service = await startService(ASK_WRITE);
+  it('an always answered while a write takes the tool off ask writes nothing: the write that read the file decides', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const id = approvalOf(await service.decide(write));
     // Both go through the project's write queue, the PUT first; the answer's own check runs before the PUT lands.
     const [put, answered] = await Promise.all([
@@ -114,8 +112,8 @@ describe('a tool taken off ask', () => {
     expect(await service.decide(write)).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
   });
 
-  it('drops an armed once: put back on ask later, the tool asks again instead of allowing', async () => {
-    const service = await startService(ASK_WRITE);
+  it('drops an armed once: put back on ask later, the tool asks again instead of allowing', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const id = approvalOf(await service.decide(write));
     await service.answer('demo', id, { answer: 'once' });
     await takeOffAskByApi(service);

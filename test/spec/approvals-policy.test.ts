@@ -7,18 +7,16 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { PUBLISHED_SCHEMA_PATH } from '../../schemas/publish.js';
 import type { EffectivePolicy, PermissionsView } from '../../schemas/index.js';
-import { askDoc, setupServiceFile, startService } from '../approvals/service.js';
+import { askDoc, buildApprovalsApp, type Service } from '../approvals/service.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 
-setupServiceFile();
-
-const view = async (service: Awaited<ReturnType<typeof startService>>, project = 'demo'): Promise<PermissionsView> =>
+const view = async (service: Service, project = 'demo'): Promise<PermissionsView> =>
   (await service.call('GET', `/projects/${project}/mcp-tool-permissions`)).json<PermissionsView>();
 
 describe('askTools in the policy file', () => {
-  it('shows the effective askTools of the default and of each agent, and leaves views of files without them as they were', async () => {
-    const service = await startService({
+  it('shows the effective askTools of the default and of each agent, and leaves views of files without them as they were', async (t) => {
+    const service = await buildApprovalsApp(t, {
       demo: {
         policy: askDoc(
           { allowedTools: [...READ_TOOLS], askTools: ['idea_memory_write', 'idea_ask_agent'] },
@@ -65,8 +63,8 @@ describe('askTools in the policy file', () => {
     expect(await effective('QA', 'plain')).not.toHaveProperty('askTools');
   });
 
-  it('denies every call of a file that puts a tool in both lists, and says which and where', async () => {
-    const service = await startService({
+  it('denies every call of a file that puts a tool in both lists, and says which and where', async (t) => {
+    const service = await buildApprovalsApp(t, {
       demo: {
         policy: askDoc(
           { allowedTools: ['idea_ticket_read'] },
@@ -91,8 +89,8 @@ describe('askTools in the policy file', () => {
 });
 
 describe('askTools in the write bodies', () => {
-  it('writes askTools in catalog order for the default and an agent, and drops an empty list from the file', async () => {
-    const service = await startService({ demo: {} });
+  it('writes askTools in catalog order for the default and an agent, and drops an empty list from the file', async (t) => {
+    const service = await buildApprovalsApp(t, { demo: {} });
     const put = await service.call('PUT', '/projects/demo/mcp-tool-permissions/default', {
       allowedTools: ['idea_ticket_read'],
       askTools: ['idea_memory_write', 'idea_ask_agent'],
@@ -117,9 +115,9 @@ describe('askTools in the write bodies', () => {
     });
   });
 
-  it('refuses a name in both lists with 400 invalid_tools and details.conflicts, on every write; nothing is written', async () => {
+  it('refuses a name in both lists with 400 invalid_tools and details.conflicts, on every write; nothing is written', async (t) => {
     const original = `${JSON.stringify(askDoc({ allowedTools: ['idea_ticket_read'] }), null, 2)}\n`;
-    const service = await startService({ demo: { policy: original } });
+    const service = await buildApprovalsApp(t, { demo: { policy: original } });
     const lists = {
       allowedTools: ['idea_ticket_read', 'idea_memory_write'],
       askTools: ['idea_memory_write', 'idea_nope', 'idea_ask_agent', 'idea_ask_agent'],
@@ -144,8 +142,8 @@ describe('askTools in the write bodies', () => {
 });
 
 describe('lastValid beside an invalid file', () => {
-  it('shows the last valid document the service saw, and never decides with it', async () => {
-    const service = await startService({
+  it('shows the last valid document the service saw, and never decides with it', async (t) => {
+    const service = await buildApprovalsApp(t, {
       demo: { policy: askDoc({ allowedTools: [...READ_TOOLS] }, { QA: { allowedTools: ['idea_memory_write'] } }) },
     });
     const valid = await view(service);
@@ -171,8 +169,8 @@ describe('lastValid beside an invalid file', () => {
     });
   });
 
-  it('shows lastValid null when the service never saw the file valid', async () => {
-    const service = await startService({ demo: { policy: '{ nope' } });
+  it('shows lastValid null when the service never saw the file valid', async (t) => {
+    const service = await buildApprovalsApp(t, { demo: { policy: '{ nope' } });
     expect((await view(service)).lastValid).toBeNull();
   });
 });

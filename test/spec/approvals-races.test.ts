@@ -8,11 +8,11 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../schemas/index.js';
-import { admin, approvalOf, askDoc, setupServiceFile, startService, tempDir } from '../approvals/service.js';
+import { admin, approvalOf, askDoc, buildApprovalsApp } from '../approvals/service.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
-
-setupServiceFile();
+import { captureLogs } from '../support/app.js';
+import { tempFolder } from '../support/temp-folder.js';
 
 const ASK_WRITE = { demo: { policy: askDoc({ allowedTools: [...READ_TOOLS], askTools: ['idea_memory_write'] }) } };
 const WRITE = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' } as const;
@@ -28,8 +28,8 @@ async function decideOver(base: string, query: object): Promise<Decision> {
 }
 
 describe('races', () => {
-  it('50 concurrent calls after a once answer: exactly one is allowed', async () => {
-    const service = await startService(ASK_WRITE, { stateDir: await tempDir() });
+  it('50 concurrent calls after a once answer: exactly one is allowed', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE, { stateDir: await tempFolder() });
     const base = await service.listen();
     const id = approvalOf(await decideOver(base, WRITE));
     await service.answer('demo', id, { answer: 'once' });
@@ -41,8 +41,12 @@ describe('races', () => {
     expect((await decideOver(base, WRITE)).allow).toBe(false);
   });
 
-  it('a grant revoked while calls flow: no call sent after the revocation is acknowledged is allowed', async () => {
-    const service = await startService({ demo: { policy: askDoc({ allowedTools: [...READ_TOOLS] }) } }, { stateDir: await tempDir() });
+  it('a grant revoked while calls flow: no call sent after the revocation is acknowledged is allowed', async (t) => {
+    const service = await buildApprovalsApp(
+      t,
+      { demo: { policy: askDoc({ allowedTools: [...READ_TOOLS] }) } },
+      { stateDir: await tempFolder() },
+    );
     const base = await service.listen();
     const grant = await service.grant('demo', 'QA', ['idea_memory_write'], 3600);
     const calls: { sentAt: number; allow: boolean }[] = [];
@@ -70,9 +74,9 @@ describe('races', () => {
 });
 
 describe('restarts', () => {
-  it('keeps grants and unused once answers across a restart on the same state folder; a revoked grant stays revoked', async () => {
-    const stateDir = await tempDir();
-    const first = await startService(ASK_WRITE, { stateDir });
+  it('keeps grants and unused once answers across a restart on the same state folder; a revoked grant stays revoked', async (t) => {
+    const stateDir = await tempFolder();
+    const first = await buildApprovalsApp(t, ASK_WRITE, { stateDir });
     const kept = await first.grant('demo', 'Git', ['idea_memory_write'], 3600);
     const revoked = await first.grant('demo', 'Main', ['idea_memory_write'], 3600);
     expect((await first.call('DELETE', `/projects/demo/grants/${revoked.id}`)).statusCode).toBe(200);
@@ -80,7 +84,7 @@ describe('restarts', () => {
     await first.answer('demo', id, { answer: 'once' });
     await first.app.close();
 
-    const second = await startService({}, { stateDir, root: first.root });
+    const second = await buildApprovalsApp(t, {}, { stateDir, projects: first });
     expect((await second.call('GET', '/projects/demo/grants')).json<{ grants: unknown[] }>().grants).toEqual([kept]);
     expect(await second.decide({ ...WRITE, requester: 'Git' })).toMatchObject({ allow: true, source: 'grant' });
     expect(await second.decide({ ...WRITE, requester: 'Main' })).toMatchObject({ allow: false, reason: 'approval_required' });
@@ -89,16 +93,20 @@ describe('restarts', () => {
     await second.app.close();
 
     // The used once answer is gone from the file too.
-    const third = await startService({}, { stateDir, root: first.root });
+    const third = await buildApprovalsApp(t, {}, { stateDir, projects: first });
     expect(await third.decide(WRITE)).toMatchObject({ allow: false, reason: 'approval_required' });
     expect(await third.decide({ ...WRITE, requester: 'Git' })).toMatchObject({ allow: true, source: 'grant' });
   });
 
-  it('grants nothing from a corrupt state file, reports it at start and moves it aside', async () => {
-    const stateDir = await tempDir();
+  it('grants nothing from a corrupt state file, reports it at start and moves it aside', async (t) => {
+    const stateDir = await tempFolder();
     await writeFile(path.join(stateDir, 'approvals.json'), '{ "version": 1, "grants": [', { mode: 0o600 });
     const logs: Record<string, unknown>[] = [];
-    const service = await startService({ demo: { policy: askDoc({ allowedTools: [...READ_TOOLS] }) } }, { stateDir, logs });
+    const service = await buildApprovalsApp(
+      t,
+      { demo: { policy: askDoc({ allowedTools: [...READ_TOOLS] }) } },
+      { stateDir, logger: captureLogs(logs) },
+    );
     const warning = logs.find((line) => line['level'] === 40 && String(line['msg']).includes('approvals.json'));
     expect(warning?.['msg']).toContain('is not valid JSON');
     expect((await readdir(stateDir)).filter((name) => name.startsWith('approvals'))).toEqual(['approvals.json.corrupt']);
@@ -111,8 +119,8 @@ describe('restarts', () => {
     ]);
   });
 
-  it('forgets the grants and requests of a project that disappears', async () => {
-    const service = await startService({ ...ASK_WRITE, other: {} }, { stateDir: await tempDir() });
+  it('forgets the grants and requests of a project that disappears', async (t) => {
+    const service = await buildApprovalsApp(t, { ...ASK_WRITE, other: {} }, { stateDir: await tempFolder() });
     await service.grant('demo', 'QA', ['idea_ask_agent'], 3600);
     approvalOf(await service.decide(WRITE));
     await rm(path.join(service.root, 'demo'), { recursive: true, force: true });

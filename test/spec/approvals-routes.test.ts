@@ -6,18 +6,16 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Approval, Grant } from '../../schemas/index.js';
-import { admin, approvalOf, askDoc, decider, DECIDE_TOKEN, setupServiceFile, startService } from '../approvals/service.js';
+import { admin, approvalOf, askDoc, decider, DECIDE_TOKEN, buildApprovalsApp } from '../approvals/service.js';
 import { openSse } from '../support/sse.js';
 import { READ_TOOLS } from '../support/tools.js';
-
-setupServiceFile();
 
 const ASK_WRITE = { demo: { policy: askDoc({ allowedTools: [...READ_TOOLS], askTools: ['idea_memory_write'] }) } };
 const WRITE = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' } as const;
 
 describe('tokens', () => {
-  it('lets the decide token read and long-poll, and never answer nor grant nor revoke (401); the admin token may', async () => {
-    const service = await startService(ASK_WRITE, { decideToken: DECIDE_TOKEN });
+  it('lets the decide token read and long-poll, and never answer nor grant nor revoke (401); the admin token may', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE, { decideToken: DECIDE_TOKEN });
     const decided = await service.call('POST', '/decide', WRITE, decider);
     const id = approvalOf(decided.json());
     const grant = await service.grant('demo', 'Git', ['idea_ask_agent'], 60);
@@ -52,8 +50,8 @@ describe('tokens', () => {
 });
 
 describe('long-poll', () => {
-  it('answers a waiting GET as soon as the request is answered, over a real socket', async () => {
-    const service = await startService(ASK_WRITE);
+  it('answers a waiting GET as soon as the request is answered, over a real socket', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const base = await service.listen();
     const id = approvalOf(await service.decide(WRITE));
     const started = performance.now();
@@ -81,8 +79,8 @@ describe('long-poll', () => {
     expect(await decided.json()).toMatchObject({ allow: true, source: 'approval' });
   });
 
-  it('answers at once without waitSeconds, and after waitSeconds with the state then; refuses more than 60 s and unknown ids', async () => {
-    const service = await startService(ASK_WRITE);
+  it('answers at once without waitSeconds, and after waitSeconds with the state then; refuses more than 60 s and unknown ids', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const id = approvalOf(await service.decide(WRITE));
     expect((await service.call('GET', `/projects/demo/approvals/${id}`)).json<Approval>()).toMatchObject({ id, status: 'pending' });
     const started = performance.now();
@@ -100,8 +98,8 @@ describe('long-poll', () => {
     expect((await service.call('GET', '/projects/demo/approvals?status=maybe')).statusCode).toBe(400);
   });
 
-  it('releases a waiting GET when the service closes, without holding the shutdown', async () => {
-    const service = await startService(ASK_WRITE);
+  it('releases a waiting GET when the service closes, without holding the shutdown', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const base = await service.listen();
     const id = approvalOf(await service.decide(WRITE));
     const waiting = fetch(`${base}/projects/demo/approvals/${id}?waitSeconds=60`).then(
@@ -116,8 +114,8 @@ describe('long-poll', () => {
 });
 
 describe('events', () => {
-  it('sends an approval event for every new or changed request, after the policy events', async () => {
-    const service = await startService(ASK_WRITE);
+  it('sends an approval event for every new or changed request, after the policy events', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
     const base = await service.listen();
     const stream = await openSse(`${base}/events?project=demo`);
     try {
@@ -137,8 +135,8 @@ describe('events', () => {
 });
 
 describe('OpenAPI', () => {
-  it('documents the approval and grant routes, and the new decision fields', async () => {
-    const service = await startService({ demo: {} });
+  it('documents the approval and grant routes, and the new decision fields', async (t) => {
+    const service = await buildApprovalsApp(t, { demo: {} });
     const document = (await service.call('GET', '/docs/json')).json<{ paths: Record<string, Record<string, unknown>> }>();
     expect(Object.keys(document.paths['/projects/{project}/approvals/{id}'] ?? {}).sort()).toEqual(['get', 'post']);
     expect(Object.keys(document.paths['/projects/{project}/grants'] ?? {}).sort()).toEqual(['get', 'post']);

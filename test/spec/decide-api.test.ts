@@ -1,13 +1,15 @@
 /** docs/api.md §5: /decide and /decide/batch validation, /catalog, /projects, /healthz, /readyz. */
-import { describe, expect, it } from 'vitest';
-import { call, setupSpecFile, decide, decideBatch, errorCode, sharedServer, startServer } from '../support/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, call, decide, decideBatch, errorCode, suiteScope, type TestApp } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 import { ALL_TOOLS, READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 
-setupSpecFile();
-
 describe('§5 POST /decide validation', () => {
-  const server = sharedServer({ demo: {} });
+  const suite = suiteScope();
+  let server: TestApp;
+  beforeAll(async () => {
+    server = await buildTestApp(suite, { demo: {} });
+  });
   const valid = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
   const malformed: Array<[string, unknown]> = [
     ['missing tool', { project: 'demo', requester: 'Main' }],
@@ -28,7 +30,7 @@ describe('§5 POST /decide validation', () => {
   ];
 
   it.each(malformed)('answers 400 invalid_request for %s', async (_label, body) => {
-    const { app } = server();
+    const { app } = server;
     const response = await call(app, 'POST', '/decide', { body });
     expect(response.statusCode).toBe(400);
     const parsed = response.json<{ error: { code: string; message: string } }>();
@@ -38,7 +40,7 @@ describe('§5 POST /decide validation', () => {
   });
 
   it('answers 400 for a missing body', async () => {
-    const { app } = server();
+    const { app } = server;
     const response = await app.inject({ method: 'POST', url: '/decide' });
     expect(response.statusCode).toBeGreaterThanOrEqual(400);
     expect(response.statusCode).toBeLessThan(500);
@@ -46,7 +48,7 @@ describe('§5 POST /decide validation', () => {
   });
 
   it('answers 200 with allow=false (never an error status) for well-formed bodies that deny', async () => {
-    const { app } = server();
+    const { app } = server;
     for (const body of [
       { project: 'nope', requester: 'Main', tool: 'idea_memory_read' },
       { project: 'demo', requester: 'Main', tool: 'nope' },
@@ -65,8 +67,8 @@ describe('§5 POST /decide validation', () => {
 });
 
 describe('§5 POST /decide/batch', () => {
-  it('answers each query in order, exactly as /decide would', async () => {
-    const { app } = await startServer({
+  it('answers each query in order, exactly as /decide would', async (t) => {
+    const { app } = await buildTestApp(t, {
       demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write'], { QA: ['idea_ask_agent'] }) },
       other: {},
     });
@@ -103,10 +105,16 @@ describe('§5 POST /decide/batch', () => {
     expect(new Set(batch.map((d) => d.decisionId)).size).toBe(queries.length);
   });
 
-  const plain = sharedServer({ demo: {} });
+  const suite = suiteScope();
+
+  let plain: TestApp;
+
+  beforeAll(async () => {
+    plain = await buildTestApp(suite, { demo: {} });
+  });
 
   it('accepts 1 and 100 queries, refuses 0 and 101 with 400 invalid_request', async () => {
-    const { app } = plain();
+    const { app } = plain;
     const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
     expect(await decideBatch(app, [query])).toHaveLength(1);
     const hundred = await decideBatch(
@@ -123,7 +131,7 @@ describe('§5 POST /decide/batch', () => {
   });
 
   it('refuses the whole batch when one query is malformed, or the envelope has an extra field', async () => {
-    const { app } = plain();
+    const { app } = plain;
     const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
     for (const body of [{ queries: [query, { ...query, tool: 1 }] }, { queries: [query], extra: 1 }, { queries: query }, [query]]) {
       const response = await call(app, 'POST', '/decide/batch', { body });
@@ -134,8 +142,8 @@ describe('§5 POST /decide/batch', () => {
 });
 
 describe('§5 GET /catalog', () => {
-  it('lists the 25 tools with access, group, label and issueScoped, the 7 groups and the 9 read-only defaults', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('lists the 25 tools with access, group, label and issueScoped, the 7 groups and the 9 read-only defaults', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     const response = await call(app, 'GET', '/catalog');
     expect(response.statusCode).toBe(200);
     const body = response.json<{
@@ -185,8 +193,8 @@ describe('§5 GET /catalog', () => {
 });
 
 describe('§5 GET /projects', () => {
-  it('lists every project with status, revision, agents and overrides counts', async () => {
-    const { app } = await startServer({
+  it('lists every project with status, revision, agents and overrides counts', async (t) => {
+    const { app } = await buildTestApp(t, {
       alpha: {},
       beta: {
         policy: policyDoc(undefined, { QA: ['idea_memory_read'], Ghost: [] }),
@@ -208,8 +216,9 @@ describe('§5 GET /projects', () => {
     expect(byId.get('broken')?.status).toBe('invalid');
   });
 
-  it('ignores files and folders whose names are not project ids', async () => {
-    const { app } = await startServer(
+  it('ignores files and folders whose names are not project ids', async (t) => {
+    const { app } = await buildTestApp(
+      t,
       { good: {}, '.hidden': {}, '-dash': {} },
       { prepare: async (root) => void (await import('node:fs/promises')).writeFile(`${root}/file.txt`, 'not a project') },
     );
@@ -219,7 +228,11 @@ describe('§5 GET /projects', () => {
 });
 
 describe('§5 error shape', () => {
-  const server = sharedServer({ demo: {} });
+  const suite = suiteScope();
+  let server: TestApp;
+  beforeAll(async () => {
+    server = await buildTestApp(suite, { demo: {} });
+  });
 
   it('answers unknown routes and methods with the error shape', async () => {
     for (const [method, url] of [
@@ -228,7 +241,7 @@ describe('§5 error shape', () => {
       ['DELETE', '/catalog'],
       ['PUT', '/decide'],
     ] as const) {
-      const response = await call(server().app, method, url, { auth: true });
+      const response = await call(server.app, method, url, { auth: true });
       expect(response.statusCode, `${method} ${url}`).toBeGreaterThanOrEqual(400);
       expect(response.statusCode, `${method} ${url}`).toBeLessThan(500);
       const body = response.json<{ error: { code: unknown; message: unknown } }>();
@@ -240,10 +253,14 @@ describe('§5 error shape', () => {
 });
 
 describe('§5 OpenAPI and metrics', () => {
-  const server = sharedServer({ demo: {} });
+  const suite = suiteScope();
+  let server: TestApp;
+  beforeAll(async () => {
+    server = await buildTestApp(suite, { demo: {} });
+  });
 
   it('publishes an OpenAPI document at /docs covering every route', async () => {
-    const response = await call(server().app, 'GET', '/docs/json');
+    const response = await call(server.app, 'GET', '/docs/json');
     expect(response.statusCode).toBe(200);
     const doc = response.json<{ openapi?: string; swagger?: string; paths: Record<string, Record<string, unknown>> }>();
     expect(doc.openapi ?? doc.swagger).toBeTruthy();
@@ -271,9 +288,9 @@ describe('§5 OpenAPI and metrics', () => {
   });
 
   it('counts decisions by reason in /metrics (Prometheus text)', async () => {
-    await decide(server().app, { project: 'demo', requester: 'Main', tool: 'idea_memory_write' });
-    await decide(server().app, { project: 'demo', requester: 'Main', tool: 'idea_teleport' });
-    const response = await call(server().app, 'GET', '/metrics');
+    await decide(server.app, { project: 'demo', requester: 'Main', tool: 'idea_memory_write' });
+    await decide(server.app, { project: 'demo', requester: 'Main', tool: 'idea_teleport' });
+    const response = await call(server.app, 'GET', '/metrics');
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/plain/);
     expect(response.body).toMatch(/not_in_allowlist/);
@@ -283,8 +300,8 @@ describe('§5 OpenAPI and metrics', () => {
 });
 
 describe('§5 health', () => {
-  it('answers /healthz and /readyz with 200 once ready', async () => {
-    const { app } = await startServer({ demo: {}, other: {} });
+  it('answers /healthz and /readyz with 200 once ready', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {}, other: {} });
     const health = await call(app, 'GET', '/healthz');
     expect(health.statusCode).toBe(200);
     const ready = await call(app, 'GET', '/readyz');

@@ -1,16 +1,14 @@
 /** docs/api.md §6 (and §4 ticket-assistant resolution): ephemeral ticket-assistant policies. */
 import { describe, expect, it } from 'vitest';
 import type { DecideQuery } from '../../schemas/index.js';
-import { call, setupSpecFile, decide, ephemeralUrl, errorCode, startServer } from '../support/app.js';
+import { buildTestApp, call, decide, ephemeralUrl, errorCode, type TestApp } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 
-setupSpecFile();
-
 const TA = 'ticket-assistant:demo:82';
 
-async function register(app: Awaited<ReturnType<typeof startServer>>['app'], body: unknown, requester = TA) {
+async function register(app: TestApp['app'], body: unknown, requester = TA) {
   const response = await call(app, 'PUT', ephemeralUrl('demo', requester), { body, auth: true });
   expect(response.statusCode, response.body).toBeGreaterThanOrEqual(200);
   expect(response.statusCode, response.body).toBeLessThan(300);
@@ -18,8 +16,8 @@ async function register(app: Awaited<ReturnType<typeof startServer>>['app'], bod
 }
 
 describe('§6 ephemeral policies', () => {
-  it('replaces the read-only set by the registered allowlist, with source ephemeral', async () => {
-    const { app } = await startServer({ demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write']) } });
+  it('replaces the read-only set by the registered allowlist, with source ephemeral', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write']) } });
     await register(app, { allowedTools: ['idea_ticket_read', 'idea_ticket_update_carnet'] });
     expect(
       await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } }),
@@ -48,8 +46,8 @@ describe('§6 ephemeral policies', () => {
     ).toMatchObject({ allow: false, source: 'builtin-read-only' });
   });
 
-  it('accepts issueRef "#82" and "82" for a boundIssue of "#82" or "82" (issue-scoped tools)', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('accepts issueRef "#82" and "82" for a boundIssue of "#82" or "82" (issue-scoped tools)', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     for (const [boundIssue, issueRef] of [
       ['#82', '82'],
       ['#82', '#82'],
@@ -82,8 +80,8 @@ describe('§6 ephemeral policies', () => {
     });
   });
 
-  it('denies an issue-scoped tool with issue_out_of_bounds when issueRef is missing or names another ticket', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('denies an issue-scoped tool with issue_out_of_bounds when issueRef is missing or names another ticket', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     await register(app, { allowedTools: ['idea_ticket_update_carnet', 'idea_ticket_read', 'idea_ticket_list'], boundIssue: '#82' });
     const outOfBounds: Array<DecideQuery['arguments']> = [
       undefined,
@@ -112,8 +110,8 @@ describe('§6 ephemeral policies', () => {
     });
   });
 
-  it('lists registered policies and removes one with DELETE', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('lists registered policies and removes one with DELETE', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     await register(app, { allowedTools: ['idea_ticket_update_carnet'], boundIssue: '#82', ttlSeconds: 600 });
     const listed = await call(app, 'GET', '/projects/demo/ephemeral-policies');
     expect(listed.statusCode).toBe(200);
@@ -138,8 +136,8 @@ describe('§6 ephemeral policies', () => {
     expect((await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: unknown[] }>().policies).toEqual([]);
   });
 
-  it('defaults ttlSeconds to 3600 and a missing boundIssue to null', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('defaults ttlSeconds to 3600 and a missing boundIssue to null', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     await register(app, { allowedTools: ['idea_ticket_update_carnet'] });
     const [policy] = (await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{
       policies: Array<{ expiresAt: string; boundIssue: unknown }>;
@@ -161,8 +159,8 @@ describe('§6 ephemeral policies', () => {
     }
   });
 
-  it('expires after ttlSeconds: the requester is back to read-only', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('expires after ttlSeconds: the requester is back to read-only', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     await register(app, { allowedTools: ['idea_memory_write'], ttlSeconds: 1 });
     const query = { project: 'demo', requester: TA, tool: 'idea_memory_write' };
     expect(await decide(app, query)).toMatchObject({ allow: true, source: 'ephemeral' });
@@ -174,8 +172,8 @@ describe('§6 ephemeral policies', () => {
     expect(listed.policies).toEqual([]);
   });
 
-  it('refuses a requester that is not a ticket-assistant of that project with 400 invalid_requester', async () => {
-    const { app } = await startServer({ demo: {}, other: {} });
+  it('refuses a requester that is not a ticket-assistant of that project with 400 invalid_requester', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {}, other: {} });
     for (const requester of ['DevFrontend', 'ticket-assistant:other:82', 'mcp', 'ticket-assistant:demo']) {
       const response = await call(app, 'PUT', ephemeralUrl('demo', requester), {
         body: { allowedTools: ['idea_memory_write'] },
@@ -189,8 +187,8 @@ describe('§6 ephemeral policies', () => {
     expect((await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: unknown[] }>().policies).toEqual([]);
   });
 
-  it('validates the body: unknown tools, ttl above 86400, extra fields', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('validates the body: unknown tools, ttl above 86400, extra fields', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     const badTools = await call(app, 'PUT', ephemeralUrl('demo', TA), { body: { allowedTools: ['idea_teleport'] }, auth: true });
     expect(badTools.statusCode).toBe(400);
     expect(errorCode(badTools)).toBe('invalid_tools');
@@ -207,8 +205,8 @@ describe('§6 ephemeral policies', () => {
     expect((await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: unknown[] }>().policies).toEqual([]);
   });
 
-  it('answers 404 unknown_project for an unknown project', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('answers 404 unknown_project for an unknown project', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     const response = await call(app, 'PUT', ephemeralUrl('nope', 'ticket-assistant:nope:1'), { body: { allowedTools: [] }, auth: true });
     expect(response.statusCode).toBe(404);
     expect(errorCode(response)).toBe('unknown_project');
@@ -217,8 +215,8 @@ describe('§6 ephemeral policies', () => {
     expect(errorCode(list)).toBe('unknown_project');
   });
 
-  it('is still denied with policy_invalid when the project file is invalid', async () => {
-    const { app } = await startServer({ demo: { policy: '{oops' } });
+  it('is still denied with policy_invalid when the project file is invalid', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { policy: '{oops' } });
     await call(app, 'PUT', ephemeralUrl('demo', TA), { body: { allowedTools: ['idea_memory_write'] }, auth: true });
     expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_memory_write' })).toMatchObject({
       allow: false,

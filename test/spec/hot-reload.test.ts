@@ -6,12 +6,10 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery } from '../../schemas/index.js';
-import { ADMIN_TOKEN, listenServer, setupSpecFile, startServer } from '../support/app.js';
+import { ADMIN_TOKEN, startTestServer } from '../support/app.js';
 import { policyText, readText, writeProject } from '../support/files.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
-
-setupSpecFile();
 
 /** No safety-net rescan: only the file watcher can make these tests pass. */
 const WATCHER_ONLY = { rescanMs: 0 };
@@ -51,9 +49,9 @@ async function until(
 }
 
 describe('§4 hot reload through the watcher', () => {
-  it('picks up in-place writes (grant, then withdraw) on the next calls', async () => {
-    const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('picks up in-place writes (grant, then withdraw) on the next calls', async (t) => {
+    const server = await startTestServer(t, { demo: { policy: withdraw } }, WATCHER_ONLY);
+    const base = server.baseUrl;
     expect((await httpDecide(base, writeQuery)).allow).toBe(false);
     await writeFile(server.policyPath('demo'), grant);
     const granted = await until(base, writeQuery, (d) => d.allow, 'grant by in-place write');
@@ -62,11 +60,11 @@ describe('§4 hot reload through the watcher', () => {
     await until(base, writeQuery, (d) => !d.allow && d.reason === 'not_in_allowlist', 'withdraw by in-place write');
   });
 
-  it('picks up an edit made right after the previous one was picked up (no event lost)', async () => {
+  it('picks up an edit made right after the previous one was picked up (no event lost)', async (t) => {
     // Each edit lands a few ms after the watcher reported the previous one, so a watcher that
     // drops or throttles a second event on the same path within a short window misses it.
-    const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
-    const base = await listenServer(server);
+    const server = await startTestServer(t, { demo: { policy: withdraw } }, WATCHER_ONLY);
+    const base = server.baseUrl;
     for (let i = 0; i < 6; i += 1) {
       const allow = i % 2 === 0;
       await writeFile(server.policyPath('demo'), allow ? grant : withdraw);
@@ -74,9 +72,9 @@ describe('§4 hot reload through the watcher', () => {
     }
   });
 
-  it('with default options, successive edits are each visible well within 1 s (docs/api.md §4 freshness)', async () => {
-    const server = await startServer({ demo: { policy: withdraw } });
-    const base = await listenServer(server);
+  it('with default options, successive edits are each visible well within 1 s (docs/api.md §4 freshness)', async (t) => {
+    const server = await startTestServer(t, { demo: { policy: withdraw } });
+    const base = server.baseUrl;
     for (let i = 0; i < 6; i += 1) {
       const allow = i % 2 === 0;
       await writeFile(server.policyPath('demo'), allow ? grant : withdraw);
@@ -84,9 +82,9 @@ describe('§4 hot reload through the watcher', () => {
     }
   });
 
-  it('picks up an atomic rename-over (editor / git checkout style), repeatedly', async () => {
-    const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('picks up an atomic rename-over (editor / git checkout style), repeatedly', async (t) => {
+    const server = await startTestServer(t, { demo: { policy: withdraw } }, WATCHER_ONLY);
+    const base = server.baseUrl;
     for (let i = 0; i < 3; i += 1) {
       for (const [content, allow] of [
         [grant, true],
@@ -100,9 +98,9 @@ describe('§4 hot reload through the watcher', () => {
     }
   });
 
-  it('goes back to builtin on delete and picks up a re-created file', async () => {
-    const server = await startServer({ demo: { policy: grant } }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('goes back to builtin on delete and picks up a re-created file', async (t) => {
+    const server = await startTestServer(t, { demo: { policy: grant } }, WATCHER_ONLY);
+    const base = server.baseUrl;
     expect((await httpDecide(base, writeQuery)).allow).toBe(true);
     await rm(server.policyPath('demo'));
     // First denied as invalid for a short grace period (§4: a file that disappears is re-checked), then builtin.
@@ -118,18 +116,18 @@ describe('§4 hot reload through the watcher', () => {
     await until(base, writeQuery, (d) => d.allow, 'grant after .ideai re-created');
   });
 
-  it('watches a project whose .ideai/ is created after start', async () => {
-    const server = await startServer({ demo: {} }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('watches a project whose .ideai/ is created after start', async (t) => {
+    const server = await startTestServer(t, { demo: {} }, WATCHER_ONLY);
+    const base = server.baseUrl;
     expect((await httpDecide(base, writeQuery)).allow).toBe(false);
     await mkdir(path.join(server.projectDir('demo'), '.ideai'));
     await writeFile(server.policyPath('demo'), grant);
     await until(base, writeQuery, (d) => d.allow, 'grant once .ideai/ exists');
   });
 
-  it('goes invalid on a half-written file (no last good state) and valid again when complete', async () => {
-    const server = await startServer({ demo: { policy: grant } }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('goes invalid on a half-written file (no last good state) and valid again when complete', async (t) => {
+    const server = await startTestServer(t, { demo: { policy: grant } }, WATCHER_ONLY);
+    const base = server.baseUrl;
     await writeFile(server.policyPath('demo'), grant.slice(0, Math.floor(grant.length / 2)));
     await until(base, writeQuery, (d) => d.reason === 'policy_invalid', 'policy_invalid on half-written file');
     expect(await httpDecide(base, { ...writeQuery, tool: 'idea_memory_read' })).toMatchObject({ allow: false, reason: 'policy_invalid' });
@@ -139,9 +137,9 @@ describe('§4 hot reload through the watcher', () => {
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
   });
 
-  it('adds and removes projects as folders appear and disappear under the projects root', async () => {
-    const server = await startServer({ demo: {} }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('adds and removes projects as folders appear and disappear under the projects root', async (t) => {
+    const server = await startTestServer(t, { demo: {} }, WATCHER_ONLY);
+    const base = server.baseUrl;
     const query = { project: 'late', requester: 'Main', tool: 'idea_memory_write' };
     expect(await httpDecide(base, query)).toMatchObject({ reason: 'unknown_project' });
     await writeProject(server.root, 'late', { policy: grant });
@@ -161,9 +159,9 @@ describe('§4 hot reload through the watcher', () => {
     expect(after.projects.map((p) => p.id).sort()).toEqual(['demo', 'empty-later']);
   });
 
-  it('denies with policy_invalid when a folder replaces the policy file at run time, and recovers', async () => {
-    const server = await startServer({ demo: { policy: grant } }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('denies with policy_invalid when a folder replaces the policy file at run time, and recovers', async (t) => {
+    const server = await startTestServer(t, { demo: { policy: grant } }, WATCHER_ONLY);
+    const base = server.baseUrl;
     await rm(server.policyPath('demo'));
     await mkdir(server.policyPath('demo'));
     await until(base, writeQuery, (d) => d.reason === 'policy_invalid', 'policy_invalid with a folder at the file path');
@@ -172,17 +170,17 @@ describe('§4 hot reload through the watcher', () => {
     await until(base, writeQuery, (d) => d.allow, 'valid again once the folder is a file');
   });
 
-  it('follows a project folder renamed under the projects root', async () => {
-    const server = await startServer({ demo: { policy: grant } }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('follows a project folder renamed under the projects root', async (t) => {
+    const server = await startTestServer(t, { demo: { policy: grant } }, WATCHER_ONLY);
+    const base = server.baseUrl;
     await rename(server.projectDir('demo'), path.join(server.root, 'renamed'));
     await until(base, writeQuery, (d) => d.reason === 'unknown_project', 'old id unknown');
     await until(base, { ...writeQuery, project: 'renamed' }, (d) => d.allow, 'new id serves the moved policy');
   });
 
-  it('never loses an external edit made just before an API write', async () => {
-    const server = await startServer({ demo: { policy: withdraw } }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('never loses an external edit made just before an API write', async (t) => {
+    const server = await startTestServer(t, { demo: { policy: withdraw } }, WATCHER_ONLY);
+    const base = server.baseUrl;
     // The external edit and the API write race: the write must build on the file as it is on disk.
     await writeFile(server.policyPath('demo'), grant);
     const response = await fetch(`${base}/projects/demo/mcp-tool-permissions/agents/QA`, {
@@ -197,9 +195,9 @@ describe('§4 hot reload through the watcher', () => {
     expect(onDisk.projectDefault.allowedTools).toContain('idea_memory_write');
   });
 
-  it('does not react to other files in .ideai/ (agents.json changes only the listing)', async () => {
-    const server = await startServer({ demo: { policy: grant, agents: [{ id: 'Main' }] } }, WATCHER_ONLY);
-    const base = await listenServer(server);
+  it('does not react to other files in .ideai/ (agents.json changes only the listing)', async (t) => {
+    const server = await startTestServer(t, { demo: { policy: grant, agents: [{ id: 'Main' }] } }, WATCHER_ONLY);
+    const base = server.baseUrl;
     await writeFile(path.join(server.projectDir('demo'), '.ideai', 'agents.json'), JSON.stringify([{ id: 'Main' }, { id: 'QA' }]));
     await waitFor(async () => {
       const view = (await (await fetch(`${base}/projects/demo/mcp-tool-permissions`)).json()) as { agents: Array<{ agentId: string }> };

@@ -1,19 +1,17 @@
 /** docs/api.md §5 inspection: effective policy of a requester, and recent decisions. */
 import { describe, expect, it } from 'vitest';
 import type { EffectivePolicy, RecentDecision } from '../../schemas/index.js';
-import { call, setupSpecFile, decide, ephemeralUrl, errorCode, startServer } from '../support/app.js';
+import { buildTestApp, call, decide, ephemeralUrl, errorCode } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 import { ALL_TOOLS, READ_TOOLS } from '../support/tools.js';
-
-setupSpecFile();
 
 const effectiveUrl = (project: string, requester: string) =>
   `/projects/${encodeURIComponent(project)}/requesters/${encodeURIComponent(requester)}/effective`;
 
 describe('§5 GET /projects/:project/requesters/:requester/effective', () => {
-  it('resolves like /decide: override, default, anonymous, ticket-assistant with an ephemeral policy', async () => {
+  it('resolves like /decide: override, default, anonymous, ticket-assistant with an ephemeral policy', async (t) => {
     const projectDefault = [...READ_TOOLS, 'idea_memory_write'];
-    const { app } = await startServer({ demo: { policy: policyDoc(projectDefault, { QA: ['idea_ask_agent', 'idea_ticket_list'] }) } });
+    const { app } = await buildTestApp(t, { demo: { policy: policyDoc(projectDefault, { QA: ['idea_ask_agent', 'idea_ticket_list'] }) } });
     const get = async (requester: string, rawUrl?: string) => {
       const response = await call(app, 'GET', rawUrl ?? effectiveUrl('demo', requester));
       expect(response.statusCode, response.body).toBe(200);
@@ -59,8 +57,8 @@ describe('§5 GET /projects/:project/requesters/:requester/effective', () => {
     expect(other).toMatchObject({ source: 'builtin-read-only', allowedTools: [...READ_TOOLS] });
   });
 
-  it('shows nothing allowed for an invalid policy, and 404 unknown_project for an unknown project', async () => {
-    const { app } = await startServer({ demo: { policy: '{"version": 1,' } });
+  it('shows nothing allowed for an invalid policy, and 404 unknown_project for an unknown project', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { policy: '{"version": 1,' } });
     const invalid = await call(app, 'GET', effectiveUrl('demo', 'Main'));
     if (invalid.statusCode === 200) {
       expect(invalid.json<EffectivePolicy>().allowedTools).toEqual([]);
@@ -75,8 +73,8 @@ describe('§5 GET /projects/:project/requesters/:requester/effective', () => {
 });
 
 describe('§5 GET /projects/:project/decisions', () => {
-  it('lists recent decisions newest first, filters allow=false and honours limit', async () => {
-    const { app } = await startServer({ demo: {}, other: {} });
+  it('lists recent decisions newest first, filters allow=false and honours limit', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {}, other: {} });
     const made = [];
     for (const [requester, tool] of [
       ['Main', 'idea_memory_read'],
@@ -134,8 +132,8 @@ describe('§5 GET /projects/:project/decisions', () => {
     expect(errorCode(unknown)).toBe('unknown_project');
   });
 
-  it('keeps at least the last 1,000 decisions of a project', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('keeps at least the last 1,000 decisions of a project', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
     const ids: string[] = [];
     for (let round = 0; round < 11; round += 1) {

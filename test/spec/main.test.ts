@@ -5,15 +5,13 @@
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeProjectsRoot, setupSpecFile } from '../support/app.js';
+import { makeTestProjects } from '../support/app.js';
 import { policyDoc, readText, writeProject } from '../support/files.js';
 import { freePort, runUntilExit, startService } from '../support/service-process.js';
 
-setupSpecFile();
-
 describe('server/main.ts', () => {
-  it('refuses to start on a non-loopback host when PDP_DECIDE_TOKEN is unset', async () => {
-    const { root } = await makeProjectsRoot({ demo: {} });
+  it('refuses to start on a non-loopback host when PDP_DECIDE_TOKEN is unset', async (t) => {
+    const { root } = await makeTestProjects(t, { demo: {} });
     const { code, output } = await runUntilExit(
       { PDP_HOST: '0.0.0.0', PDP_PORT: String(await freePort()), PDP_PROJECTS_ROOT: root, PDP_ADMIN_TOKEN: 'admin-secret-for-main-test' },
       20_000,
@@ -24,8 +22,8 @@ describe('server/main.ts', () => {
     expect(output).not.toContain('admin-secret-for-main-test');
   }, 60_000);
 
-  it('serves the bundled demo projects when neither PDP_PROJECTS_ROOT nor PDP_PROJECTS is set', async () => {
-    const { outer } = await makeProjectsRoot({});
+  it('serves the bundled demo projects when neither PDP_PROJECTS_ROOT nor PDP_PROJECTS is set', async (t) => {
+    const { outer } = await makeTestProjects(t, {});
     // An empty PDP_HOST is the default host, which must be a loopback one for the service to start here.
     const started = await startService({
       PDP_HOST: '',
@@ -65,8 +63,8 @@ describe('server/main.ts', () => {
     }
   }, 60_000);
 
-  it('generates the admin token in PDP_STATE_DIR (0600), logs the path but never the token, and serves PDP_PROJECTS too', async () => {
-    const { outer, root } = await makeProjectsRoot({ demo: {} });
+  it('generates the admin token in PDP_STATE_DIR (0600), logs the path but never the token, and serves PDP_PROJECTS too', async (t) => {
+    const { outer, root } = await makeTestProjects(t, { demo: {} });
     const explicitRoot = await writeProject(path.join(outer, 'elsewhere'), 'ext', { policy: policyDoc(['idea_memory_write']) });
     const stateDir = path.join(outer, 'state');
     await mkdir(stateDir);

@@ -1,13 +1,11 @@
 /** docs/api.md §3 and §5: GET /projects/:project/mcp-tool-permissions (the UI's get_mcp_tool_permissions). */
 import { describe, expect, it } from 'vitest';
 import type { PermissionsView } from '../../schemas/index.js';
-import { call, setupSpecFile, errorCode, permissionsUrl, startServer } from '../support/app.js';
+import { buildTestApp, call, errorCode, permissionsUrl, type TestApp } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 import { READ_TOOLS } from '../support/tools.js';
 
-setupSpecFile();
-
-async function getView(app: Awaited<ReturnType<typeof startServer>>['app'], project = 'demo') {
+async function getView(app: TestApp['app'], project = 'demo') {
   const response = await call(app, 'GET', permissionsUrl(project));
   expect(response.statusCode, response.body).toBe(200);
   const view = response.json<PermissionsView>();
@@ -28,8 +26,8 @@ const inherit = (agentId: string, name = agentId, allowedTools: readonly string[
 });
 
 describe('§5 permissions view', () => {
-  it('shows builtin defaults and the declared agents (array shape, id or agentId, optional name) without a policy file', async () => {
-    const { app } = await startServer({
+  it('shows builtin defaults and the declared agents (array shape, id or agentId, optional name) without a policy file', async (t) => {
+    const { app } = await buildTestApp(t, {
       demo: { agents: [{ id: 'Main', name: 'Agent principal' }, { agentId: 'Architect' }, { id: 'QA', name: 'QA' }] },
     });
     const view = await getView(app);
@@ -44,13 +42,13 @@ describe('§5 permissions view', () => {
     expect(view.agents).toEqual([inherit('Architect'), inherit('Main', 'Agent principal'), inherit('QA')]);
   });
 
-  it('reads agents.json in the { "agents": [...] } shape', async () => {
-    const { app } = await startServer({ demo: { agents: { agents: [{ id: 'Git' }, { agentId: 'DevFrontend', name: 'Front' }] } } });
+  it('reads agents.json in the { "agents": [...] } shape', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { agents: { agents: [{ id: 'Git' }, { agentId: 'DevFrontend', name: 'Front' }] } } });
     const view = await getView(app);
     expect(view.agents).toEqual([inherit('DevFrontend', 'Front'), inherit('Git')]);
   });
 
-  it('lists no declared agent and reports agents.json when its shape is wrong', async () => {
+  it('lists no declared agent and reports agents.json when its shape is wrong', async (t) => {
     const shapes: Record<string, unknown> = {
       'no-agents-key': { members: [{ id: 'Main' }] },
       'a-string': '"Main"',
@@ -58,7 +56,8 @@ describe('§5 permissions view', () => {
       'agents-object': { agents: { id: 'Main' } },
     };
     const overrideOnly = policyDoc(undefined, { QA: ['idea_memory_read'] });
-    const { app } = await startServer(
+    const { app } = await buildTestApp(
+      t,
       Object.fromEntries(Object.entries(shapes).map(([project, agents]) => [project, { agents, policy: overrideOnly }])),
     );
     for (const project of Object.keys(shapes)) {
@@ -75,7 +74,7 @@ describe('§5 permissions view', () => {
     }
   });
 
-  it('compares each override with the effective default: added, removed, redundant; sorts agents; marks override-only agents', async () => {
+  it('compares each override with the effective default: added, removed, redundant; sorts agents; marks override-only agents', async (t) => {
     const projectDefault = [...READ_TOOLS, 'idea_memory_write'];
     const doc = policyDoc(projectDefault, {
       Zed: ['idea_memory_read'],
@@ -84,7 +83,7 @@ describe('§5 permissions view', () => {
       Git: ['idea_memory_write', ...[...READ_TOOLS].reverse()],
       DevFrontend: ['idea_ticket_read', 'idea_teleport', 'idea_memory_write'],
     });
-    const { app } = await startServer({
+    const { app } = await buildTestApp(t, {
       demo: { policy: doc, agents: [{ id: 'Main' }, { id: 'QA' }, { id: 'Git' }, { id: 'DevFrontend' }, { id: 'Architect' }] },
     });
     const view = await getView(app);
@@ -134,8 +133,8 @@ describe('§5 permissions view', () => {
     });
   });
 
-  it('compares overrides with the builtin default when there is no projectDefault', async () => {
-    const { app } = await startServer({ demo: { policy: policyDoc(undefined, { QA: [...READ_TOOLS], Git: ['idea_workstate_set'] }) } });
+  it('compares overrides with the builtin default when there is no projectDefault', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { policy: policyDoc(undefined, { QA: [...READ_TOOLS], Git: ['idea_workstate_set'] }) } });
     const view = await getView(app);
     expect(view.projectDefault).toEqual({ mode: 'builtin', allowedTools: [...READ_TOOLS], unknownTools: [] });
     const byId = new Map(view.agents.map((a) => [a.agentId, a]));
@@ -143,8 +142,8 @@ describe('§5 permissions view', () => {
     expect(byId.get('Git')).toMatchObject({ added: ['idea_workstate_set'], removed: [...READ_TOOLS], redundant: false });
   });
 
-  it('keeps the same revision and ETag across GETs and changes them with the bytes', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) }, twin: { policy: policyDoc([...READ_TOOLS]) } });
+  it('keeps the same revision and ETag across GETs and changes them with the bytes', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS]) }, twin: { policy: policyDoc([...READ_TOOLS]) } });
     const first = await getView(server.app);
     const second = await getView(server.app);
     expect(second.revision).toBe(first.revision);
@@ -154,8 +153,8 @@ describe('§5 permissions view', () => {
     expect(first.revision.length).toBeLessThanOrEqual(64);
   });
 
-  it('answers 404 unknown_project', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('answers 404 unknown_project', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     for (const project of ['nope', 'Demo', 'constructor', 'toString', 'hasOwnProperty']) {
       const response = await call(app, 'GET', permissionsUrl(project));
       expect(response.statusCode, project).toBe(404);

@@ -3,13 +3,11 @@ import { chmod, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PermissionsView } from '../../schemas/index.js';
-import { agentUrl, call, setupSpecFile, decide, defaultUrl, errorCode, permissionsUrl, restartOn, startServer } from '../support/app.js';
+import { agentUrl, buildTestApp, call, decide, defaultUrl, errorCode, permissionsUrl, type TestApp } from '../support/app.js';
 import { policyDoc, readText } from '../support/files.js';
 import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 
-setupSpecFile();
-
-type App = Awaited<ReturnType<typeof startServer>>['app'];
+type App = TestApp['app'];
 
 async function view(app: App, project = 'demo'): Promise<PermissionsView> {
   return (await call(app, 'GET', permissionsUrl(project))).json<PermissionsView>();
@@ -27,8 +25,8 @@ async function write(app: App, method: 'PUT' | 'DELETE', url: string, body?: unk
 }
 
 describe('§5 PUT/DELETE project default', () => {
-  it('writes the default (catalog order, pretty-printed), answers the new view and is visible to the next decision', async () => {
-    const server = await startServer({ demo: { agents: [{ id: 'Main' }] } });
+  it('writes the default (catalog order, pretty-printed), answers the new view and is visible to the next decision', async (t) => {
+    const server = await buildTestApp(t, { demo: { agents: [{ id: 'Main' }] } });
     const before = await view(server.app);
     const tools = ['idea_memory_write', 'idea_ticket_list', 'idea_ask_agent', 'idea_memory_read'];
     const answered = await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: tools });
@@ -66,8 +64,8 @@ describe('§5 PUT/DELETE project default', () => {
     });
   });
 
-  it('creates .ideai/ when the project has none', async () => {
-    const server = await startServer({ demo: {} });
+  it('creates .ideai/ when the project has none', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: ['idea_memory_read'] });
     expect(JSON.parse((await readText(server.policyPath('demo'))) ?? 'null')).toMatchObject({
       version: 1,
@@ -75,8 +73,8 @@ describe('§5 PUT/DELETE project default', () => {
     });
   });
 
-  it('DELETE default goes back to builtin read-only and keeps the overrides', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write'], { QA: ['idea_ask_agent'] }) } });
+  it('DELETE default goes back to builtin read-only and keeps the overrides', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write'], { QA: ['idea_ask_agent'] }) } });
     const answered = await write(server.app, 'DELETE', defaultUrl('demo'));
     expect(answered.projectDefault).toEqual({ mode: 'builtin', allowedTools: [...READ_TOOLS], unknownTools: [] });
     const parsed = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as Record<string, unknown>;
@@ -89,8 +87,8 @@ describe('§5 PUT/DELETE project default', () => {
     expect(await decide(server.app, { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' })).toMatchObject({ allow: true });
   });
 
-  it('makes a grant and a withdrawal visible to the very next decision, every time', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('makes a grant and a withdrawal visible to the very next decision, every time', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     const query = { project: 'demo', requester: 'DevFrontend', tool: 'idea_ticket_update_carnet' };
     for (let i = 0; i < 10; i += 1) {
       await write(app, 'PUT', agentUrl('demo', 'DevFrontend'), { allowedTools: [...READ_TOOLS, 'idea_ticket_update_carnet'] });
@@ -102,8 +100,10 @@ describe('§5 PUT/DELETE project default', () => {
 });
 
 describe('§5 PUT/DELETE agent override', () => {
-  it('writes overrides sorted by id without touching the default, and DELETE is idempotent', async () => {
-    const server = await startServer({ demo: { policy: policyDoc(['idea_memory_read', 'idea_memory_write']), agents: [{ id: 'Main' }] } });
+  it('writes overrides sorted by id without touching the default, and DELETE is idempotent', async (t) => {
+    const server = await buildTestApp(t, {
+      demo: { policy: policyDoc(['idea_memory_read', 'idea_memory_write']), agents: [{ id: 'Main' }] },
+    });
     await write(server.app, 'PUT', agentUrl('demo', 'Zed'), { allowedTools: ['idea_stop_agent', 'idea_list_agents'] });
     await write(server.app, 'PUT', agentUrl('demo', 'Architect'), { allowedTools: [] });
     const answered = await write(server.app, 'PUT', agentUrl('demo', 'Main'), { allowedTools: ['idea_create_skill'] });
@@ -140,8 +140,8 @@ describe('§5 PUT/DELETE agent override', () => {
     await write(server.app, 'DELETE', agentUrl('demo', 'Nobody'));
   });
 
-  it('answers a DELETE sent with a JSON content type and an empty body like one without (some HTTP helpers send it)', async () => {
-    const server = await startServer({ demo: {} });
+  it('answers a DELETE sent with a JSON content type and an empty body like one without (some HTTP helpers send it)', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     await write(server.app, 'PUT', agentUrl('demo', 'QA'), { allowedTools: ['idea_memory_write'] });
     await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: ['idea_memory_read'] });
     const json = { 'content-type': 'application/json' };
@@ -157,8 +157,8 @@ describe('§5 PUT/DELETE agent override', () => {
     expect(bad.statusCode).toBe(400);
   });
 
-  it('refuses bad agent ids with 400 invalid_agent_id and writes nothing', async () => {
-    const server = await startServer({ demo: {} });
+  it('refuses bad agent ids with 400 invalid_agent_id and writes nothing', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     const badIds = ['a:b', ' lead', 'a/b', 'a\\b', 'tab\there', 'nul\u0000', 'del\u007f', 'x'.repeat(129), ''];
     for (const agentId of badIds) {
       const url = agentId === '' ? `${permissionsUrl('demo')}/agents/%20` : agentUrl('demo', agentId);
@@ -183,8 +183,8 @@ describe('§5 PUT/DELETE agent override', () => {
 });
 
 describe('§5 allowlist validation', () => {
-  it('refuses unknown names, duplicates and empty strings with 400 invalid_tools and exact details; nothing written', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) } });
+  it('refuses unknown names, duplicates and empty strings with 400 invalid_tools and exact details; nothing written', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS]) } });
     const original = await readText(server.policyPath('demo'));
     const body = { allowedTools: ['idea_memory_read', 'idea_teleport', 'idea_memory_read', '', 'idea_ask_agent', '', 'IDEA_ASK_AGENT'] };
     for (const url of [defaultUrl('demo'), agentUrl('demo', 'QA')]) {
@@ -200,8 +200,8 @@ describe('§5 allowlist validation', () => {
     expect(await decide(server.app, { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' })).toMatchObject({ allow: false });
   });
 
-  it('refuses malformed bodies with 400 invalid_request', async () => {
-    const server = await startServer({ demo: {} });
+  it('refuses malformed bodies with 400 invalid_request', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     for (const body of [{}, { allowedTools: 'idea_memory_read' }, { allowedTools: [1] }, { allowedTools: [], extra: true }, [], '{']) {
       const response = await call(server.app, 'PUT', defaultUrl('demo'), { body, auth: true });
       expect(response.statusCode, JSON.stringify(body)).toBe(400);
@@ -212,9 +212,9 @@ describe('§5 allowlist validation', () => {
 });
 
 describe('§5 whole-document PUT and the invalid-file repair path', () => {
-  it('answers 409 policy_invalid to partial writes on an invalid file, and repairs it with a whole-document PUT', async () => {
+  it('answers 409 policy_invalid to partial writes on an invalid file, and repairs it with a whole-document PUT', async (t) => {
     const broken = '{ "version": 1, "projectDefault": ';
-    const server = await startServer({ demo: { policy: broken } });
+    const server = await buildTestApp(t, { demo: { policy: broken } });
     const partial: Array<['PUT' | 'DELETE', string, unknown]> = [
       ['PUT', defaultUrl('demo'), { allowedTools: [...READ_TOOLS] }],
       ['DELETE', defaultUrl('demo'), undefined],
@@ -251,8 +251,8 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
     });
   });
 
-  it('replaces the whole document (agents dropped, agents sorted) and refuses invalid documents with 400', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS], { Old: ['idea_ask_agent'] }) } });
+  it('replaces the whole document (agents dropped, agents sorted) and refuses invalid documents with 400', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS], { Old: ['idea_ask_agent'] }) } });
     await write(server.app, 'PUT', permissionsUrl('demo'), {
       version: 1,
       agents: [
@@ -298,8 +298,8 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
     expect(await readText(server.policyPath('demo'))).toBe(before);
   });
 
-  it('counts the 128 characters of an agent id the same way in the route and in the file it writes (an emoji counts 2)', async () => {
-    const server = await startServer({ demo: {} });
+  it('counts the 128 characters of an agent id the same way in the route and in the file it writes (an emoji counts 2)', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     // 64 emoji are 128 UTF-16 code units: accepted, and the file written stays valid.
     const longest = '😀'.repeat(64);
     await write(server.app, 'PUT', agentUrl('demo', longest), { allowedTools: ['idea_memory_write'] });
@@ -325,11 +325,11 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
 });
 
 describe('§5 durability and revision consistency', () => {
-  it('gives the same revision and view after a restart as the write answered (revision = hash of the bytes on disk)', async () => {
-    const server = await startServer({ demo: { agents: [{ id: 'Main' }] } });
+  it('gives the same revision and view after a restart as the write answered (revision = hash of the bytes on disk)', async (t) => {
+    const server = await buildTestApp(t, { demo: { agents: [{ id: 'Main' }] } });
     await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: ['idea_memory_write', 'idea_memory_read'] });
     const answered = await write(server.app, 'PUT', agentUrl('demo', 'QA'), { allowedTools: ['idea_ask_agent'] });
-    const restarted = await restartOn(server);
+    const restarted = (await buildTestApp(t, {}, { projects: server })).app;
     const reloaded = (await call(restarted, 'GET', permissionsUrl('demo'))).json<PermissionsView>();
     expect(reloaded).toEqual(answered);
     // A write with the revision the write answered is accepted by the restarted service.
@@ -343,8 +343,8 @@ describe('§5 durability and revision consistency', () => {
 });
 
 describe('§5 concurrent writes are serialized', () => {
-  it('loses no update when 20 agents are written at once', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) } });
+  it('loses no update when 20 agents are written at once', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS]) } });
     const agents = Array.from({ length: 20 }, (_, i) => `Agent${String(i).padStart(2, '0')}`);
     const responses = await Promise.all(
       agents.map((agent, i) =>
@@ -363,8 +363,8 @@ describe('§5 concurrent writes are serialized', () => {
     for (const decision of decisions) expect(decision).toMatchObject({ allow: true, source: 'agent-override' });
   });
 
-  it('lets exactly one of several writes with the same If-Match win', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) } });
+  it('lets exactly one of several writes with the same If-Match win', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS]) } });
     const { revision } = await view(server.app);
     const responses = await Promise.all(
       WRITE_TOOLS.slice(0, 8).map((tool) =>
@@ -384,8 +384,8 @@ describe('§5 concurrent writes are serialized', () => {
 });
 
 describe('§5 If-Match', () => {
-  it('refuses a stale revision with 412 revision_mismatch on every write route and writes nothing', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS], { QA: [] }) } });
+  it('refuses a stale revision with 412 revision_mismatch on every write route and writes nothing', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS], { QA: [] }) } });
     const current = await view(server.app);
     const stale = { 'if-match': '"0000000000000000"' };
     const writes: Array<['PUT' | 'DELETE', string, unknown]> = [
@@ -422,8 +422,8 @@ describe('§5 If-Match', () => {
     await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: [] }, { 'if-match': `"${written.revision}"` });
   });
 
-  it('accepts If-Match "builtin" when there is no file, and refuses it once a file exists', async () => {
-    const server = await startServer({ demo: {} });
+  it('accepts If-Match "builtin" when there is no file, and refuses it once a file exists', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     await write(server.app, 'PUT', agentUrl('demo', 'QA'), { allowedTools: [] }, { 'if-match': '"builtin"' });
     const response = await call(server.app, 'PUT', agentUrl('demo', 'QA'), {
       body: { allowedTools: [] },
@@ -436,8 +436,9 @@ describe('§5 If-Match', () => {
 });
 
 describe('§5 files: mode, unknown project, write failures', () => {
-  it('keeps the file mode (0640 stays 0640)', async () => {
-    const server = await startServer(
+  it('keeps the file mode (0640 stays 0640)', async (t) => {
+    const server = await buildTestApp(
+      t,
       { demo: { policy: policyDoc([...READ_TOOLS]) } },
       {
         prepare: async (root) => chmod(path.join(root, 'demo', '.ideai', 'mcp-tool-permissions.json'), 0o640),
@@ -449,8 +450,8 @@ describe('§5 files: mode, unknown project, write failures', () => {
     expect((await stat(server.policyPath('demo'))).mode & 0o777).toBe(0o640);
   });
 
-  it('answers 404 unknown_project on every write route', async () => {
-    const server = await startServer({ demo: {} });
+  it('answers 404 unknown_project on every write route', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     const writes: Array<['PUT' | 'DELETE', string, unknown]> = [
       ['PUT', defaultUrl('nope'), { allowedTools: [] }],
       ['DELETE', defaultUrl('nope'), undefined],
@@ -465,8 +466,9 @@ describe('§5 files: mode, unknown project, write failures', () => {
     }
   });
 
-  it('answers 500 write_failed when .ideai is not a folder, and changes neither memory nor disk', async () => {
-    const server = await startServer(
+  it('answers 500 write_failed when .ideai is not a folder, and changes neither memory nor disk', async (t) => {
+    const server = await buildTestApp(
+      t,
       { demo: {} },
       {
         prepare: async (root) => writeFile(path.join(root, 'demo', '.ideai'), 'a file, not a folder'),

@@ -3,14 +3,12 @@
  * (requester, tool) decision must equal the model computed from docs/api.md §4.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery, PermissionsView } from '../../schemas/index.js';
-import { agentUrl, call, decideBatch, defaultUrl, makeProjectsRoot, permissionsUrl, ADMIN_TOKEN } from '../support/app.js';
+import { agentUrl, buildTestApp, call, decideBatch, defaultUrl, permissionsUrl, suiteScope } from '../support/app.js';
 import { ALL_TOOLS, READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
-import { buildApp } from '../../server/http/app.js';
 import { agentIdProblem } from '../../schemas/agent-id.js';
 import type { FastifyInstance } from 'fastify';
-import { rm } from 'node:fs/promises';
 
 const AGENTS = ['Architect', 'DevFrontend', 'Git', 'Main', 'QA'] as const;
 const REQUESTERS = ['', 'mcp', ...AGENTS, 'Stranger', 'ticket-assistant:demo:7', 'ticket-assistant:other:7'];
@@ -74,19 +72,11 @@ const modelArb: fc.Arbitrary<Model> = fc
   })
   .map(({ projectDefault, overrides }) => ({ projectDefault, overrides: new Map(overrides) }));
 
+const suite = suiteScope();
 let app: FastifyInstance;
-let outer: string;
 
 beforeAll(async () => {
-  const made = await makeProjectsRoot({ demo: { agents: AGENTS.map((id) => ({ id })) }, other: {} });
-  outer = made.outer;
-  app = await buildApp({ projectsRoot: made.root, adminToken: ADMIN_TOKEN, logger: false });
-  await app.ready();
-});
-
-afterAll(async () => {
-  await app.close();
-  await rm(outer, { recursive: true, force: true });
+  ({ app } = await buildTestApp(suite, { demo: { agents: AGENTS.map((id) => ({ id })) }, other: {} }));
 });
 
 async function ok(response: Awaited<ReturnType<typeof call>>): Promise<void> {

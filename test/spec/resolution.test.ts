@@ -1,14 +1,12 @@
 /** docs/api.md §4: how a decision is resolved, and fail-closed on every bad policy file. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Decision } from '../../schemas/index.js';
-import { call, setupSpecFile, decide, permissionsUrl, sharedServer, startServer } from '../support/app.js';
+import { buildTestApp, call, decide, permissionsUrl, suiteScope, type TestApp } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
-
-setupSpecFile();
 
 /** The message must name the tool, the requester and the project (docs/api.md §5). */
 function expectMessageNames(decision: Decision, tool: string, requester: string, project: string): void {
@@ -18,10 +16,14 @@ function expectMessageNames(decision: Decision, tool: string, requester: string,
 }
 
 describe('§4 builtin defaults (no policy file)', () => {
-  const plain = sharedServer({ demo: {} });
+  const suite = suiteScope();
+  let plain: TestApp;
+  beforeAll(async () => {
+    plain = await buildTestApp(suite, { demo: {} });
+  });
 
   it('lets an agent call the 9 read tools and nothing else, with source builtin-read-only and revision "builtin"', async () => {
-    const { app } = plain();
+    const { app } = plain;
     for (const tool of READ_TOOLS) {
       const d = await decide(app, { project: 'demo', requester: 'Main', tool });
       expect(d).toMatchObject({
@@ -49,7 +51,7 @@ describe('§4 builtin defaults (no policy file)', () => {
   });
 
   it('gives every decision its own non-empty decisionId', async () => {
-    const { app } = plain();
+    const { app } = plain;
     const ids = new Set<string>();
     for (let i = 0; i < 20; i += 1) {
       const d = await decide(app, { project: 'demo', requester: 'Main', tool: 'idea_memory_read' });
@@ -59,8 +61,8 @@ describe('§4 builtin defaults (no policy file)', () => {
     expect(ids.size).toBe(20);
   });
 
-  it('treats an empty .ideai/ folder like a missing file', async () => {
-    const { app } = await startServer({ demo: { ideai: true } });
+  it('treats an empty .ideai/ folder like a missing file', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { ideai: true } });
     const d = await decide(app, { project: 'demo', requester: 'QA', tool: 'idea_ticket_update' });
     expect(d).toMatchObject({ allow: false, reason: 'not_in_allowlist', source: 'builtin-read-only', revision: 'builtin' });
   });
@@ -68,10 +70,14 @@ describe('§4 builtin defaults (no policy file)', () => {
 
 describe('§4 anonymous requesters ("" and "mcp")', () => {
   const grantsWrites = policyDoc(['idea_memory_write', 'idea_ask_agent'], { QA: [...READ_TOOLS, 'idea_memory_write'] });
-  const shared = sharedServer({ demo: { policy: grantsWrites } });
+  const suite = suiteScope();
+  let shared: TestApp;
+  beforeAll(async () => {
+    shared = await buildTestApp(suite, { demo: { policy: grantsWrites } });
+  });
 
   it.each(['', 'mcp'])('requester %j gets the canonical read-only set even when the project default grants writes', async (requester) => {
-    const { app } = shared();
+    const { app } = shared;
     for (const tool of WRITE_TOOLS) {
       const d = await decide(app, { project: 'demo', requester, tool });
       expect(d).toMatchObject({
@@ -93,7 +99,7 @@ describe('§4 anonymous requesters ("" and "mcp")', () => {
   });
 
   it('does not treat look-alikes ("MCP", " mcp") as anonymous', async () => {
-    const { app } = shared();
+    const { app } = shared;
     for (const requester of ['MCP', 'mcp2']) {
       const d = await decide(app, { project: 'demo', requester, tool: 'idea_memory_write' });
       expect(d.requester).toEqual({ id: requester, kind: 'agent' });
@@ -106,10 +112,14 @@ describe('§4 agents: override, then project default, then builtin', () => {
     QA: ['idea_ticket_list', 'idea_ask_agent'],
     Git: [],
   });
-  const layered = sharedServer({ demo: { policy: doc } });
+  const suite = suiteScope();
+  let layered: TestApp;
+  beforeAll(async () => {
+    layered = await buildTestApp(suite, { demo: { policy: doc } });
+  });
 
   it('uses the project default for an agent without override', async () => {
-    const { app } = layered();
+    const { app } = layered;
     const write = await decide(app, { project: 'demo', requester: 'Main', tool: 'idea_memory_write' });
     expect(write).toMatchObject({ allow: true, reason: 'allowed', source: 'project-default', requester: { id: 'Main', kind: 'agent' } });
     expect(write.revision).not.toBe('builtin');
@@ -119,7 +129,7 @@ describe('§4 agents: override, then project default, then builtin', () => {
   });
 
   it('replaces the default by the override, which can also remove read tools', async () => {
-    const { app } = layered();
+    const { app } = layered;
     expect(await decide(app, { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' })).toMatchObject({
       allow: true,
       reason: 'allowed',
@@ -148,13 +158,13 @@ describe('§4 agents: override, then project default, then builtin', () => {
   });
 
   it('matches agent ids exactly (case-sensitive)', async () => {
-    const { app } = layered();
+    const { app } = layered;
     const d = await decide(app, { project: 'demo', requester: 'qa', tool: 'idea_ask_agent' });
     expect(d).toMatchObject({ allow: false, source: 'project-default' });
   });
 
-  it('falls back to builtin read-only when the document has no projectDefault', async () => {
-    const { app } = await startServer({ demo: { policy: policyDoc(undefined, { QA: ['idea_memory_write'] }) } });
+  it('falls back to builtin read-only when the document has no projectDefault', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { policy: policyDoc(undefined, { QA: ['idea_memory_write'] }) } });
     expect(await decide(app, { project: 'demo', requester: 'Main', tool: 'idea_memory_read' })).toMatchObject({
       allow: true,
       source: 'builtin-read-only',
@@ -170,8 +180,8 @@ describe('§4 agents: override, then project default, then builtin', () => {
     });
   });
 
-  it('accepts a document with only a version', async () => {
-    const { app } = await startServer({ demo: { policy: { version: 1 } } });
+  it('accepts a document with only a version', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { policy: { version: 1 } } });
     expect(await decide(app, { project: 'demo', requester: 'Main', tool: 'idea_sprint_list' })).toMatchObject({
       allow: true,
       source: 'builtin-read-only',
@@ -180,9 +190,9 @@ describe('§4 agents: override, then project default, then builtin', () => {
 });
 
 describe('§4 unknown tools and unknown projects', () => {
-  it('denies a name that is not in the catalog with unknown_tool, even when the document lists it', async () => {
+  it('denies a name that is not in the catalog with unknown_tool, even when the document lists it', async (t) => {
     const doc = policyDoc([...READ_TOOLS, 'idea_teleport', 'IDEA_MEMORY_WRITE'], { QA: ['idea_teleport', 'idea_memory_write '] });
-    const { app } = await startServer({ demo: { policy: doc } });
+    const { app } = await buildTestApp(t, { demo: { policy: doc } });
     for (const requester of ['Main', 'QA', '', 'mcp']) {
       for (const tool of ['idea_teleport', 'IDEA_MEMORY_WRITE', 'idea_memory_write ', '', 'idea_memory_read\u0000']) {
         const d = await decide(app, { project: 'demo', requester, tool });
@@ -204,8 +214,8 @@ describe('§4 unknown tools and unknown projects', () => {
     expect(qa?.allowedTools).toEqual([]);
   });
 
-  it('denies a project that does not exist with unknown_project, source none, revision none', async () => {
-    const { app } = await startServer({ demo: {} });
+  it('denies a project that does not exist with unknown_project, source none, revision none', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
     for (const project of ['nope', 'Demo', '', '../demo', 'demo/']) {
       const d = await decide(app, { project, requester: 'Main', tool: 'idea_memory_read' });
       expect(d).toMatchObject({ allow: false, reason: 'unknown_project', source: 'none', revision: 'none', project });
@@ -238,9 +248,10 @@ describe('§4 fail closed on an invalid policy document', () => {
     'agent-fullwidth': JSON.stringify({ version: 1, agents: [{ agentId: 'Ｍａｉｎ', policy: { allowedTools: [] } }] }),
   };
 
-  it('denies every call (read tools and anonymous included) with policy_invalid', async () => {
+  it('denies every call (read tools and anonymous included) with policy_invalid', async (t) => {
     const projects = Object.fromEntries(Object.entries(invalid).map(([id, policy]) => [id, { policy }]));
-    const server = await startServer(
+    const server = await buildTestApp(
+      t,
       {
         ...projects,
         'dir-at-path': {},
@@ -272,10 +283,10 @@ describe('§4 fail closed on an invalid policy document', () => {
     }
   });
 
-  it('reports a duplicate key with its name, line and column', async () => {
+  it('reports a duplicate key with its name, line and column', async (t) => {
     const text =
       '{\n  "version": 1,\n  "agents": [\n    { "agentId": "Main", "policy": { "allowedTools": [] }, "policy": { "allowedTools": [] } }\n  ]\n}\n';
-    const { app } = await startServer({ demo: { policy: text } });
+    const { app } = await buildTestApp(t, { demo: { policy: text } });
     const body = (await call(app, 'GET', permissionsUrl('demo'))).json<{
       status: string;
       error: { message: string; line?: number; column?: number };
@@ -284,16 +295,16 @@ describe('§4 fail closed on an invalid policy document', () => {
     expect(body.error.message).toMatch(/^duplicate key "policy" at line 4, column 60/);
   });
 
-  it('reports line and column of a JSON syntax error', async () => {
-    const { app } = await startServer({ demo: { policy: '{\n  "version": 1,\n  "agents": [,]\n}\n' } });
+  it('reports line and column of a JSON syntax error', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { policy: '{\n  "version": 1,\n  "agents": [,]\n}\n' } });
     const body = (await call(app, 'GET', permissionsUrl('demo'))).json<{ error: { line?: number; column?: number; file: string } }>();
     expect(body.error.line).toBe(3);
     expect(typeof body.error.column).toBe('number');
     expect(body.error.file).toContain('mcp-tool-permissions.json');
   });
 
-  it('does not keep the last good state when the file turns invalid on disk, and recovers when it is fixed', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write']) } });
+  it('does not keep the last good state when the file turns invalid on disk, and recovers when it is fixed', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write']) } });
     const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_write' };
     expect(await decide(server.app, query)).toMatchObject({ allow: true, source: 'project-default' });
 
@@ -308,8 +319,8 @@ describe('§4 fail closed on an invalid policy document', () => {
 });
 
 describe('§4 ticket-assistant requesters', () => {
-  it('denies a ticket-assistant of another project with requester_project_mismatch, even for read tools', async () => {
-    const { app } = await startServer({ demo: {}, other: {} });
+  it('denies a ticket-assistant of another project with requester_project_mismatch, even for read tools', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {}, other: {} });
     for (const tool of ['idea_ticket_read', 'idea_memory_read', 'idea_memory_write']) {
       const d = await decide(app, { project: 'demo', requester: 'ticket-assistant:other:82', tool, arguments: { issueRef: '#82' } });
       expect(d).toMatchObject({
@@ -321,8 +332,8 @@ describe('§4 ticket-assistant requesters', () => {
     }
   });
 
-  it('gives a ticket-assistant without ephemeral policy the canonical read-only set, not the project default', async () => {
-    const { app } = await startServer({ demo: { policy: policyDoc([...READ_TOOLS, 'idea_ticket_update_carnet']) } });
+  it('gives a ticket-assistant without ephemeral policy the canonical read-only set, not the project default', async (t) => {
+    const { app } = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS, 'idea_ticket_update_carnet']) } });
     const requester = 'ticket-assistant:demo:82';
     expect(
       await decide(app, { project: 'demo', requester, tool: 'idea_ticket_update_carnet', arguments: { issueRef: '#82' } }),
@@ -341,7 +352,11 @@ describe('§4 ticket-assistant requesters', () => {
 
 describe('§4 malformed requesters', () => {
   const everything = policyDoc([...READ_TOOLS, ...WRITE_TOOLS], { QA: [...READ_TOOLS, ...WRITE_TOOLS] });
-  const shared = sharedServer({ p: { policy: everything } });
+  const suite = suiteScope();
+  let shared: TestApp;
+  beforeAll(async () => {
+    shared = await buildTestApp(suite, { p: { policy: everything } });
+  });
   const malformed = [
     'Ticket-Assistant:p:82',
     ' ticket-assistant:p:82',
@@ -353,7 +368,7 @@ describe('§4 malformed requesters', () => {
   ];
 
   it.each(malformed)('denies %j every tool with invalid_requester, though the default grants them all', async (requester) => {
-    const { app } = shared();
+    const { app } = shared;
     for (const tool of [...READ_TOOLS, ...WRITE_TOOLS]) {
       const d = await decide(app, { project: 'p', requester, tool, arguments: { issueRef: '#82' } });
       expect(d).toMatchObject({ allow: false, reason: 'invalid_requester', source: 'none', requester: { id: requester, kind: 'invalid' } });
@@ -363,7 +378,7 @@ describe('§4 malformed requesters', () => {
   });
 
   it.each(malformed)('shows %j nothing allowed on the effective route', async (requester) => {
-    const { app } = shared();
+    const { app } = shared;
     const response = await call(app, 'GET', `/projects/p/requesters/${encodeURIComponent(requester)}/effective`);
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json()).toMatchObject({ requester: { id: requester, kind: 'invalid' }, source: 'none', allowedTools: [] });

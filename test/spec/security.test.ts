@@ -4,22 +4,19 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   ADMIN_TOKEN,
-  DECIDE_TOKEN,
   agentUrl,
+  buildTestApp,
   call,
-  setupSpecFile,
   decide,
+  DECIDE_TOKEN,
   defaultUrl,
   ephemeralUrl,
   errorCode,
   permissionsUrl,
-  startServer,
 } from '../support/app.js';
 import { changedPaths, policyDoc, readText, snapshotTree } from '../support/files.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
-
-setupSpecFile();
 
 type Write = ['PUT' | 'DELETE', string, unknown];
 
@@ -46,8 +43,9 @@ const badAuthorizations: Array<Record<string, string>> = [
 ];
 
 describe('§7 admin token on mutating routes', () => {
-  it('answers 401 unauthorized without or with a wrong token, and nothing changes', async () => {
-    const server = await startServer(
+  it('answers 401 unauthorized without or with a wrong token, and nothing changes', async (t) => {
+    const server = await buildTestApp(
+      t,
       { demo: { policy: policyDoc([...READ_TOOLS], { QA: [...READ_TOOLS] }) } },
       { decideToken: DECIDE_TOKEN },
     );
@@ -71,8 +69,8 @@ describe('§7 admin token on mutating routes', () => {
     }
   });
 
-  it('checks the token before the body, the project and If-Match (no oracle for an anonymous caller)', async () => {
-    const server = await startServer({ demo: {} });
+  it('checks the token before the body, the project and If-Match (no oracle for an anonymous caller)', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     const cases: Write[] = [
       ['PUT', defaultUrl('nope'), { allowedTools: [] }],
       ['PUT', defaultUrl('demo'), { allowedTools: ['idea_teleport'] }],
@@ -86,8 +84,8 @@ describe('§7 admin token on mutating routes', () => {
     }
   });
 
-  it('accepts the admin token on every mutating route', async () => {
-    const server = await startServer({ demo: {} });
+  it('accepts the admin token on every mutating route', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     for (const [method, url, body] of mutatingRoutes) {
       const response = await call(server.app, method, url, { auth: true, ...(body === undefined ? {} : { body }) });
       expect(response.statusCode, `${method} ${url}: ${response.body}`).toBeLessThan(300);
@@ -107,8 +105,8 @@ describe('§7 decide token', () => {
   ];
   const query = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
 
-  it('guards /decide, /decide/batch and the GET routes, but not /healthz and /readyz', async () => {
-    const server = await startServer({ demo: {} }, { decideToken: DECIDE_TOKEN });
+  it('guards /decide, /decide/batch and the GET routes, but not /healthz and /readyz', async (t) => {
+    const server = await buildTestApp(t, { demo: {} }, { decideToken: DECIDE_TOKEN });
     for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: DECIDE_TOKEN }]) {
       for (const [url, body] of [
         ['/decide', query],
@@ -138,8 +136,8 @@ describe('§7 decide token', () => {
     expect((await call(server.app, 'GET', '/readyz')).statusCode).toBe(200);
   });
 
-  it('does not let the decide token write', async () => {
-    const server = await startServer({ demo: {} }, { decideToken: DECIDE_TOKEN });
+  it('does not let the decide token write', async (t) => {
+    const server = await buildTestApp(t, { demo: {} }, { decideToken: DECIDE_TOKEN });
     const response = await call(server.app, 'PUT', agentUrl('demo', 'Main'), {
       body: { allowedTools: ['idea_memory_write'] },
       headers: { authorization: `Bearer ${DECIDE_TOKEN}` },
@@ -148,16 +146,16 @@ describe('§7 decide token', () => {
     expect(await readText(server.policyPath('demo'))).toBeUndefined();
   });
 
-  it('leaves /decide and GETs open when no decide token is configured', async () => {
-    const server = await startServer({ demo: {} });
+  it('leaves /decide and GETs open when no decide token is configured', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     expect((await call(server.app, 'POST', '/decide', { body: query })).statusCode).toBe(200);
     expect((await call(server.app, 'GET', '/catalog')).statusCode).toBe(200);
   });
 });
 
 describe('§7 body size limit', () => {
-  it('answers 413 to a huge body on /decide and on a write, and keeps serving', async () => {
-    const server = await startServer({ demo: {} });
+  it('answers 413 to a huge body on /decide and on a write, and keeps serving', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     const huge = { project: 'demo', requester: 'Main', tool: 'idea_memory_read', arguments: { blob: 'x'.repeat(3 * 1024 * 1024) } };
     const response = await call(server.app, 'POST', '/decide', { body: huge });
     expect(response.statusCode).toBe(413);
@@ -175,8 +173,8 @@ describe('§7 body size limit', () => {
 describe('§7 prototype-pollution ids', () => {
   const protoIds = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
 
-  it('never crashes or grants for requesters named like Object.prototype members', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS], { QA: ['idea_memory_write'] }) } });
+  it('never crashes or grants for requesters named like Object.prototype members', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS], { QA: ['idea_memory_write'] }) } });
     for (const requester of protoIds) {
       for (const tool of ['idea_memory_write', 'idea_ask_agent', '__proto__', 'constructor']) {
         const d = await decide(server.app, { project: 'demo', requester, tool });
@@ -199,8 +197,8 @@ describe('§7 prototype-pollution ids', () => {
     expect(({} as Record<string, unknown>)['idea_memory_write']).toBeUndefined();
   });
 
-  it('stores an override for agent "__proto__" as plain data that grants nobody else', async () => {
-    const server = await startServer({ demo: {} });
+  it('stores an override for agent "__proto__" as plain data that grants nobody else', async (t) => {
+    const server = await buildTestApp(t, { demo: {} });
     for (const agentId of ['__proto__', 'constructor']) {
       const response = await call(server.app, 'PUT', agentUrl('demo', agentId), {
         body: { allowedTools: ['idea_memory_write'] },
@@ -221,10 +219,10 @@ describe('§7 prototype-pollution ids', () => {
     }
   });
 
-  it('treats a document with "__proto__" keys as data (no pollution, still a valid document)', async () => {
+  it('treats a document with "__proto__" keys as data (no pollution, still a valid document)', async (t) => {
     const doc =
       '{"version": 1, "__proto__": {"projectDefault": {"allowedTools": ["idea_memory_write"]}}, "agents": [{"agentId": "QA", "policy": {"allowedTools": ["idea_memory_read"]}, "__proto__": {"x": 1}}]}';
-    const server = await startServer({ demo: { policy: doc } });
+    const server = await buildTestApp(t, { demo: { policy: doc } });
     for (const requester of ['Main', 'QA']) {
       expect((await decide(server.app, { project: 'demo', requester, tool: 'idea_memory_write' })).allow, requester).toBe(false);
     }
@@ -234,8 +232,8 @@ describe('§7 prototype-pollution ids', () => {
 });
 
 describe('§7 path traversal', () => {
-  it('refuses traversal ids with 4xx and touches no file outside the project .ideai/', async () => {
-    const server = await startServer({ demo: { policy: policyDoc([...READ_TOOLS]) }, victim: {} });
+  it('refuses traversal ids with 4xx and touches no file outside the project .ideai/', async (t) => {
+    const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS]) }, victim: {} });
     const before = await snapshotTree(server.outer);
     const body = { allowedTools: ['idea_memory_write'] };
     const projectIds = [
@@ -283,7 +281,7 @@ describe('§7 path traversal', () => {
 });
 
 describe('§5 and §7 logs', () => {
-  it('logs every denial at info with the decision fields, and never a token', async () => {
+  it('logs every denial at info with the decision fields, and never a token', async (t) => {
     const lines: string[] = [];
     const stream = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -297,7 +295,7 @@ describe('§5 and §7 logs', () => {
       },
     });
     const logger = pino({ level: 'info' }, stream);
-    const server = await startServer({ demo: {} }, { decideToken: DECIDE_TOKEN, logger });
+    const server = await buildTestApp(t, { demo: {} }, { decideToken: DECIDE_TOKEN, logger });
     const auth = { authorization: `Bearer ${DECIDE_TOKEN}` };
     const denied = await call(server.app, 'POST', '/decide', {
       body: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' },

@@ -1,123 +1,131 @@
 /**
- * The real app for a test: each test builds its own projects root in a fresh temp folder, starts
- * `buildApp` on it and talks to it through `app.inject` (route tests) or a real socket (`listen`).
+ * The one way a test starts the real app: `buildTestApp(t, fixtures)` writes the fixtures as project
+ * folders under a fresh temp folder, builds the app on them, and closes it and removes the folders
+ * when `t` ends. Route tests talk to it through `app.inject`; `startTestServer` also listens on a
+ * real loopback port for contract and end-to-end tests. `t` is the test's context, or a
+ * {@link suiteScope} for an app shared by a whole `describe`. The service as a child process
+ * (`server/main.ts`) is in service-process.ts.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, vi } from 'vitest';
+import { afterAll } from 'vitest';
+import pino from 'pino';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { ERROR_CODES, type Decision, type DecideQuery } from '../../schemas/index.js';
 import { buildApp, type BuildAppOptions } from '../../server/http/app.js';
 import { POLICY_FILE, makeTree, type ProjectFixture } from './files.js';
 
-export const ADMIN_TOKEN = 'spec-admin-token-0123456789abcdef';
-export const DECIDE_TOKEN = 'spec-decide-token-fedcba9876543210';
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const DECIDE_TOKEN = 'test-decide-token-fedcba9876543210';
+export const APPROVER_TOKEN = 'test-approver-token-5555555555555';
 
-export interface SpecServer {
-  /** Temp folder holding `projects/` and a sentinel file beside it (to detect writes outside). */
+/** What cleans up after an app: a test's context `t` (vitest calls its hooks when the test ends), or a {@link suiteScope}. */
+export interface TestScope {
+  onTestFinished(cleanup: () => Promise<void>): void;
+}
+
+/** A scope whose cleanups run in `afterAll` of the enclosing `describe` (or file): call it there, not in a hook. */
+export function suiteScope(): TestScope {
+  const scope = closableScope();
+  afterAll(() => scope.close());
+  return scope;
+}
+
+/** A scope its owner ends by calling `close()` (a helper that outlives one test and has its own `close`). */
+export function closableScope(): TestScope & { close(): Promise<void> } {
+  const cleanups: Array<() => Promise<void>> = [];
+  return {
+    onTestFinished: (cleanup) => void cleanups.push(cleanup),
+    close: async () => {
+      while (cleanups.length > 0) await cleanups.pop()?.();
+    },
+  };
+}
+
+/** Project folders by id; a string is the policy file's text, `null` an empty `.ideai/`. */
+export type ProjectFixtures = Record<string, string | null | ProjectFixture>;
+
+const DEMO_ROOT = path.resolve(import.meta.dirname, '..', '..', 'examples', 'projects');
+
+/** The bundled demo projects (examples/projects: `demo` and `sandbox`) as fixtures, byte for byte. */
+export function demoProjects(): ProjectFixtures {
+  const read = (project: string, file: string) => readFileSync(path.join(DEMO_ROOT, project, '.ideai', file), 'utf8');
+  return {
+    demo: { policy: read('demo', POLICY_FILE), agents: read('demo', 'agents.json') },
+    sandbox: { agents: read('sandbox', 'agents.json') },
+  };
+}
+
+export interface TestProjects {
+  /** Temp folder holding `projects/`, a sentinel file and an `etc/` decoy beside it (to detect writes outside). */
   outer: string;
   /** The projects root given to the app (`PDP_PROJECTS_ROOT`). */
   root: string;
-  app: FastifyInstance;
   projectDir(project: string): string;
   policyPath(project: string): string;
 }
 
-const cleanups: Array<() => Promise<void>> = [];
-
-/**
- * Call once per test file: registers the per-test cleanup (close apps, remove temp folders) and
- * raises the timeouts, since a test may poll for up to 5 s on a loaded 2-core machine.
- */
-export function setupSpecFile(): void {
-  vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
-  afterEach(async () => {
-    while (cleanups.length > 0) {
-      const cleanup = cleanups.pop();
-      if (cleanup !== undefined) await cleanup();
-    }
-  });
+/** Writes `<tmp>/projects/<id>/...` for every fixture (removed when `t` ends), for an app or a child process. */
+export async function makeTestProjects(t: TestScope, fixtures: ProjectFixtures): Promise<TestProjects> {
+  const tree = await makeTree(fixtures);
+  t.onTestFinished(tree.remove);
+  return {
+    outer: tree.outer,
+    root: tree.root,
+    projectDir: (project) => path.join(tree.root, project),
+    policyPath: tree.policyPath,
+  };
 }
 
-/** Makes `<tmp>/projects/<id>/...` for every fixture, with a sentinel file beside the projects root. */
-export async function makeProjectsRoot(
-  projects: Record<string, ProjectFixture>,
-  track: (cleanup: () => Promise<void>) => void = (cleanup) => cleanups.push(cleanup),
-): Promise<{ outer: string; root: string }> {
-  const tree = await makeTree(projects);
-  track(tree.remove);
-  return { outer: tree.outer, root: tree.root };
-}
-
-export interface StartOptions {
-  decideToken?: string;
-  /** The app's safety-net rescan period; hot-reload tests pass 0 so only the watcher can help. */
-  rescanMs?: number;
+export interface TestAppOptions extends Partial<Omit<BuildAppOptions, 'projectsRoot' | 'projects'>> {
   /** Called after the fixtures are written and before the app starts. */
   prepare?: (root: string) => Promise<void>;
-  /** Passed to `buildApp` as `logger` (default false). */
-  logger?: BuildAppOptions['logger'];
+  /** Serve these projects as they are (a restart on the same files); the fixtures are then not written. */
+  projects?: TestProjects;
 }
 
-async function launch(
-  projects: Record<string, ProjectFixture>,
-  options: StartOptions,
-  track: (cleanup: () => Promise<void>) => void,
-): Promise<SpecServer> {
-  const { outer, root } = await makeProjectsRoot(projects, track);
-  if (options.prepare !== undefined) await options.prepare(root);
-  const app = await buildApp({
-    projectsRoot: root,
-    adminToken: ADMIN_TOKEN,
-    logger: options.logger ?? false,
-    ...(options.decideToken === undefined ? {} : { decideToken: options.decideToken }),
-    ...(options.rescanMs === undefined ? {} : { rescanMs: options.rescanMs }),
-  });
-  track(() => app.close());
-  await app.ready();
-  return {
-    outer,
-    root,
-    app,
-    projectDir: (project) => path.join(root, project),
-    policyPath: (project) => path.join(root, project, '.ideai', POLICY_FILE),
-  };
+export interface TestApp extends TestProjects {
+  app: FastifyInstance;
+  /** Closes the app before the test ends (an outage); the scope's cleanup then does nothing more. */
+  close(): Promise<void>;
 }
 
-/** Builds the app on a fresh projects root for one test (closed after it) and waits until ready. */
-export async function startServer(projects: Record<string, ProjectFixture>, options: StartOptions = {}): Promise<SpecServer> {
-  return launch(projects, options, (cleanup) => cleanups.push(cleanup));
+export interface TestServer extends TestApp {
+  /** `http://127.0.0.1:<port>`. */
+  baseUrl: string;
 }
 
 /**
- * One server for a whole `describe` block, for tests that only read fixed fixtures (starting the
- * app costs a few hundred ms). Returns a getter valid inside the tests.
+ * Builds the app (admin token {@link ADMIN_TOKEN}, silent logger unless given) on the fixtures in a
+ * fresh temp folder and waits until it is ready; `t` closes it and removes the folder.
  */
-export function sharedServer(projects: Record<string, ProjectFixture>, options: StartOptions = {}): () => SpecServer {
-  const own: Array<() => Promise<void>> = [];
-  let server: SpecServer | undefined;
-  beforeAll(async () => {
-    server = await launch(projects, options, (cleanup) => own.push(cleanup));
-  });
-  afterAll(async () => {
-    while (own.length > 0) await own.pop()?.();
-  });
-  return () => {
-    if (server === undefined) throw new Error('shared server not started');
-    return server;
-  };
-}
-
-/** A second app on the same projects root (a restart): closed after the test. */
-export async function restartOn(server: SpecServer): Promise<FastifyInstance> {
-  const app = await buildApp({ projectsRoot: server.root, adminToken: ADMIN_TOKEN, logger: false });
-  cleanups.push(() => app.close());
+export async function buildTestApp(t: TestScope, fixtures: ProjectFixtures, options: TestAppOptions = {}): Promise<TestApp> {
+  const { prepare, projects: given, ...appOptions } = options;
+  const projects = given ?? (await makeTestProjects(t, fixtures));
+  if (prepare !== undefined) await prepare(projects.root);
+  const app = await buildApp({ adminToken: ADMIN_TOKEN, logger: false, ...appOptions, projectsRoot: projects.root });
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= app.close());
+  t.onTestFinished(close);
   await app.ready();
-  return app;
+  return { ...projects, app, close };
 }
 
-/** Starts the app on a real loopback port; returns its base URL. */
-export async function listenServer(server: SpecServer): Promise<string> {
-  return server.app.listen({ port: 0, host: '127.0.0.1' });
+/** {@link buildTestApp}, listening on 127.0.0.1 (`port` 0 or absent: a free one). */
+export async function startTestServer(
+  t: TestScope,
+  fixtures: ProjectFixtures,
+  options: TestAppOptions & { port?: number } = {},
+): Promise<TestServer> {
+  const { port = 0, ...appOptions } = options;
+  const started = await buildTestApp(t, fixtures, appOptions);
+  const baseUrl = await started.app.listen({ port, host: '127.0.0.1' });
+  return { ...started, baseUrl };
+}
+
+/** A logger for `options.logger` that parses every line it writes (level info and above) into `lines`. */
+export function captureLogs(lines: Array<Record<string, unknown>>): pino.Logger {
+  return pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
 }
 
 // ------------------------------------------------------------------ HTTP helpers (inject)
