@@ -1,10 +1,15 @@
-/** The real policy service (`buildApp`) on 127.0.0.1:0 over a temp copy of the demo projects. */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { buildApp } from '../../server/http/app.js';
+/** The real policy service (test/support/app.ts) on 127.0.0.1 over a temp copy of the demo projects. */
 import { PdpClient } from '../../client/index.js';
+import {
+  ADMIN_TOKEN,
+  APPROVER_TOKEN,
+  DECIDE_TOKEN,
+  closableScope,
+  demoProjects,
+  makeTestProjects,
+  startTestServer,
+  type TestServer,
+} from '../support/app.js';
 
 export interface RealPdp {
   url: string;
@@ -24,30 +29,20 @@ export interface RealPdp {
   close(): Promise<void>;
 }
 
-const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
-const DECIDE_TOKEN = 'decide-token-for-tests-0123456789';
-const APPROVER_TOKEN = 'approver-token-for-tests-0123456789';
-
 /** The real service on 127.0.0.1 (`port` 0: any free one; `listen: false`: not started yet). */
 export async function startRealPdp(options: { port?: number; listen?: boolean } = {}): Promise<RealPdp> {
-  const root = await mkdtemp(join(tmpdir(), 'pdp-client-e2e-'));
-  await cp(new URL('../../examples/projects/', import.meta.url), root, { recursive: true });
+  const scope = closableScope();
+  const projects = await makeTestProjects(scope, demoProjects());
+  const root = projects.root;
   let port = options.port ?? 0;
-  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let server: TestServer | undefined;
   const startService = async () => {
-    app = await buildApp({
-      projectsRoot: root,
-      adminToken: ADMIN_TOKEN,
-      decideToken: DECIDE_TOKEN,
-      approverToken: APPROVER_TOKEN,
-      logger: false,
-    });
-    await app.listen({ port, host: '127.0.0.1' });
-    port = (app.server.address() as AddressInfo).port;
+    server = await startTestServer(scope, {}, { projects, port, decideToken: DECIDE_TOKEN, approverToken: APPROVER_TOKEN });
+    port = Number(new URL(server.baseUrl).port);
   };
   const stopService = async () => {
-    await app?.close();
-    app = undefined;
+    await server?.close();
+    server = undefined;
   };
   if (options.listen !== false) await startService();
   const url = `http://127.0.0.1:${port}`;
@@ -65,8 +60,7 @@ export async function startRealPdp(options: { port?: number; listen?: boolean } 
     startService,
     close: async () => {
       await Promise.all([admin.close(), decider.close()]);
-      await stopService();
-      await rm(root, { recursive: true, force: true });
+      await scope.close();
     },
   };
 }

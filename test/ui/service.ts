@@ -3,12 +3,10 @@
  * demo projects, plus the API calls the tests make behind the page's back.
  */
 import type { FastifyInstance } from 'fastify';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildApp } from '../../server/http/app.js';
 import type { Decision, PermissionsView } from '../../schemas/index.js';
+import { closableScope, demoProjects, startTestServer } from '../support/app.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const DEMO_PROJECTS = path.join(repoRoot, 'examples', 'projects');
@@ -27,23 +25,22 @@ export interface RunningService {
 
 /** Starts the service over a temp copy of `examples/projects` (demo and sandbox). */
 export async function startService(options: { decideToken?: string } = {}): Promise<RunningService> {
-  const tempDir = await mkdtemp(path.join(os.tmpdir(), 'pdp-ui-e2e-'));
-  const projectsRoot = path.join(tempDir, 'projects');
-  await cp(DEMO_PROJECTS, projectsRoot, { recursive: true });
-  const app = await buildApp({ projectsRoot, adminToken: ADMIN_TOKEN, decideToken: options.decideToken, logger: false, rescanMs: 0 });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  const baseUrl = `http://127.0.0.1:${address.port}`;
+  const scope = closableScope();
+  const {
+    app,
+    baseUrl,
+    root: projectsRoot,
+  } = await startTestServer(scope, demoProjects(), {
+    adminToken: ADMIN_TOKEN,
+    decideToken: options.decideToken,
+    rescanMs: 0,
+  });
   const authorization = { Authorization: `Bearer ${ADMIN_TOKEN}` };
   return {
     app,
     baseUrl,
     projectsRoot,
-    async close() {
-      await app.close();
-      await rm(tempDir, { recursive: true, force: true });
-    },
+    close: () => scope.close(),
     async decide(project, requester, tool) {
       const response = await fetch(`${baseUrl}/decide`, {
         method: 'POST',
