@@ -7,6 +7,7 @@ import { TOOL_CATALOG } from '../../schemas/catalog.js';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { open, TestClock } from './helpers.js';
+import { elapse } from '../support/wait.js';
 
 const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
 
@@ -18,7 +19,8 @@ async function approveOnce(harness: ReturnType<typeof open>, requester: string, 
   return outcome.approval.id;
 }
 
-const randomPause = () => new Promise<void>((resolve) => setTimeout(resolve, Math.floor(Math.random() * 5)));
+/** 0–4 ms of jitter so that the 50 callers interleave differently on every run (the scenario). */
+const randomPause = () => elapse(Math.floor(Math.random() * 5));
 
 describe('once answers', () => {
   it('50 concurrent calls after a once answer: exactly one is allowed, and the next call is not', async () => {

@@ -29,8 +29,8 @@ describe('ApprovalRequests.wait', () => {
   it('answers as soon as the request is answered, long before the timeout', async () => {
     const { requests, id } = pendingRequest();
     const started = performance.now();
-    const waiting = requests.wait('demo', id, 30_000);
-    setTimeout(() => void requests.answer('demo', id, 'once', undefined, SYSTEM_CLOCK.monotonic()), 20);
+    const waiting = requests.wait('demo', id, 30_000); // registers its waiter before it returns
+    await requests.answer('demo', id, 'once', undefined, SYSTEM_CLOCK.monotonic());
     expect(await waiting).toMatchObject({ id, status: 'approved', answer: 'once' });
     expect(performance.now() - started).toBeLessThan(1000);
   });
@@ -87,8 +87,8 @@ describe('ApprovalRequests.wait', () => {
     const { requests, id } = pendingRequest();
     const controller = new AbortController();
     const started = performance.now();
-    const waiting = requests.wait('demo', id, 30_000, controller.signal);
-    setTimeout(() => controller.abort(), 10);
+    const waiting = requests.wait('demo', id, 30_000, controller.signal); // listens to the signal before it returns
+    controller.abort();
     expect(await waiting).toMatchObject({ status: 'pending' });
     expect(performance.now() - started).toBeLessThan(1000);
     expect(await requests.wait('demo', id, 30_000, controller.signal)).toMatchObject({ status: 'pending' });

@@ -54,11 +54,7 @@ async function connect(port: number): Promise<RawSocket> {
 async function healthz(raw: RawSocket): Promise<void> {
   const before = raw.received().length;
   raw.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
-  const deadline = Date.now() + 10_000;
-  while (!raw.received().slice(before).includes('{"status":"ok"}')) {
-    if (Date.now() > deadline) throw new Error(`no answer on the socket: ${raw.received().slice(before)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitFor(() => raw.received().slice(before).includes('{"status":"ok"}'), 'the answer to GET /healthz on the socket');
 }
 
 const within = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { adminHeaders, buildTestApp, type TestScope } from '../support/app.js';
+import { waitFor } from '../support/wait.js';
 
 const doc = (agentTools: Record<string, string[]>) =>
   `${JSON.stringify({ version: 1, agents: Object.entries(agentTools).map(([agentId, allowedTools]) => ({ agentId, policy: { allowedTools } })) }, null, 2)}\n`;
@@ -22,16 +23,6 @@ async function allowed(app: FastifyInstance, requester: string, tool: string): P
   return (response.json() as { allow: boolean }).allow;
 }
 
-/** Polls a condition (no sleep as an assertion): fails after the deadline. */
-async function eventually(check: () => Promise<boolean>, deadlineMs = 5000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('condition not met before the deadline');
-}
-
 describe('store and watcher', () => {
   it('follows a symlink swap of the policy file (ln -s new && mv -T over the link)', async (t) => {
     const { app, project } = await start(t);
@@ -41,10 +32,10 @@ describe('store and watcher', () => {
     await writeFile(path.join(ideai, 'grant.json'), doc({ QA: ['idea_memory_write'] }));
     await writeFile(path.join(ideai, 'none.json'), doc({ QA: [] }));
     await symlink('grant.json', path.join(ideai, 'mcp-tool-permissions.json'));
-    await eventually(() => allowed(app, 'QA', 'idea_memory_write'));
+    await waitFor(() => allowed(app, 'QA', 'idea_memory_write'), 'QA may write memory', 5_000);
     await symlink('none.json', path.join(ideai, 'next-link'));
     await rename(path.join(ideai, 'next-link'), path.join(ideai, 'mcp-tool-permissions.json'));
-    await eventually(async () => !(await allowed(app, 'QA', 'idea_memory_write')));
+    await waitFor(async () => !(await allowed(app, 'QA', 'idea_memory_write')), 'QA may no longer write memory', 5_000);
   });
 
   it('follows .ideai/ replaced as a whole folder (rename of a prepared folder over it)', async (t) => {
@@ -52,13 +43,17 @@ describe('store and watcher', () => {
     const ideai = path.join(project, '.ideai');
     await mkdir(ideai);
     await writeFile(path.join(ideai, 'mcp-tool-permissions.json'), doc({ QA: ['idea_memory_write'] }));
-    await eventually(() => allowed(app, 'QA', 'idea_memory_write'));
+    await waitFor(() => allowed(app, 'QA', 'idea_memory_write'), 'QA may write memory', 5_000);
     const next = path.join(project, '.ideai-next');
     await mkdir(next);
     await writeFile(path.join(next, 'mcp-tool-permissions.json'), doc({ QA: ['idea_ask_agent'] }));
     await rm(ideai, { recursive: true });
     await rename(next, ideai);
-    await eventually(async () => (await allowed(app, 'QA', 'idea_ask_agent')) && !(await allowed(app, 'QA', 'idea_memory_write')));
+    await waitFor(
+      async () => (await allowed(app, 'QA', 'idea_ask_agent')) && !(await allowed(app, 'QA', 'idea_memory_write')),
+      'the new .ideai/ in force',
+      5_000,
+    );
   });
 
   it('answers 500 write_failed when .ideai is a file, and changes neither memory nor disk', async (t) => {

@@ -13,6 +13,7 @@ import { adminHeaders, agentUrl, call, decide, DECIDE_TOKEN, startTestServer } f
 import { policyText, saveAtomically } from '../support/files.js';
 import { openSse, type SseFrame } from '../support/sse.js';
 import { READ_TOOLS } from '../support/tools.js';
+import { waitFor } from '../support/wait.js';
 
 const isPolicy =
   (project: string, status?: string) =>
@@ -35,7 +36,11 @@ describe('GET /events', () => {
 
     const one = await openSse(`${base}/events?project=beta`);
     await one.next(isPolicy('beta'));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A change of alpha, then one of beta: the stream keeps their order, so once beta's has come, alpha's would have too.
+    const heard = one.frames.length;
+    await call(server.app, 'PUT', agentUrl('alpha', 'QA'), { auth: true, body: { allowedTools: [...READ_TOOLS] } });
+    await call(server.app, 'PUT', agentUrl('beta', 'QA'), { auth: true, body: { allowedTools: [...READ_TOOLS] } });
+    await one.next(isPolicy('beta'), heard);
     expect(one.frames.every((frame) => (frame.data as { project: string }).project === 'beta')).toBe(true);
     all.close();
     one.close();
@@ -130,8 +135,7 @@ describe('LiveEvents', () => {
     const events = new LiveEvents({ projects: () => [], logger, pingMs: 40 });
     const { url, server } = await serve(events);
     const stream = await openSse(url);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(stream.comments.filter((comment) => comment === 'ping').length).toBeGreaterThanOrEqual(2);
+    await waitFor(() => stream.comments.filter((comment) => comment === 'ping').length >= 2, 'two pings');
     events.policyChanged('p', { revision: 'r1', status: 'ok' });
     events.policyChanged('p', { revision: 'r1', status: 'ok' });
     events.policyChanged('p', { revision: 'r1', status: 'invalid' });
@@ -153,13 +157,12 @@ describe('LiveEvents', () => {
     const slow = await openSse(url);
     const fast = await openSse(url);
     slow.pause();
-    await new Promise((resolve) => setTimeout(resolve, 50));
     expect(events.size).toBe(2);
     // Far more than the kernel's socket buffers on loopback hold.
     for (let index = 0; index < 200_000 && events.size === 2; index++) {
       events.approvalChanged({ project: 'p', id: `a${index}`, status: 'pending' });
-      // Pauses often enough for the reading client (in this process) to keep up.
-      if (index % 100 === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+      // Yields to the event loop often enough for the reading client (in this process) to keep up.
+      if (index % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     expect(events.size).toBe(1);
     const heard = fast.frames.length;

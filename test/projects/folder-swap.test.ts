@@ -12,6 +12,7 @@ import { POLICY_FILE, policyText, saveAtomically } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { decideWith, makeProject, startRegistry, timeUntil } from './support.js';
 import type { ProjectRegistry } from '../../server/projects/registry.js';
+import { elapse } from '../support/wait.js';
 
 const GRANT = policyText(undefined, { QA: ['idea_memory_write'] });
 const GRANT_SWAPPED = policyText(undefined, { QA: ['idea_memory_write'], Swapped: [] });
@@ -75,8 +76,8 @@ describe.each([2, 1000])('with %i projects', (count) => {
     await rename(`${root}.away`, root);
     const atOnce = await staleTimes(registry, root, first);
     await rename(root, `${root}.away`);
-    // Long enough for the watcher to see the root gone before it comes back.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Away for 300 ms (the scenario), long enough for the watcher to see the root gone before it comes back.
+    await elapse(300);
     await rename(`${root}.away`, root);
     // Meanwhile every project read its files as gone; all are read again once the root is back.
     const untouched = ids.filter((id) => !first.includes(id));

@@ -12,10 +12,9 @@ import { ABSENCE_CONFIRM_MS } from '../../server/projects/registry.js';
 import { policyText } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { makeProject, startRegistry, timeUntil } from './support.js';
+import { elapse } from '../support/wait.js';
 
 afterEach(() => vi.restoreAllMocks());
-
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function threeProjects(): Promise<string> {
   const root = await tempFolder();
@@ -32,7 +31,7 @@ describe('the projects root', () => {
       const readdir = vi.spyOn(fsPromises, 'readdir').mockRejectedValue(failure);
       for (let scan = 0; scan < 4; scan++) {
         await registry.rescan();
-        await pause(ABSENCE_CONFIRM_MS / 2);
+        await elapse(ABSENCE_CONFIRM_MS / 2); // time in which a listing failure must not count as an absence
       }
       expect(readdir).toHaveBeenCalled();
       readdir.mockRestore();
@@ -55,9 +54,9 @@ describe('the projects root', () => {
     const root = await threeProjects();
     const { registry, changes } = await startRegistry({ projectsRoot: root, rescanMs: 20 });
     await rename(path.join(root, 'p2'), path.join(root, '.p2-away'));
-    await pause(ABSENCE_CONFIRM_MS / 3);
+    await elapse(ABSENCE_CONFIRM_MS / 3); // away for a third of the confirmation delay (the scenario)
     await rename(path.join(root, '.p2-away'), path.join(root, 'p2'));
-    await pause(ABSENCE_CONFIRM_MS * 3);
+    await elapse(ABSENCE_CONFIRM_MS * 3); // a window in which p2 must not be removed
     expect(registry.get('p2')).toBeDefined();
     // Added once (at start), never removed: what hangs on the project was never dropped.
     const comings = changes.filter((entry) => entry.change === 'added' || entry.change === 'removed');

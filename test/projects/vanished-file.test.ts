@@ -12,6 +12,7 @@ import { VANISHED_GRACE_MS } from '../../server/projects/project.js';
 import { policyText } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from './support.js';
+import { elapse } from '../support/wait.js';
 
 const BRANCH_A = { QA: ['idea_ticket_read'] };
 const BRANCH_B = { QA: ['idea_ticket_list'] };
@@ -20,8 +21,6 @@ const TOOLS = TOOL_CATALOG.map((tool) => tool.name);
 /** What either branch allows (both deny everything to everyone else: their project default is empty). */
 const allowedByABranch = (requester: string, tool: string): boolean =>
   requester === 'QA' && (BRANCH_A.QA.includes(tool) || BRANCH_B.QA.includes(tool));
-
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a policy file that disappears', () => {
   it('allows nothing that neither branch allows while a checkout deletes and rewrites it (80 swaps)', async () => {
@@ -33,10 +32,10 @@ describe('a policy file that disappears', () => {
     const checkout = (async () => {
       for (let swap = 0; swap < 80; swap++) {
         await unlink(file);
-        // Git's gap between the two, stretched to a few ms so that the service sees it.
-        await pause(Math.random() * 8);
+        // Git's gap between the two, stretched to a few ms so that the service sees it (part of the scenario).
+        await elapse(Math.random() * 8);
         await writeFile(file, policyText([], swap % 2 === 0 ? BRANCH_B : BRANCH_A));
-        await pause(Math.random() * 4);
+        await elapse(Math.random() * 4);
       }
     })().finally(() => (swapping = false));
     const wrong: string[] = [];
@@ -81,7 +80,7 @@ describe('a policy file that disappears', () => {
     await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_ticket_read').reason === 'policy_invalid', 'denied as invalid');
     await writeFile(policyPathOf(root), policyText([], BRANCH_B));
     await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_ticket_list').allow, 'branch B');
-    await pause(VANISHED_GRACE_MS * 2);
+    await elapse(VANISHED_GRACE_MS * 2); // a window in which nothing may change: the grace's end must not deny branch B
     expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_list').allow).toBe(true);
     expect(decideWith(registry, 'demo', 'QA', 'idea_memory_read').allow).toBe(false);
   });

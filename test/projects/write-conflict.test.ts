@@ -13,6 +13,7 @@ import { Project } from '../../server/projects/project.js';
 import { POLICY_FILE, policyText, saveAtomically, saveAtomicallyOnThisThread } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { makeProject, policyPathOf } from './support.js';
+import { elapse } from '../support/wait.js';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -135,7 +136,7 @@ describe('a write racing an editor', () => {
         const write = project
           .write((policy) => withAgentOverride(policy.document, `Other${round}`, ['idea_ticket_read']), options)
           .then(() => 'written', errorCode);
-        await new Promise((resolve) => setTimeout(resolve, round % 8));
+        await elapse(round % 8); // the editor's save lands (round % 8) ms into the write (the scenario)
         await saveAtomicallyOnThisThread(file, REVOKED);
         outcomes.push(await write);
         expect(await agentsIn(file), `round ${round}`).not.toContain('Evil');

@@ -14,7 +14,7 @@ import { PolicyDocumentSchema, type Decision, type PolicyDocument } from '../../
 import { makeTree, type TempTree } from '../support/files.js';
 import { START_DEADLINE_MS, startService, type ServiceProcess } from '../support/service-process.js';
 import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
-import { waitFor } from '../support/wait.js';
+import { elapse, waitFor } from '../support/wait.js';
 
 const ADMIN = 'crash-admin-token-0123456789abcdef';
 const IN_FLIGHT = 4;
@@ -88,7 +88,7 @@ async function writeUntilKilled(
   };
   const workers = Array.from({ length: IN_FLIGHT }, worker);
   await waitFor(() => result.acknowledged.length >= kill.afterAcks, `${kill.afterAcks} acknowledged writes`, 30_000, 1);
-  if (kill.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, kill.delayMs));
+  if (kill.delayMs > 0) await elapse(kill.delayMs); // the kill lands this long after the acknowledgements (the scenario)
   service.child.kill('SIGKILL');
   expect(await service.exited).toEqual({ code: null, signal: 'SIGKILL' });
   await Promise.all(workers);

@@ -3,9 +3,8 @@
  * only to the project id. A folder deleted and created again under the same id inherits nothing,
  * whether the service ran meanwhile or was restarted.
  */
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { writeProject } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
@@ -18,13 +17,27 @@ const memory = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' };
 const ask = { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' };
 
 /**
- * Deletes the folder of `demo` and makes a new one with the same files. The file system stamps a
- * folder's birth with a clock of a few milliseconds' grain: the new folder is made 20 ms later.
+ * Deletes the folder of `demo` and makes a new one with the same files, again until the new one
+ * differs in inode or birth time (what tells two folders apart; the birth time has a grain of a
+ * few milliseconds and a freed inode may be used again at once).
  */
 async function replaceDemoFolder(root: string): Promise<void> {
-  await rm(path.join(root, 'demo'), { recursive: true, force: true });
-  await sleep(20);
-  await writeProject(root, 'demo', { policy });
+  const folder = path.join(root, 'demo');
+  const identity = async (): Promise<string> => {
+    const stats = await stat(folder, { bigint: true });
+    return `${stats.ino}:${stats.birthtimeNs}`;
+  };
+  const old = await identity();
+  await waitFor(
+    async () => {
+      await rm(folder, { recursive: true, force: true });
+      await writeProject(root, 'demo', { policy });
+      return (await identity()) !== old;
+    },
+    'a demo folder that differs from the old one',
+    5_000,
+    1,
+  );
 }
 
 describe('a project folder deleted and made again', () => {

@@ -59,11 +59,11 @@ describe('races', () => {
       }
     };
     const workers = Array.from({ length: 8 }, () => worker());
-    while (calls.filter((call) => call.allow).length < 50) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => calls.filter((call) => call.allow).length >= 50, '50 allowed calls', 30_000, 5);
     const revoked = await fetch(`${base}/projects/demo/grants/${grant.id}`, { method: 'DELETE', headers: admin });
     revokedAt = performance.now();
     expect(revoked.status).toBe(200);
-    while (calls.filter((call) => call.sentAt > revokedAt).length < 200) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => calls.filter((call) => call.sentAt > revokedAt).length >= 200, '200 calls sent after the revocation', 30_000, 5);
     stop = true;
     await Promise.all(workers);
     const after = calls.filter((call) => call.sentAt > revokedAt);

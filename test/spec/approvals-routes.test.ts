@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Approval, Grant } from '../../schemas/index.js';
 import { admin, approvalOf, askDoc, decider, DECIDE_TOKEN, buildApprovalsApp } from '../approvals/service.js';
+import { handlerReached } from '../support/app.js';
 import { openSse } from '../support/sse.js';
 import { READ_TOOLS } from '../support/tools.js';
 
@@ -55,12 +56,13 @@ describe('long-poll', () => {
     const base = await service.listen();
     const id = approvalOf(await service.decide(WRITE));
     const started = performance.now();
+    const polling = handlerReached((url) => url.endsWith(`/approvals/${id}?waitSeconds=30`), 'the long-poll');
     const waiting = fetch(`${base}/projects/demo/approvals/${id}?waitSeconds=30`).then(async (response) => ({
       status: response.status,
       body: (await response.json()) as Approval,
       at: performance.now(),
     }));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await polling;
     const answered = await fetch(`${base}/projects/demo/approvals/${id}`, {
       method: 'POST',
       headers: { ...admin, 'content-type': 'application/json' },
@@ -102,10 +104,11 @@ describe('long-poll', () => {
     const service = await buildApprovalsApp(t, ASK_WRITE);
     const base = await service.listen();
     const id = approvalOf(await service.decide(WRITE));
+    const polling = handlerReached((url) => url.endsWith(`/approvals/${id}?waitSeconds=60`), 'the long-poll');
     const waiting = fetch(`${base}/projects/demo/approvals/${id}?waitSeconds=60`).then(
       async (response) => (await response.json()) as Approval,
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await polling;
     const started = performance.now();
     await service.app.close();
     expect(await waiting).toMatchObject({ id, status: 'pending' });

@@ -6,6 +6,7 @@
  * {@link suiteScope} for an app shared by a whole `describe`. The service as a child process
  * (`server/main.ts`) is in service-process.ts.
  */
+import diagnostics from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll } from 'vitest';
@@ -121,6 +122,29 @@ export async function startTestServer(
   const started = await buildTestApp(t, fixtures, appOptions);
   const baseUrl = await started.app.listen({ port, host: '127.0.0.1' });
   return { ...started, baseUrl };
+}
+
+/**
+ * Resolves once an app in this process has run a route handler up to its first `await` for a
+ * request whose URL (path and query) matches (Fastify's `tracing:fastify.request.handler:end`
+ * channel): a long-poll is then registered as waiting, an `/events` stream as open. Call it before
+ * sending the request.
+ */
+export function handlerReached(matches: (url: string) => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const name = 'tracing:fastify.request.handler:end';
+  return new Promise((resolve, reject) => {
+    const listener = (message: unknown): void => {
+      if (!matches((message as { request: { url: string } }).request.url)) return;
+      diagnostics.unsubscribe(name, listener);
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      diagnostics.unsubscribe(name, listener);
+      reject(new Error(`timed out after ${timeoutMs} ms waiting for the handler of: ${what}`));
+    }, timeoutMs);
+    diagnostics.subscribe(name, listener);
+  });
 }
 
 /** A logger for `options.logger` that parses every line it writes (level info and above) into `lines`. */
