@@ -13,7 +13,8 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { createIdeaToolsServer, ToolRunRecorder } from '../../examples/mcp-server/idea-tools.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
-import { waitFor } from '../support/wait.js';
+import { handlerReached } from '../support/app.js';
+import { elapse, waitFor } from '../support/wait.js';
 
 const WRITE_TOOL = 'idea_memory_write';
 let pdp: RealPdp;
@@ -33,6 +34,7 @@ describe('guards waiting for an approval', () => {
     await onAsk('Waiter');
     const client = new PdpClient({ baseUrl: pdp.url, token: pdp.decideToken, timeoutMs: 2_000, connections: 1 });
     try {
+      const polling = handlerReached((url) => url.includes('/approvals/') && url.includes('waitSeconds='), 'the long-poll');
       const waiting = guardOpenAiToolCalls([{ id: 'w', type: 'function', function: { name: WRITE_TOOL, arguments: '{}' } }], {
         client,
         project: 'demo',
@@ -40,8 +42,7 @@ describe('guards waiting for an approval', () => {
         approval: { waitMs: 20_000 },
         invoke: () => 'ran',
       });
-      await waitFor(async () => (await pdp.admin.listApprovals('demo', 'pending')).some((a) => a.requester === 'Waiter'), 'the request');
-      await new Promise((resolve) => setTimeout(resolve, 100)); // the long-poll is on the wire
+      await polling; // the long-poll is on the wire
       const started = performance.now();
       const other = await client.decide({ project: 'demo', requester: 'Waiter', tool: 'idea_ticket_read' });
       expect(other.allow).toBe(true);
@@ -73,7 +74,7 @@ describe('guards waiting for an approval', () => {
       // The answer that comes after the cancel finds nobody waiting: nothing runs.
       const [request] = (await pdp.admin.listApprovals('demo', 'pending')).filter((a) => a.requester === 'Canceller');
       await pdp.admin.answerApproval('demo', request?.id ?? '', 'once');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await elapse(300); // a window in which the handler must not run
       expect(mcp.recorder.runs).toEqual([]);
     } finally {
       await mcp.close();
@@ -134,6 +135,7 @@ describe('tools/list with tools on ask', () => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
+    const following = handlerReached((url) => url.startsWith('/events'), 'the guard following the events');
     const mcp = await connectGuardedIdeaServer({ client, project: 'demo', requester: 'Lister', filterToolsList: true });
     try {
       let changed = 0;
@@ -142,12 +144,12 @@ describe('tools/list with tools on ask', () => {
       });
       const listed = (await mcp.client.listTools()).tools.map((tool) => tool.name);
       expect(listed.sort()).toEqual([...READ_ONLY_DEFAULT, WRITE_TOOL].sort());
-      await new Promise((resolve) => setTimeout(resolve, 300)); // the events stream is open
+      await following; // the events stream is open
       const before = lookups;
       const decision = await pdp.decider.decide({ project: 'demo', requester: 'Lister', tool: WRITE_TOOL });
       await pdp.admin.answerApproval('demo', decision.approval?.id ?? '', 'once');
       await waitFor(() => lookups > before, 'a lookup after the approval event');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await elapse(300); // a window in which no list_changed may come
       expect(changed).toBe(0); // the tool was listed already
     } finally {
       await mcp.close();
@@ -164,8 +166,9 @@ describe('PdpClient approvals and grants, real service', () => {
     expect(pending.find((approval) => approval.id === id)).toMatchObject({ requester: 'Admin1', tool: WRITE_TOOL, issueRef: '#7' });
 
     const started = performance.now();
+    const polling = handlerReached((url) => url.endsWith(`/approvals/${id}?waitSeconds=10`), 'the long-poll');
     const polled = pdp.decider.getApproval('demo', id, { waitSeconds: 10 });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await polling;
     const answered = await pdp.admin.answerApproval('demo', id, 'for', 120);
     expect(answered.grant).toMatchObject({ requester: 'Admin1', tools: [WRITE_TOOL] });
     expect(await polled).toMatchObject({ id, status: 'approved', answer: 'for' });

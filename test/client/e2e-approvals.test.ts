@@ -18,6 +18,7 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { runAgentLoop } from '../../examples/openai-invoker/agent-loop.js';
 import { sendJson, startFakeHttp, type FakeServer } from './fake-pdp.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { waitFor } from '../support/wait.js';
 
 const WRITE_TOOL = 'idea_memory_write';
 const WAIT_MS = 20_000;
@@ -36,14 +37,18 @@ async function putOnAsk(agent: string): Promise<void> {
 
 /** Waits for the pending request of `agent` (other than `skip`), then answers it; answers the request and when the answer was sent. */
 async function answerWhenPending(agent: string, answer: ApprovalAnswer, skip?: string, beforeAnswer?: () => Promise<void>) {
-  const started = performance.now();
   let pending: Approval | undefined;
-  while (pending === undefined) {
-    if (performance.now() - started > 10_000) throw new Error(`no pending approval for ${agent} within 10 s`);
-    const approvals = await pdp.admin.listApprovals('demo', 'pending');
-    pending = approvals.find((approval) => approval.requester === agent && approval.tool === WRITE_TOOL && approval.id !== skip);
-    if (pending === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(
+    async () => {
+      const approvals = await pdp.admin.listApprovals('demo', 'pending');
+      pending = approvals.find((approval) => approval.requester === agent && approval.tool === WRITE_TOOL && approval.id !== skip);
+      return pending !== undefined;
+    },
+    `a pending approval for ${agent}`,
+    10_000,
+    20,
+  );
+  if (pending === undefined) throw new Error('unreachable: waitFor returned without a pending approval');
   // The guarded call is still waiting: nothing has answered it yet.
   await beforeAnswer?.();
   const sentAt = { epoch: Date.now(), perf: performance.now() };

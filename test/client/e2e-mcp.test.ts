@@ -14,6 +14,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { waitFor } from '../support/wait.js';
 
 let pdp: RealPdp;
 beforeAll(async () => {
@@ -124,8 +125,7 @@ describe('guarded example MCP server over stdio, real service', () => {
       expect((await call('idea_ticket_update_carnet', { issueRef: '#82', text: 'again' })).isError).toBe(true);
       expect(await ranTools()).toEqual(['idea_ticket_update_carnet']);
       // The host that caches tools/list is told, and lists the revoked tool no more.
-      const deadline = Date.now() + 10_000;
-      while (listChanged === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      await waitFor(() => listChanged > 0, 'list_changed');
       expect(listChanged).toBe(1);
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([...READ_ONLY_DEFAULT]);
     } finally {

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PdpClient, type PolicyEvent } from '../../client/index.js';
 import { sendJson, startFakeHttp } from './fake-pdp.js';
-import { waitFor } from '../support/wait.js';
+import { elapse, waitFor } from '../support/wait.js';
 
 let cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -63,7 +63,7 @@ describe('PdpClient.watchEvents', () => {
     expect(causes[0]).toBe('rejected (401 unauthorized: decide token missing or wrong)');
     subscription.close();
     const seen = fake.requests.length;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await elapse(1_000); // a window in which no attempt may come
     expect(fake.requests.length).toBe(seen);
   });
 
@@ -84,7 +84,7 @@ describe('PdpClient.watchEvents', () => {
     expect(causes[0]).toBe('the service ended the stream');
     await client.close();
     const seen = opened;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await elapse(1_000); // a window in which no stream may be opened
     expect(opened).toBe(seen);
     expect(client.watchEvents({}).close()).toBeUndefined();
   });

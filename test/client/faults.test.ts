@@ -7,6 +7,7 @@ import { PdpClient, type ClientDecision } from '../../client/index.js';
 import { guardOpenAiToolCalls } from '../../client/openai.js';
 import { cannedDecision, closedPortUrl, sendJson, startBlackHole, startFakeHttp, type FakeServer } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const TIMEOUT_MS = 250;
 const MARGIN_MS = 750; // two busy cores shared with other suites: generous, and still far from the 10 s backstops
@@ -185,8 +186,7 @@ describe('batch answers that cannot be trusted', () => {
     const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
     cleanups.push(() => client.close());
     expectUnavailable(await client.decide(query), /timeout after 250 ms/);
-    const deadline = Date.now() + 2000;
-    while (closed === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor(() => closed > 0, 'the request torn down', 2000);
     expect(closed).toBe(1);
   });
 

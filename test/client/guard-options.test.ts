@@ -13,7 +13,7 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { cannedDecision, sendJson, startFakeHttp } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startPolicyTablePdp } from './policy-table-pdp.js';
-import { waitFor } from '../support/wait.js';
+import { elapse, waitFor } from '../support/wait.js';
 
 const table = { QA: [...READ_ONLY_DEFAULT], Main: [...READ_ONLY_DEFAULT, 'idea_memory_write'], mcp: [...READ_ONLY_DEFAULT] };
 let cleanups: (() => Promise<void>)[] = [];
@@ -44,7 +44,6 @@ const chat = (id: string, name: string, args = '{}'): ChatCompletionToolCall => 
   type: 'function',
   function: { name, arguments: args },
 });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('MCP guard options', () => {
   it('project may be a function of the request: each call is decided for the project it names', async () => {
@@ -140,8 +139,7 @@ describe('MCP guard options', () => {
     });
     const guard = guardMcpServer(mcp.server, { client, project: 'demo', requester: 'QA', filterToolsList: true });
     await guard.sendToolListChanged();
-    const deadline = Date.now() + 2000;
-    while (notified === 0 && Date.now() < deadline) await sleep(10);
+    await waitFor(() => notified > 0, 'list_changed', 2000);
     expect(notified).toBe(1);
     await mcp.close();
     await expect(guard.sendToolListChanged()).resolves.toBeUndefined();
@@ -162,7 +160,7 @@ describe('MCP guard options', () => {
     cleanups.push(mcp.close);
     const controller = new AbortController();
     const cancelled = mcp.client.callTool({ name: 'idea_ticket_read', arguments: {} }, undefined, { signal: controller.signal });
-    while (hung.length === 0) await sleep(5);
+    await waitFor(() => hung.length > 0, 'the first request at the service', 10_000, 5);
     controller.abort();
     await expect(cancelled).rejects.toThrow();
     const started = performance.now();
@@ -179,7 +177,7 @@ describe('OpenAI guard options', () => {
     const invoke = async (name: string) => {
       running += 1;
       state.most = Math.max(state.most, running);
-      await sleep(300);
+      await elapse(300); // a tool that takes 300 ms (the scenario)
       running -= 1;
       return `${name} ok`;
     };

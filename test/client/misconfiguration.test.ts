@@ -10,6 +10,7 @@ import { PdpClient, type ClientDecision } from '../../client/index.js';
 import { oneLine } from '../../client/causes.js';
 import { closedPortUrl, sendJson, startBlackHole, startFakeHttp } from './fake-pdp.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { waitFor } from '../support/wait.js';
 
 let pdp: RealPdp;
 const clients: PdpClient[] = [];
@@ -165,13 +166,16 @@ describe('check() at boot', () => {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(`${pdp.root}/sandbox/.ideai/mcp-tool-permissions.json`, '{ not json');
     const good = client({ baseUrl: pdp.url, token: pdp.decideToken });
-    const deadline = Date.now() + 5000;
-    let result = await good.check({ project: 'sandbox' });
-    while (!(result.ok && result.status === 'invalid') && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      result = await good.check({ project: 'sandbox' });
-    }
-    expect(result).toMatchObject({ ok: true, status: 'invalid' });
+    await waitFor(
+      async () => {
+        const result = await good.check({ project: 'sandbox' });
+        return result.ok && result.status === 'invalid';
+      },
+      'the sandbox policy reported invalid',
+      5000,
+      50,
+    );
+    expect(await good.check({ project: 'sandbox' })).toMatchObject({ ok: true, status: 'invalid' });
   });
 });
 

@@ -11,7 +11,7 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { closedPortUrl } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
-import { waitFor } from '../support/wait.js';
+import { elapse, waitFor } from '../support/wait.js';
 
 let cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -51,7 +51,7 @@ describe('tools/list_changed from the service events', () => {
 
     // A change that leaves QA's list as it was (another agent's override) notifies nothing.
     await pdp.admin.putAgent('demo', 'Main', [...READ_ONLY_DEFAULT, 'idea_ticket_create']);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await elapse(500); // a window in which no list_changed may come
     expect(notifications.count).toBe(2);
   });
 
@@ -68,7 +68,7 @@ describe('tools/list_changed from the service events', () => {
     const back = await waitFor(() => notifications.count === 2, 'list_changed once the service is back');
     expect(await list()).toEqual(readTools);
     process.stdout.write(`list_changed after the service went away: ${gone.toFixed(0)} ms; came back: ${back.toFixed(0)} ms\n`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await elapse(500); // a window in which no further list_changed may come
     expect(notifications.count).toBe(2);
   });
 

@@ -12,6 +12,7 @@ import { approvalEventOf, eventsNeedReload, policyEventOf, type ShownPolicy } fr
 import { GRANT_DURATIONS, answeredText } from '../../ui/src/requests-model.js';
 import { LiveStream, type LiveState } from '../../ui/src/live-stream.js';
 import { MAX_SSE_LINE, SseParser, type SseMessage } from '../../ui/src/sse.js';
+import { elapse, waitFor } from '../support/wait.js';
 
 describe('SseParser', () => {
   const all = (chunks: string[]): SseMessage[] => {
@@ -133,11 +134,7 @@ describe('LiveStream (real HTTP server)', () => {
   }
 
   const until = async (check: () => boolean, timeoutMs = 3000): Promise<void> => {
-    const end = Date.now() + timeoutMs;
-    while (!check()) {
-      if (Date.now() > end) throw new Error('condition not met in time');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await waitFor(check, 'the stream to get there', timeoutMs, 5);
   };
 
   it('sends the token, delivers the frames, and reconnects quickly after the stream ends (a resync)', async () => {
@@ -213,7 +210,7 @@ describe('LiveStream (real HTTP server)', () => {
     await until(() => attempts.length >= 1);
     stream!.stop();
     const count = attempts.length;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await elapse(200); // a window in which no attempt may come
     expect(attempts.length).toBe(count);
     expect(states.at(-1)).toBe('stopped');
   });
