@@ -1,7 +1,7 @@
 /**
  * Writes the JSON Schemas of the policy document and of its test file (`idea-pdp test`), generated
  * from the TypeBox schemas the code validates with. `npm run schema:publish`;
- * `test/core/catalog.test.ts` and `test/policy-as-code/schemas.test.ts` fail when one is stale.
+ * `test/schemas/catalog.test.ts` and `test/decisions/recent-decisions-file.test.ts` fail when one is stale.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -33,7 +33,7 @@ export function runProcess(
   });
 }
 
-/** `idea-pdp args` from the sources (the packed command is tested by test/policy-as-code/package.test.ts). */
+/** `idea-pdp args` from the sources (the packed command is tested by test/cli/package.test.ts). */
 export function runSourceCli(args: readonly string[], cwd: string): Promise<CliRun> {
   return runProcess(process.execPath, ['--import', TSX_LOADER, SOURCE_BIN, ...args], cwd);
 }

@@ -1,6 +1,7 @@
 /**
- * The store's hard cases through the real app, real files and the real watcher: symlink swaps,
- * `.ideai/` replaced whole, a write that cannot be completed, concurrent writes.
+ * A project's policy file changing under the real app, with real files and the real watcher: by
+ * others (a symlink swapped, `.ideai/` replaced whole) and by the API (a write that cannot be
+ * completed and is undone, concurrent writes, If-Match).
  */
 import { promises as fsPromises } from 'node:fs';
 import { chmod, mkdir, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
@@ -23,7 +24,7 @@ async function allowed(app: FastifyInstance, requester: string, tool: string): P
   return (response.json() as { allow: boolean }).allow;
 }
 
-describe('store and watcher', () => {
+describe('the policy file under the app', () => {
   it('follows a symlink swap of the policy file (ln -s new && mv -T over the link)', async (t) => {
     const { app, project } = await start(t);
     const ideai = path.join(project, '.ideai');
