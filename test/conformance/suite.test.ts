@@ -146,9 +146,6 @@ describe(`MCP conformance suite ${SUITE_VERSION}, guarded reference server over 
     const major = Number(/^v(\d+)/.exec(execFileSync(NODE, ['--version']).toString())?.[1]);
     if (major < 22) throw new Error(`the conformance suite needs Node >= 22: set CONFORMANCE_NODE to such a binary (this one is ${NODE})`);
     unguarded = await runAgainst();
-    process.stdout.write(
-      `unguarded: ${String(summary(unguarded.results).filter((line) => line.endsWith(' SUCCESS')).length)} checks passed; protocol versions ${unguarded.protocolVersions.join(', ')}\n`,
-    );
   });
 
   it('the unguarded reference server passes every scenario (the baseline)', () => {
