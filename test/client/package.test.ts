@@ -136,7 +136,6 @@ describe('the idea-mcp-permissions-client tarball, installed into an empty proje
 
     // (c) The runtime packages: the client, undici, typebox; no fastify, no MCP SDK, no zod.
     const runtime = await runtimePackages(dir);
-    process.stdout.write(`integrator project without the MCP SDK, runtime packages: ${runtime.join(', ')}\n`);
     expect(runtime).toEqual(['@sinclair/typebox', 'idea-mcp-permissions-client', 'undici']);
 
     // (a) TypeScript, NodeNext, strict, library types checked too.
@@ -182,7 +181,6 @@ describe('the idea-mcp-permissions-client tarball, installed into an empty proje
     );
     const { stdout } = await run(process.execPath, ['check.mjs', pdp.url, pdp.decideToken], { cwd: dir, timeout: 60_000 });
     const seen = JSON.parse(stdout) as Record<string, unknown>;
-    process.stdout.write(`plain Node ESM imports: ${stdout}`);
     expect(seen['root']).toEqual(expect.arrayContaining(['PdpClient', 'PdpError', 'CLIENT_DENIAL_REASONS', 'refusalText']));
     expect(seen['root']).not.toContain('guardMcpServer');
     expect(seen['root']).not.toContain('guardOpenAiToolCalls');

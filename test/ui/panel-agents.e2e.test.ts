@@ -125,7 +125,6 @@ describe.skipIf(!browserTestsEnabled)('panel agents and keyboard (chromium, real
     };
     const toMemoryWrite = await presses('tool-idea_memory_write'); // the row's checkbox
     const toSave = await presses('save');
-    process.stdout.write(`Tab presses from DevFrontend's target: idea_memory_write ${toMemoryWrite}, Enregistrer ${toSave}\n`);
     // One stop per group (its toolbar), one per checkbox, one per "Sur demande" toggle of an unchecked write tool.
     expect(toMemoryWrite).toBeLessThanOrEqual(TAB_TO_MEMORY_WRITE);
     expect(toSave).toBeLessThanOrEqual(TAB_TO_SAVE);
