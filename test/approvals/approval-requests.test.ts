@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_CLOSED_APPROVALS_PER_PROJECT } from '../../server/approvals/approval-requests.js';
 import { ApiError } from '../../server/errors.js';
 import { open } from './helpers.js';
+import { stringContaining, stringMatching } from '../support/typed.js';
 
 const MINUTE = 60_000;
 
@@ -28,7 +29,7 @@ describe('ApprovalRequests.request', () => {
       kind: 'pending',
       created: true,
       approval: {
-        id: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
+        id: stringMatching(/^[A-Za-z0-9_-]{12}$/),
         status: 'pending',
         expiresAt: new Date(clock.now + 300_000).toISOString(),
       },
@@ -193,9 +194,7 @@ describe('ApprovalRequests.answer', () => {
   it('leaves the request pending when the always write fails, so that it can be answered again', async () => {
     let fail = true;
     const { requests, clock } = open({
-      makeAlways: async () => {
-        if (fail) throw new Error('policy_invalid');
-      },
+      makeAlways: () => (fail ? Promise.reject(new Error('policy_invalid')) : Promise.resolve()),
     });
     const id = pendingId(requests.request('demo', 'QA', 'idea_memory_write', undefined, clock.now));
     await expect(requests.answer('demo', id, 'always', undefined, clock.now)).rejects.toThrow('policy_invalid');
@@ -232,7 +231,7 @@ describe('ApprovalRequests.answer', () => {
     expect(requests.get('demo', id, clock.now)?.status).toBe('pending');
     await requests.answer('demo', id, 'once', undefined, clock.now);
     const closed = await rejection(requests.answer('demo', id, 'deny', undefined, clock.now));
-    expect(closed).toEqual({ code: 'approval_closed', message: expect.stringContaining('approved') });
+    expect(closed).toEqual({ code: 'approval_closed', message: stringContaining('approved') });
     const late = pendingId(requests.request('demo', 'Git', 'idea_memory_write', undefined, clock.now));
     expect((await rejection(requests.answer('demo', late, 'once', undefined, clock.advance(10_000)))).code).toBe('approval_closed');
     expect(requests.get('demo', late, clock.now)?.status).toBe('expired');

@@ -122,7 +122,7 @@ describe('the answers', () => {
     const id = approvalOf(await service.decide(write()));
     expect((await service.answer('demo', id, { answer: 'always' })).approval).toMatchObject({ status: 'approved', answer: 'always' });
     const file = JSON.parse(await readFile(service.policyPath('demo'), 'utf8')) as Record<string, unknown>;
-    expect(file['agents']).toEqual([
+    expect(file.agents).toEqual([
       {
         agentId: 'QA',
         policy: { allowedTools: ['idea_ticket_read', 'idea_ticket_list', 'idea_memory_write'], askTools: ['idea_ask_agent'] },
@@ -291,18 +291,18 @@ describe('audit', () => {
     const grant = await service.grant('demo', 'Main', ['idea_ask_agent'], 60);
     await service.decide(write('Main', { tool: 'idea_ask_agent' }));
     await service.call('DELETE', `/projects/demo/grants/${grant.id}`);
-    const answers = logs.filter((line) => line['msg'] === 'approval answered');
+    const answers = logs.filter((line) => line.msg === 'approval answered');
     expect(answers).toEqual([
       expect.objectContaining({ level: 30, project: 'demo', requester: 'QA', tool: 'idea_memory_write', answer: 'once', who: 'admin' }),
       expect.objectContaining({ level: 30, project: 'demo', requester: 'Git', tool: 'idea_memory_write', answer: 'deny', who: 'admin' }),
     ]);
-    expect(logs.find((line) => line['msg'] === 'grant created')).toMatchObject({
+    expect(logs.find((line) => line.msg === 'grant created')).toMatchObject({
       requester: 'Main',
       tools: ['idea_ask_agent'],
       who: 'admin',
     });
-    expect(logs.find((line) => line['msg'] === 'grant revoked')).toMatchObject({ grant: grant.id, who: 'admin' });
-    expect(logs.find((line) => line['msg'] === 'decision allowed by approval')).toMatchObject({ requester: 'QA', source: 'approval' });
+    expect(logs.find((line) => line.msg === 'grant revoked')).toMatchObject({ grant: grant.id, who: 'admin' });
+    expect(logs.find((line) => line.msg === 'decision allowed by approval')).toMatchObject({ requester: 'QA', source: 'approval' });
     expect(JSON.stringify(logs)).not.toContain(ADMIN_TOKEN);
     const recent = (await service.call('GET', '/projects/demo/decisions?allow=true')).json<{ decisions: RecentDecision[] }>().decisions;
     expect(recent.map((decision) => [decision.requester, decision.tool, decision.source])).toEqual([

@@ -35,8 +35,9 @@ export function open(options: Partial<OpenApprovalsOptions> = {}, clock = new Te
   const approvals = openApprovals({
     clock,
     onChange: (change) => changes.push(change),
-    makeAlways: async (project, requester, tool) => {
+    makeAlways: (project, requester, tool) => {
       alwaysCalls.push([project, requester, tool]);
+      return Promise.resolve();
     },
     ...options,
   });

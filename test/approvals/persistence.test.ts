@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ApprovalsStateFile, CORRUPT_FILE_NAME, STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { open, TestClock } from './helpers.js';
+import { stringContaining, stringMatching } from '../support/typed.js';
 
 const HOUR = 3_600_000;
 const grantLine = (overrides: Record<string, unknown>, clock: TestClock) => ({
@@ -84,7 +85,7 @@ describe('state file', () => {
     await writeFile(elsewhere, stateText([grantLine({}, clock)]));
     await symlink(elsewhere, path.join(folder, STATE_FILE_NAME));
     const harness = open({ stateDirectory: folder }, clock);
-    expect(harness.warnings).toEqual([expect.stringContaining('cannot be read')]);
+    expect(harness.warnings).toEqual([stringContaining('cannot be read')]);
     expect(harness.grants.has('demo', 'QA', 'idea_memory_write', clock.now)).toBe(false);
     harness.grants.create('demo', 'Git', ['idea_ask_agent'], 60, clock.now);
     expect(await readFile(elsewhere, 'utf8')).toBe(stateText([grantLine({}, clock)]));
@@ -104,7 +105,7 @@ describe('state file', () => {
       const folder = await folderWith(text);
       const harness = open({ stateDirectory: folder }, clock);
       expect(harness.warnings).toEqual([
-        expect.stringMatching(/^Approvals state file .*approvals\.json .*no grant or approval from it is active; it was moved to /),
+        stringMatching(/^Approvals state file .*approvals\.json .*no grant or approval from it is active; it was moved to /),
       ]);
       expect(harness.grants.has('demo', 'QA', 'idea_memory_write', clock.now)).toBe(false);
       expect(harness.grants.list('demo', clock.now)).toEqual([]);
@@ -139,7 +140,7 @@ describe('state file', () => {
     const folder = await folderWith(text);
     const harness = open({ stateDirectory: folder }, clock);
     expect(harness.warnings).toEqual([
-      expect.stringMatching(/duplicate key "expiresAt" at line 1, column \d+.*no grant or approval from it is active/),
+      stringMatching(/duplicate key "expiresAt" at line 1, column \d+.*no grant or approval from it is active/),
     ]);
     expect(harness.grants.has('demo', 'QA', 'idea_memory_write', clock.now)).toBe(false);
     expect(await readFile(path.join(folder, CORRUPT_FILE_NAME), 'utf8')).toBe(text);
@@ -189,14 +190,14 @@ describe('state file', () => {
     expect(harness.requests.consumeOnce('demo', 'QA', 'rm_rf', undefined, clock.now)).toBe(false);
     expect(harness.requests.consumeOnce('demo', 'QA', 'idea_ask_agent', undefined, clock.now)).toBe(true);
     expect(harness.warnings).toEqual([
-      expect.stringContaining('"mixed": names outside the catalog ignored: rm_rf, __proto__'),
-      expect.stringContaining('"unknown" dropped: none of its tools is in the catalog'),
-      expect.stringContaining('"anonymous" dropped: its requester is not an agent'),
-      expect.stringContaining('"assistant" dropped: its requester is not an agent'),
-      expect.stringContaining('"path" dropped: invalid project id'),
-      expect.stringContaining('"forever" dropped: it expires later than a grant can last'),
-      expect.stringContaining('"garbled" dropped: invalid times'),
-      expect.stringContaining('1 saved "once" approvals were dropped'),
+      stringContaining('"mixed": names outside the catalog ignored: rm_rf, __proto__'),
+      stringContaining('"unknown" dropped: none of its tools is in the catalog'),
+      stringContaining('"anonymous" dropped: its requester is not an agent'),
+      stringContaining('"assistant" dropped: its requester is not an agent'),
+      stringContaining('"path" dropped: invalid project id'),
+      stringContaining('"forever" dropped: it expires later than a grant can last'),
+      stringContaining('"garbled" dropped: invalid times'),
+      stringContaining('1 saved "once" approvals were dropped'),
     ]);
   });
 
@@ -215,7 +216,7 @@ describe('state file', () => {
       [linkedFolder, 'symbolic link'],
     ] as const) {
       const harness = open({ stateDirectory: folder }, clock);
-      expect(harness.warnings).toEqual([expect.stringContaining(problem)]);
+      expect(harness.warnings).toEqual([stringContaining(problem)]);
       expect(harness.grants.has('demo', 'QA', 'idea_memory_write', clock.now)).toBe(false);
       if (folder !== groupWritableFile) {
         expect(() => harness.grants.create('demo', 'QA', ['idea_memory_write'], 60, clock.now)).toThrow(
@@ -231,7 +232,7 @@ describe('state file', () => {
     const folder = await folderWith(stateText([grantLine({}, clock)]));
     await chown(path.join(folder, STATE_FILE_NAME), 4242, 4242);
     const harness = open({ stateDirectory: folder }, clock);
-    expect(harness.warnings).toEqual([expect.stringContaining('another user')]);
+    expect(harness.warnings).toEqual([stringContaining('another user')]);
     expect(harness.grants.has('demo', 'QA', 'idea_memory_write', clock.now)).toBe(false);
   });
 
@@ -239,7 +240,7 @@ describe('state file', () => {
     const folder = await tempFolder();
     execFileSync('mkfifo', ['-m', '600', path.join(folder, STATE_FILE_NAME)]);
     const loaded = new ApprovalsStateFile(folder).load();
-    expect(loaded).toEqual({ grants: [], onces: [], warning: expect.stringContaining('not a regular file') });
+    expect(loaded).toEqual({ grants: [], onces: [], warning: stringContaining('not a regular file') });
   });
 
   it('a grant that cannot be saved is not granted; a revocation that cannot be saved still takes effect and says so', async () => {
@@ -251,12 +252,12 @@ describe('state file', () => {
     await rename(folder, moved);
     await writeFile(folder, 'not a folder');
     expect(() => harness.grants.create('demo', 'QA', ['idea_memory_write'], 60, clock.now)).toThrow(
-      expect.objectContaining({ code: 'write_failed', message: expect.stringContaining('nothing was granted') }),
+      expect.objectContaining({ code: 'write_failed', message: stringContaining('nothing was granted') }),
     );
     expect(harness.grants.has('demo', 'QA', 'idea_memory_write', clock.now)).toBe(false);
     expect(harness.grants.list('demo', clock.now).map((grant) => grant.id)).toEqual([revoked.id]);
     expect(() => harness.grants.revoke('demo', revoked.id, clock.now)).toThrow(
-      expect.objectContaining({ code: 'write_failed', message: expect.stringContaining('after a restart') }),
+      expect.objectContaining({ code: 'write_failed', message: stringContaining('after a restart') }),
     );
     expect(harness.grants.has('demo', 'Git', 'idea_ask_agent', clock.now)).toBe(false);
     await rm(folder);

@@ -107,8 +107,8 @@ describe('restarts', () => {
       { demo: { policy: askDoc({ allowedTools: [...READ_TOOLS] }) } },
       { stateDir, logger: captureLogs(logs) },
     );
-    const warning = logs.find((line) => line['level'] === 40 && String(line['msg']).includes('approvals.json'));
-    expect(warning?.['msg']).toContain('is not valid JSON');
+    const warning = logs.find((line) => line.level === 40 && String(line.msg).includes('approvals.json'));
+    expect(warning?.msg).toContain('is not valid JSON');
     expect((await readdir(stateDir)).filter((name) => name.startsWith('approvals'))).toEqual(['approvals.json.corrupt']);
     expect(await service.decide({ ...WRITE, requester: 'QA' })).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
     // The service still works: a new grant is saved in a fresh file.

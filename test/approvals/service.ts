@@ -57,24 +57,23 @@ export async function buildApprovalsApp(t: TestScope, projects: ProjectFixtures,
     body === undefined
       ? app.inject({ method, url, headers })
       : app.inject({ method, url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
-  const expectOk = <T>(response: LightMyRequestResponse, what: string): T => {
+  const ok = (response: LightMyRequestResponse, what: string): LightMyRequestResponse => {
     if (response.statusCode !== 200) throw new Error(`${what} answered ${response.statusCode}: ${response.body}`);
-    return response.json<T>();
+    return response;
   };
   const at = (project: string) => `/projects/${encodeURIComponent(project)}`;
   return {
     ...started,
     call,
-    decide: async (query) => expectOk<Decision>(await call('POST', '/decide', query), '/decide'),
+    decide: async (query) => ok(await call('POST', '/decide', query), '/decide').json<Decision>(),
     answer: async (project, id, body) =>
-      expectOk<ApprovalAnswerResponse>(await call('POST', `${at(project)}/approvals/${encodeURIComponent(id)}`, body), 'answer'),
+      ok(await call('POST', `${at(project)}/approvals/${encodeURIComponent(id)}`, body), 'answer').json<ApprovalAnswerResponse>(),
     approvals: async (project, status) =>
-      expectOk<{ approvals: Approval[] }>(
-        await call('GET', `${at(project)}/approvals${status === undefined ? '' : `?status=${status}`}`),
-        'list',
-      ).approvals,
+      ok(await call('GET', `${at(project)}/approvals${status === undefined ? '' : `?status=${status}`}`), 'list').json<{
+        approvals: Approval[];
+      }>().approvals,
     grant: async (project, requester, tools, ttlSeconds) =>
-      expectOk<Grant>(await call('POST', `${at(project)}/grants`, { requester, tools, ttlSeconds }), 'grant'),
+      ok(await call('POST', `${at(project)}/grants`, { requester, tools, ttlSeconds }), 'grant').json<Grant>(),
     listen: () => app.listen({ port: 0, host: '127.0.0.1' }),
   };
 }

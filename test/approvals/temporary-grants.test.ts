@@ -6,6 +6,7 @@ import { parseRequester } from '../../schemas/requester.js';
 import { ApiError } from '../../server/errors.js';
 import { MAX_GRANTS_PER_PROJECT, TemporaryGrants } from '../../server/approvals/temporary-grants.js';
 import { TestClock } from './helpers.js';
+import { stringMatching } from '../support/typed.js';
 
 const names = TOOL_CATALOG.map((tool) => tool.name);
 const HOUR = 3_600_000;
@@ -27,7 +28,7 @@ describe('TemporaryGrants', () => {
     const grants = new TemporaryGrants();
     const grant = grants.create('demo', 'QA', ['idea_memory_write', 'idea_ask_agent'], 3600, now);
     expect(grant).toEqual({
-      id: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
+      id: stringMatching(/^[A-Za-z0-9_-]{12}$/),
       project: 'demo',
       requester: 'QA',
       tools: ['idea_ask_agent', 'idea_memory_write'],

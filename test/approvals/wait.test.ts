@@ -121,7 +121,8 @@ describe('ApprovalRequests.wait', () => {
   });
 
   it('rejects with not_found for an unknown request, and releases waiters when the project is dropped or the service closes', async () => {
-    const { requests, id, close } = pendingRequest();
+    const pending = pendingRequest();
+    const { requests, id } = pending;
     await expect(requests.wait('demo', 'nope', 1000)).rejects.toBeInstanceOf(ApiError);
     await expect(requests.wait('other', id, 1000)).rejects.toMatchObject({ code: 'not_found' });
     const dropped = requests.wait('demo', id, 30_000);
@@ -133,6 +134,6 @@ describe('ApprovalRequests.wait', () => {
     const closing = again.requests.wait('demo', outcome.approval.id, 30_000);
     again.close();
     expect(await closing).toMatchObject({ status: 'pending' });
-    close();
+    pending.close();
   });
 });

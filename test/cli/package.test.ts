@@ -8,11 +8,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { suiteScope } from '../support/app.js';
 import { runProcess, type CliRun } from '../support/cli.js';
 import { REPO_ROOT, freePort } from '../support/service-process.js';
 import { waitFor } from '../support/wait.js';
 
+const suite = suiteScope();
 let work: string;
 let app: string;
 let files: string[];
@@ -35,7 +37,9 @@ const idea = (args: string[], cwd = app): Promise<CliRun> =>
   runProcess(path.join(app, 'node_modules', '.bin', 'idea-pdp'), args, cwd, 60_000, cleanEnv());
 
 beforeAll(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'pdp-package-'));
+  const folder = await mkdtemp(path.join(tmpdir(), 'pdp-package-'));
+  suite.onTestFinished(() => rm(folder, { recursive: true, force: true }));
+  work = folder;
   // What prepack runs, run first so that `npm pack --json` prints only its JSON.
   await npm(REPO_ROOT, ['run', 'build', '--silent']);
   const packed = JSON.parse(await npm(REPO_ROOT, ['pack', '--ignore-scripts', '--json', '--pack-destination', work])) as {
@@ -49,10 +53,6 @@ beforeAll(async () => {
   await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'policies', version: '1.0.0', private: true }));
   await npm(app, ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error']);
 }, 900_000);
-
-afterAll(async () => {
-  if (work !== undefined) await rm(work, { recursive: true, force: true });
-});
 
 /** A project folder under the app folder: its policy text, agents file and test file. */
 async function project(name: string, content: { policy?: string; agents?: string; tests?: unknown }): Promise<string> {
@@ -199,7 +199,11 @@ describe('the idea-mcp-tool-permissions tarball, installed in an empty folder', 
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => {
+        resolve(code);
+      }),
+    );
     const base = `http://127.0.0.1:${port}`;
     try {
       await waitFor(

@@ -47,7 +47,7 @@ function registerResourcesAndPrompts(server: McpServer): void {
         {
           uri: uri.toString(),
           mimeType: 'application/json',
-          text: JSON.stringify({ id: variables['id'], templateTest: true, data: `Data for ID: ${String(variables['id'])}` }),
+          text: JSON.stringify({ id: variables.id, templateTest: true, data: `Data for ID: ${String(variables.id)}` }),
         },
       ],
     }),
@@ -192,13 +192,19 @@ export async function startEverythingServer(guard?: SessionGuard): Promise<Every
       const sessionId = request.headers['mcp-session-id'];
       const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
       if (request.method !== 'POST') {
-        if (existing === undefined) return refuse(response, 400, 'Invalid or missing session ID');
+        if (existing === undefined) {
+          refuse(response, 400, 'Invalid or missing session ID');
+          return;
+        }
         return existing.handleRequest(request, response);
       }
       const body = await readJson(request);
       if (existing !== undefined) return existing.handleRequest(request, response, body);
       const initialize = typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
-      if (sessionId !== undefined || !initialize) return refuse(response, 400, 'Invalid or missing session ID');
+      if (sessionId !== undefined || !initialize) {
+        refuse(response, 400, 'Invalid or missing session ID');
+        return;
+      }
       const version = (body as { params?: { protocolVersion?: unknown } }).params?.protocolVersion;
       if (typeof version === 'string') protocolVersions.add(version);
       const server = createEverythingMcpServer();
@@ -207,7 +213,11 @@ export async function startEverythingServer(guard?: SessionGuard): Promise<Every
         sessionIdGenerator: () => randomUUID(),
         eventStore: memoryEventStore(),
         retryInterval: 5000,
+        // The reference server's own Host check, which the suite's DNS rebinding scenario probes; the SDK
+        // deprecates these options in favour of a middleware this plain node:http server does not have.
+        // eslint-disable-next-line @typescript-eslint/no-deprecated -- kept as the reference server has it
         enableDnsRebindingProtection: true,
+        // eslint-disable-next-line @typescript-eslint/no-deprecated -- likewise
         allowedHosts,
         onsessioninitialized: (id) => {
           sessions.set(id, transport);
@@ -233,7 +243,11 @@ export async function startEverythingServer(guard?: SessionGuard): Promise<Every
     close: async () => {
       for (const transport of sessions.values()) await transport.close();
       http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await new Promise<void>((resolve) =>
+        http.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }

@@ -203,7 +203,7 @@ export const EVERYTHING_TOOLS: readonly ToolSpec[] = [
     run: async (args, _extra, server) => {
       try {
         const result = await server.server.createMessage({
-          messages: [{ role: 'user', content: { type: 'text', text: String(args['prompt']) } }],
+          messages: [{ role: 'user', content: { type: 'text', text: String(args.prompt) } }],
           maxTokens: 100,
         });
         const content = result.content as { text?: string };
@@ -221,7 +221,7 @@ export const EVERYTHING_TOOLS: readonly ToolSpec[] = [
       elicit(
         server,
         {
-          message: String(args['message']),
+          message: String(args.message),
           requestedSchema: {
             type: 'object',
             properties: { response: { type: 'string', description: "User's response" } },

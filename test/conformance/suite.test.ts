@@ -24,7 +24,7 @@ import { EVERYTHING_TOOLS } from './everything-tools.js';
 import { startEverythingServer, type SessionGuard } from './everything-server.js';
 
 const SUITE_CLI = path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-const NODE = process.env['CONFORMANCE_NODE'] ?? process.execPath;
+const NODE = process.env.CONFORMANCE_NODE ?? process.execPath;
 const SUITE_VERSION = (
   JSON.parse(
     execFileSync(NODE, [

@@ -186,7 +186,9 @@ describe('createAuditFile', () => {
     const errors: Error[] = [];
     const audit = createAuditFile(join(notAFolder, 'audit.ndjson'), { onError: (error) => errors.push(error) });
     opened.push(audit);
-    expect(() => audit.write(record(1))).not.toThrow();
+    expect(() => {
+      audit.write(record(1));
+    }).not.toThrow();
     expect(errors.length).toBeGreaterThanOrEqual(1);
     expect(audit.stats()).toMatchObject({ written: 0, dropped: 1 });
     await expect(audit.close()).resolves.toBeUndefined();
@@ -202,7 +204,9 @@ describe('createAuditFile', () => {
       },
     });
     opened.push(audit);
-    expect(() => audit.write(record(1))).not.toThrow();
+    expect(() => {
+      audit.write(record(1));
+    }).not.toThrow();
   });
 
   it('drops records written after close', async () => {

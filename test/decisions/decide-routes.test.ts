@@ -11,7 +11,7 @@ describe('§5 POST /decide validation', () => {
     server = await buildTestApp(suite, { demo: {} });
   });
   const valid = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
-  const malformed: Array<[string, unknown]> = [
+  const malformed: [string, unknown][] = [
     ['missing tool', { project: 'demo', requester: 'Main' }],
     ['missing project', { requester: 'Main', tool: 'idea_memory_read' }],
     ['missing requester', { project: 'demo', tool: 'idea_memory_read' }],
@@ -147,8 +147,8 @@ describe('§5 GET /catalog', () => {
     const response = await call(app, 'GET', '/catalog');
     expect(response.statusCode).toBe(200);
     const body = response.json<{
-      tools: Array<{ name: string; access: string; group: string; label: string; issueScoped: boolean }>;
-      groups: Array<{ id: string; label: string }>;
+      tools: { name: string; access: string; group: string; label: string; issueScoped: boolean }[];
+      groups: { id: string; label: string }[];
       readOnlyDefault: string[];
     }>();
     expect(body.tools.map((t) => t.name)).toEqual(ALL_TOOLS);
@@ -205,7 +205,7 @@ describe('§5 GET /projects', () => {
     const response = await call(app, 'GET', '/projects');
     expect(response.statusCode).toBe(200);
     const projects = response.json<{
-      projects: Array<{ id: string; status: string; revision: string; agents: number; overrides: number }>;
+      projects: { id: string; status: string; revision: string; agents: number; overrides: number }[];
     }>().projects;
     expect(projects.map((p) => p.id).sort()).toEqual(['alpha', 'beta', 'broken']);
     const byId = new Map(projects.map((p) => [p.id, p]));
@@ -222,7 +222,7 @@ describe('§5 GET /projects', () => {
       { good: {}, '.hidden': {}, '-dash': {} },
       { prepare: async (root) => void (await import('node:fs/promises')).writeFile(`${root}/file.txt`, 'not a project') },
     );
-    const ids = (await call(app, 'GET', '/projects')).json<{ projects: Array<{ id: string }> }>().projects.map((p) => p.id);
+    const ids = (await call(app, 'GET', '/projects')).json<{ projects: { id: string }[] }>().projects.map((p) => p.id);
     expect(ids).toEqual(['good']);
   });
 });
@@ -264,7 +264,7 @@ describe('§5 OpenAPI and metrics', () => {
     expect(response.statusCode).toBe(200);
     const doc = response.json<{ openapi?: string; swagger?: string; paths: Record<string, Record<string, unknown>> }>();
     expect(doc.openapi ?? doc.swagger).toBeTruthy();
-    const expected: Array<[string, string]> = [
+    const expected: [string, string][] = [
       ['/decide', 'post'],
       ['/decide/batch', 'post'],
       ['/catalog', 'get'],
@@ -284,7 +284,7 @@ describe('§5 OpenAPI and metrics', () => {
       ['/readyz', 'get'],
     ];
     for (const [route, method] of expected) expect(doc.paths[route]?.[method], `${method} ${route}`).toBeDefined();
-    expect(JSON.stringify(doc.paths['/decide']?.['post'])).toContain('requester');
+    expect(JSON.stringify(doc.paths['/decide']?.post)).toContain('requester');
   });
 
   it('counts decisions by reason in /metrics (Prometheus text)', async () => {

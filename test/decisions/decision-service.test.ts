@@ -11,6 +11,7 @@ import { DecisionService } from '../../server/decisions/decision-service.js';
 import { builtinPolicy, compileDocument, invalidPolicy, makeAllowlist, type CompiledPolicy } from '../../server/domain/compile.js';
 import { decide, NO_EPHEMERAL, type ApprovalsPort, type EphemeralGrant } from '../../server/domain/decide.js';
 import { unknownProject } from '../../server/errors.js';
+import { defined } from '../support/typed.js';
 
 function serviceOver(policies: Map<string, CompiledPolicy>): DecisionService {
   return new DecisionService({ policyOf: (project) => policies.get(project), ephemeral: NO_EPHEMERAL, logger: pino({ level: 'silent' }) });
@@ -102,10 +103,18 @@ describe('decision service', () => {
 });
 
 /** A few tools, so that the same call comes back often across changes. */
-const readTool = TOOL_CATALOG.find((tool) => tool.access === 'read')!.name;
-const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
-const issueScoped = TOOL_CATALOG.find((tool) => tool.issueScoped)!.name;
-const fewTools = fc.constantFrom(readTool, writeTools[0]!, writeTools[1]!, issueScoped, 'idea_nope');
+const readTool = defined(
+  TOOL_CATALOG.find((tool) => tool.access === 'read'),
+  'a read tool',
+).name;
+const [writeTool, otherWriteTool] = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
+const firstWrite = defined(writeTool, 'a write tool');
+const secondWrite = defined(otherWriteTool, 'a second write tool');
+const issueScoped = defined(
+  TOOL_CATALOG.find((tool) => tool.issueScoped),
+  'an issue-scoped tool',
+).name;
+const fewTools = fc.constantFrom(readTool, firstWrite, secondWrite, issueScoped, 'idea_nope');
 
 /** Grants and ephemeral policies that change between calls, as the approvals and ephemeral services do. */
 type Change =
@@ -168,7 +177,7 @@ describe('decision service memo', () => {
       fc.property(fc.array(changeArb, { minLength: 1, maxLength: 120, size: 'max' }), (changes) => {
         const policies = new Map<string, CompiledPolicy>([
           ['a', builtinPolicy()],
-          ['b', compileDocument({ version: 1, projectDefault: { allowedTools: [readTool], askTools: [writeTools[0]!] } }, 'rev-b')],
+          ['b', compileDocument({ version: 1, projectDefault: { allowedTools: [readTool], askTools: [firstWrite] } }, 'rev-b')],
         ]);
         const grants = new Set<string>();
         const ephemeral = new Map<string, EphemeralGrant>();
@@ -221,7 +230,7 @@ describe('decision service memo', () => {
     };
     const policy = builtinPolicy();
     const service = new DecisionService({ policyOf: () => policy, ephemeral: NO_EPHEMERAL, approvals, logger: pino({ level: 'silent' }) });
-    const query = { project: 'a', requester: 'QA', tool: writeTools[0]! };
+    const query = { project: 'a', requester: 'QA', tool: firstWrite };
     expect(service.decide(query).reason).toBe('not_in_allowlist');
     grants.add(`a|QA|${query.tool}`);
     expect(service.decide(query)).toMatchObject({ allow: true, source: 'grant' });

@@ -138,7 +138,7 @@ describe('§5 GET /projects/:project/decisions', () => {
     const ids: string[] = [];
     for (let round = 0; round < 11; round += 1) {
       const response = await call(app, 'POST', '/decide/batch', { body: { queries: Array.from({ length: 100 }, () => query) } });
-      ids.push(...response.json<{ decisions: Array<{ decisionId: string }> }>().decisions.map((d) => d.decisionId));
+      ids.push(...response.json<{ decisions: { decisionId: string }[] }>().decisions.map((d) => d.decisionId));
     }
     const listed = (await call(app, 'GET', '/projects/demo/decisions?limit=1000')).json<{ decisions: RecentDecision[] }>().decisions;
     expect(listed).toHaveLength(1000);

@@ -7,6 +7,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Approval, PermissionsView, PreviewResponse } from '../../schemas/index.js';
 import { makeTestProjects } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 import { runSourceCli } from '../support/cli.js';
@@ -17,29 +18,29 @@ import { waitFor } from '../support/wait.js';
 const ADMIN = 'preview-admin-token-0123456789';
 const DECIDE = 'preview-decide-token-0123456789';
 
-/** The answers this test reads, loosely typed: the assertions check their shape. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
-
+/** A preview; the body is a PreviewResponse when the status is 200 (the assertions check it). */
 async function post(
   service: ServiceProcess,
   url: string,
   body: unknown,
   token: string | null = DECIDE,
-): Promise<{ status: number; body: Json }> {
+): Promise<{ status: number; body: PreviewResponse }> {
   const response = await fetch(`${service.baseUrl}${url}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as PreviewResponse };
 }
 
-async function get(service: ServiceProcess, url: string): Promise<Json> {
+async function get(service: ServiceProcess, url: string): Promise<unknown> {
   const response = await fetch(`${service.baseUrl}${url}`, { headers: { authorization: `Bearer ${ADMIN}` } });
   expect(response.status).toBe(200);
   return response.json();
 }
+
+const revisionOf = async (service: ServiceProcess): Promise<string> =>
+  ((await get(service, '/projects/demo/mcp-tool-permissions')) as PermissionsView).revision;
 
 const preview = (service: ServiceProcess, document: unknown, token?: string | null) =>
   post(service, '/projects/demo/mcp-tool-permissions/preview', { document }, token);
@@ -78,7 +79,7 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
       await decideMany(service, 'QA', 'idea_memory_write', 3);
       await decideMany(service, 'Dev', 'idea_memory_write', 2);
       await decideMany(service, 'QA', 'idea_memory_read', 1);
-      const { revision } = await get(service, '/projects/demo/mcp-tool-permissions');
+      const revision = await revisionOf(service);
 
       const answer = await preview(service, PROPOSED);
       expect(answer.status).toBe(200);
@@ -101,9 +102,9 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
       ]);
       const { replay } = answer.body;
       expect(replay).toMatchObject({ decisions: 6, counts: { allowToDeny: 3, denyToAllow: 2, toAsk: 0 } });
-      expect(Date.parse(replay.from)).toBeLessThanOrEqual(Date.parse(replay.to));
-      for (const change of replay.changed as { lastAt: string }[]) expect(Date.parse(change.lastAt)).toBeGreaterThan(0);
-      expect(replay.changed.map((change: { lastAt?: string }) => ({ ...change, lastAt: undefined }))).toEqual([
+      expect(Date.parse(replay.from ?? 'none')).toBeLessThanOrEqual(Date.parse(replay.to ?? 'none')); // NaN for none: fails
+      for (const change of replay.changed) expect(Date.parse(change.lastAt)).toBeGreaterThan(0);
+      expect(replay.changed.map((change) => ({ ...change, lastAt: undefined }))).toEqual([
         { requester: 'QA', tool: 'idea_memory_write', before: 'allow', after: 'deny', calls: 3, lastAt: undefined },
         { requester: 'Dev', tool: 'idea_memory_write', before: 'deny', after: 'allow', calls: 2, lastAt: undefined },
       ]);
@@ -113,21 +114,15 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
       (asking.projectDefault as { askTools?: string[] }).askTools = ['idea_memory_write'];
       const asked = await preview(service, asking, ADMIN);
       expect(asked.body.replay.counts).toEqual({ allowToDeny: 0, denyToAllow: 0, toAsk: 5 });
-      expect(
-        asked.body.replay.changed.map((change: { before: string; after: string; calls: number }) => [
-          change.before,
-          change.after,
-          change.calls,
-        ]),
-      ).toEqual([
+      expect(asked.body.replay.changed.map((change) => [change.before, change.after, change.calls])).toEqual([
         ['allow', 'ask', 3],
         ['deny', 'ask', 2],
       ]);
-      expect((await get(service, '/projects/demo/approvals')).approvals ?? []).toEqual([]);
+      expect(((await get(service, '/projects/demo/approvals')) as { approvals: Approval[] }).approvals).toEqual([]);
 
       // Nothing was written: same file, same revision.
       expect(await readFile(policyPath, 'utf8')).toBe(policyBytes);
-      expect((await get(service, '/projects/demo/mcp-tool-permissions')).revision).toBe(revision);
+      expect(await revisionOf(service)).toBe(revision);
 
       // The decide token or the admin token; an unknown project is 404.
       expect((await preview(service, PROPOSED, null)).status).toBe(401);

@@ -34,7 +34,10 @@ describe('recent decisions ring', () => {
   });
 
   it('answers every query as a plain array of every decision would, whatever was recorded and dropped', () => {
-    type Names = { requester: string | null; tool: string | null };
+    interface Names {
+      requester: string | null;
+      tool: string | null;
+    }
     type Step =
       | { kind: 'record'; project: string; decision: Omit<RecordedDecision, 'sequence' | 'requester' | 'tool'> & Names; at: number }
       | { kind: 'drop'; project: string }

@@ -204,7 +204,7 @@ describe('§4 unknown tools and unknown projects', () => {
     const view = (await call(app, 'GET', permissionsUrl('demo'))).json<{
       status: string;
       projectDefault: { unknownTools: string[]; allowedTools: string[] };
-      agents: Array<{ agentId: string; unknownTools: string[]; allowedTools: string[] }>;
+      agents: { agentId: string; unknownTools: string[]; allowedTools: string[] }[];
     }>();
     expect(view.status).toBe('ok');
     expect([...view.projectDefault.unknownTools].sort()).toEqual(['IDEA_MEMORY_WRITE', 'idea_teleport']);
@@ -277,7 +277,7 @@ describe('§4 fail closed on an invalid policy document', () => {
       expect(body.status, project).toBe('invalid');
       expect(body.error?.message, project).toBeTruthy();
     }
-    const projectsList = (await call(server.app, 'GET', '/projects')).json<{ projects: Array<{ id: string; status: string }> }>();
+    const projectsList = (await call(server.app, 'GET', '/projects')).json<{ projects: { id: string; status: string }[] }>();
     for (const project of [...Object.keys(invalid), 'dir-at-path']) {
       expect(projectsList.projects.find((p) => p.id === project)?.status, project).toBe('invalid');
     }

@@ -26,7 +26,7 @@ describe('checkStrictJson', () => {
   it('accepts every JSON text JSON.parse accepts when it has no duplicate key, whatever the layout', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 6 }), fc.constantFrom(0, 1, 2, '\t', '\r\n '), (value, indent) => {
-        const text = JSON.stringify(value, null, indent as number);
+        const text = JSON.stringify(value, null, indent);
         expect(checkStrictJson(text, DEEP)).toBeNull();
       }),
       { numRuns: 1000 },

@@ -125,7 +125,9 @@ describe('LiveEvents', () => {
   const logger = pino({ level: 'silent' });
 
   async function serve(events: LiveEvents): Promise<{ url: string; server: http.Server }> {
-    const server = http.createServer((_request, response) => events.open(response, undefined));
+    const server = http.createServer((_request, response) => {
+      events.open(response, undefined);
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address() as { port: number };
     return { url: `http://127.0.0.1:${address.port}/`, server };

@@ -43,7 +43,7 @@ describe('framework errors', () => {
       payload: { project: 'demo', requester: 'QA', tool: 'idea_memory_write' },
     });
     expect(response.json()).toMatchObject({ allow: false, reason: 'not_in_allowlist', source: 'builtin-read-only' });
-    expect(response.json().message).toMatch(/idea_memory_write.*QA.*demo/);
+    expect(response.json<{ message: string }>().message).toMatch(/idea_memory_write.*QA.*demo/);
     const granted = await app.inject({
       method: 'POST',
       url: '/decide',

@@ -38,7 +38,11 @@ async function connect(port: number): Promise<RawSocket> {
     text += chunk;
   });
   socket.on('error', () => undefined);
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  const closed = new Promise<void>((resolve) =>
+    socket.once('close', () => {
+      resolve();
+    }),
+  );
   cleanup.push(async () => {
     socket.destroy();
     await closed;
@@ -58,7 +62,14 @@ async function healthz(raw: RawSocket): Promise<void> {
 }
 
 const within = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
-  Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))]);
+  Promise.race([
+    promise,
+    new Promise<T>((_, reject) =>
+      setTimeout(() => {
+        reject(new Error(`${what}: not within ${ms} ms`));
+      }, ms),
+    ),
+  ]);
 
 describe('connections', () => {
   it('closes a connection beyond maxConnections at once while the open ones keep being answered', async (t) => {

@@ -74,10 +74,10 @@ describe('OpenAPI document', () => {
   });
 
   it('carries examples for the decision query and answer', () => {
-    const decide = paths['/decide']?.['post'];
+    const decide = paths['/decide']?.post;
     expect(JSON.stringify(decide?.requestBody)).toContain('idea_ticket_update_carnet');
     expect(JSON.stringify(decide?.responses['200'])).toContain('not_in_allowlist');
-    expect(JSON.stringify(paths['/projects/{project}/mcp-tool-permissions/agents/{agentId}']?.['put']?.requestBody)).toContain(
+    expect(JSON.stringify(paths['/projects/{project}/mcp-tool-permissions/agents/{agentId}']?.put?.requestBody)).toContain(
       'idea_ticket_list',
     );
   });

@@ -49,7 +49,7 @@ describe('GET /whoami', () => {
     const document = (await open.inject({ method: 'GET', url: '/docs/json' })).json<{
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
     }>();
-    const operation = document.paths['/whoami']?.['get'];
+    const operation = document.paths['/whoami']?.get;
     expect(JSON.stringify(operation?.responses['200'])).toContain('"anonymous"');
     expect(JSON.stringify(operation?.responses['401'])).toContain('"code"');
   });

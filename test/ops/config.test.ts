@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { chmod, chown, lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseProjectsList } from '../../server/config.js';
+import { makeFifo } from '../support/files.js';
 
 describe('configuration from the environment', () => {
   it('refuses a decide token equal to the admin token', async () => {
@@ -97,7 +97,7 @@ describe('the admin token kept in PDP_STATE_DIR (no PDP_ADMIN_TOKEN)', () => {
     ['empty', async (file: string) => writeFile(file, '', { mode: 0o600 }), /does not hold a token/],
     ['two words', async (file: string) => writeFile(file, 'token with spaces in it\n', { mode: 0o600 }), /does not hold a token/],
     ['a folder', async (file: string) => mkdir(file, { mode: 0o700 }), /is not a regular file/],
-    ['a FIFO', async (file: string) => execFileSync('mkfifo', ['-m', '600', file]), /is not a regular file/],
+    ['a FIFO', (file: string) => makeFifo(file), /is not a regular file/],
     [
       'a link to a safe token file',
       async (file: string) => {

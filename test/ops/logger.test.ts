@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, droppedLogLines, logWriteErrors, synchronousDestination } from '../../server/ops/logger.js';
+import { defined } from '../support/typed.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tsx = path.join(repo, 'node_modules', '.bin', 'tsx');
@@ -47,7 +48,7 @@ describe('log destination', () => {
       if (index % 997 === 0) {
         const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
         expect(lines).toHaveLength(index + 1);
-        expect(JSON.parse(lines[index]!)).toMatchObject({ decisionId: `d-${index}`, msg: 'decision denied' });
+        expect(JSON.parse(defined(lines[index], `line ${index}`))).toMatchObject({ decisionId: `d-${index}`, msg: 'decision denied' });
         expectedBytes = statSync(file).size;
       }
     }
@@ -63,7 +64,10 @@ describe('log destination', () => {
     const logger = createLogger({ level: 'info' }, destination);
     const errors = logWriteErrors();
     const dropped = droppedLogLines();
-    for (let index = 0; index < 5_000; index++) expect(() => logger.info(denial(index), 'decision denied')).not.toThrow();
+    for (let index = 0; index < 5_000; index++)
+      expect(() => {
+        logger.info(denial(index), 'decision denied');
+      }).not.toThrow();
     expect(logWriteErrors()).toBeGreaterThan(errors);
     // ~150 bytes a line: at most ~430 of them fit in 64 KiB, the rest were dropped and counted.
     expect(droppedLogLines() - dropped).toBeGreaterThan(5_000 - (64 * 1024) / 100);
@@ -80,7 +84,7 @@ describe('log destination', () => {
     const child = spawn(tsx, ['--eval', script], {
       cwd: repo,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env['PATH'] ?? '' },
+      env: { PATH: process.env.PATH ?? '' },
     });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -32,13 +32,13 @@ describe('server/main.ts', () => {
     });
     const base = started.baseUrl;
     try {
-      const projects = (await (await fetch(`${base}/projects`)).json()) as { projects: Array<{ id: string; status: string }> };
+      const projects = (await (await fetch(`${base}/projects`)).json()) as { projects: { id: string; status: string }[] };
       expect(projects.projects.map((p) => [p.id, p.status])).toEqual([
         ['demo', 'ok'],
         ['sandbox', 'ok'],
       ]);
       const view = (await (await fetch(`${base}/projects/demo/mcp-tool-permissions`)).json()) as {
-        agents: Array<{ agentId: string; mode: string; added: string[] }>;
+        agents: { agentId: string; mode: string; added: string[] }[];
       };
       expect(view.agents.map((a) => a.agentId)).toEqual(['Architect', 'DevFrontend', 'Git', 'Main', 'QA']);
       expect(view.agents.find((a) => a.agentId === 'DevFrontend')).toMatchObject({
@@ -84,7 +84,7 @@ describe('server/main.ts', () => {
       expect(started.output()).toContain(tokenFile);
       expect(started.output()).not.toContain(token);
 
-      const projects = (await (await fetch(`${base}/projects`)).json()) as { projects: Array<{ id: string }> };
+      const projects = (await (await fetch(`${base}/projects`)).json()) as { projects: { id: string }[] };
       expect(projects.projects.map((p) => p.id).sort()).toEqual(['demo', 'explicit']);
       const decision = (await (
         await fetch(`${base}/decide`, {

@@ -22,7 +22,11 @@ describe('graceful shutdown', () => {
 
       const body = JSON.stringify({ project: 'demo', requester: 'QA', tool: 'idea_ticket_read' });
       const socket = net.connect(port, '127.0.0.1');
-      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      await new Promise<void>((resolve) =>
+        socket.once('connect', () => {
+          resolve();
+        }),
+      );
       let answer = '';
       socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
       // Headers and half of the body: the request is in flight when SIGTERM arrives.
@@ -39,7 +43,9 @@ describe('graceful shutdown', () => {
           probe.destroy();
           resolve(false);
         });
-        probe.once('error', () => resolve(true));
+        probe.once('error', () => {
+          resolve(true);
+        });
       });
       expect(refused).toBe(true);
 

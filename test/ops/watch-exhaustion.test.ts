@@ -17,7 +17,7 @@ afterEach(() => vi.restoreAllMocks());
 /** The folders fs.watch refuses, as the kernel does once fs.inotify.max_user_watches is reached. */
 function noWatchesLeftFor(part: string): void {
   const realWatch = fs.watch.bind(fs) as (...args: unknown[]) => fs.FSWatcher;
-  vi.spyOn(fs, 'watch').mockImplementation(((...args: unknown[]) => {
+  vi.spyOn(fs, 'watch').mockImplementation((...args: unknown[]) => {
     if (String(args[0]).includes(part))
       throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${String(args[0])}'`), {
         code: 'ENOSPC',
@@ -25,7 +25,7 @@ function noWatchesLeftFor(part: string): void {
         syscall: 'watch',
       });
     return realWatch(...args);
-  }) as typeof fs.watch);
+  });
 }
 
 const unwatchedMetric = (text: string): number => Number(/^pdp_unwatched_folders\{code="ENOSPC"\} (\d+)$/m.exec(text)?.[1] ?? NaN);

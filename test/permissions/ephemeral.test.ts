@@ -83,7 +83,7 @@ describe('§6 ephemeral policies', () => {
   it('denies an issue-scoped tool with issue_out_of_bounds when issueRef is missing or names another ticket', async (t) => {
     const { app } = await buildTestApp(t, { demo: {} });
     await register(app, { allowedTools: ['idea_ticket_update_carnet', 'idea_ticket_read', 'idea_ticket_list'], boundIssue: '#82' });
-    const outOfBounds: Array<DecideQuery['arguments']> = [
+    const outOfBounds: DecideQuery['arguments'][] = [
       undefined,
       {},
       { issueRef: '#83' },
@@ -115,12 +115,12 @@ describe('§6 ephemeral policies', () => {
     await register(app, { allowedTools: ['idea_ticket_update_carnet'], boundIssue: '#82', ttlSeconds: 600 });
     const listed = await call(app, 'GET', '/projects/demo/ephemeral-policies');
     expect(listed.statusCode).toBe(200);
-    const policies = listed.json<{ policies: Array<Record<string, unknown>> }>().policies;
+    const policies = listed.json<{ policies: Record<string, unknown>[] }>().policies;
     expect(policies).toHaveLength(1);
     const [policy] = policies;
     expect(policy).toMatchObject({ project: 'demo', requester: TA, allowedTools: ['idea_ticket_update_carnet'] });
-    expect(String(policy?.['boundIssue']).replace(/^#/, '')).toBe('82');
-    const expiresAt = Date.parse(String(policy?.['expiresAt']));
+    expect(String(policy?.boundIssue).replace(/^#/, '')).toBe('82');
+    const expiresAt = Date.parse(String(policy?.expiresAt));
     expect(expiresAt - Date.now()).toBeGreaterThan(500_000);
     expect(expiresAt - Date.now()).toBeLessThanOrEqual(600_000 + 1_000);
 
@@ -140,7 +140,7 @@ describe('§6 ephemeral policies', () => {
     const { app } = await buildTestApp(t, { demo: {} });
     await register(app, { allowedTools: ['idea_ticket_update_carnet'] });
     const [policy] = (await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{
-      policies: Array<{ expiresAt: string; boundIssue: unknown }>;
+      policies: { expiresAt: string; boundIssue: unknown }[];
     }>().policies;
     expect(policy?.boundIssue).toBeNull();
     const remaining = Date.parse(policy?.expiresAt ?? '') - Date.now();

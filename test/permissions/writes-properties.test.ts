@@ -79,20 +79,20 @@ beforeAll(async () => {
   ({ app } = await buildTestApp(suite, { demo: { agents: AGENTS.map((id) => ({ id })) }, other: {} }));
 });
 
-async function ok(response: Awaited<ReturnType<typeof call>>): Promise<void> {
+function ok(response: Awaited<ReturnType<typeof call>>): void {
   if (response.statusCode !== 200) throw new Error(`write answered ${response.statusCode}: ${response.body}`);
 }
 
 /** Applies the model with the per-route writes (PUT/DELETE default, PUT/DELETE agent). */
 async function applyByRoutes(model: Model): Promise<void> {
-  await ok(
+  ok(
     model.projectDefault === undefined
       ? await call(app, 'DELETE', defaultUrl('demo'), { auth: true })
       : await call(app, 'PUT', defaultUrl('demo'), { body: { allowedTools: model.projectDefault }, auth: true }),
   );
   for (const agent of [...AGENTS, 'Stranger']) {
     const tools = model.overrides.get(agent);
-    await ok(
+    ok(
       tools === undefined
         ? await call(app, 'DELETE', agentUrl('demo', agent), { auth: true })
         : await call(app, 'PUT', agentUrl('demo', agent), { body: { allowedTools: tools }, auth: true }),
@@ -107,7 +107,7 @@ async function applyByDocument(model: Model): Promise<void> {
     ...(model.projectDefault === undefined ? {} : { projectDefault: { allowedTools: model.projectDefault } }),
     agents: [...model.overrides].map(([agentId, allowedTools]) => ({ agentId, policy: { allowedTools } })),
   };
-  await ok(await call(app, 'PUT', permissionsUrl('demo'), { body: doc, auth: true }));
+  ok(await call(app, 'PUT', permissionsUrl('demo'), { body: doc, auth: true }));
 }
 
 async function checkEveryDecision(model: Model, extraTools: readonly string[] = []): Promise<void> {
@@ -228,7 +228,7 @@ describe('properties: decisions equal the docs/api.md §4 model', () => {
         const [decision] = await decideBatch(app, [{ project: 'demo', requester, tool }]);
         const want = requester.startsWith('ticket-assistant:') ? undefined : expected(model, requester, tool);
         if (want === undefined) {
-          if (WRITE_TOOLS.includes(tool as (typeof WRITE_TOOLS)[number])) expect(decision?.allow).toBe(false);
+          if (WRITE_TOOLS.includes(tool)) expect(decision?.allow).toBe(false);
           return;
         }
         expect(decision?.allow, JSON.stringify(requester)).toBe(want.allow);

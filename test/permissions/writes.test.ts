@@ -48,8 +48,8 @@ describe('§5 PUT/DELETE project default', () => {
     const text = await readText(server.policyPath('demo'));
     expect(text).toBeDefined();
     const parsed = JSON.parse(text ?? '') as Record<string, unknown>;
-    expect(parsed['version']).toBe(1);
-    expect(parsed['projectDefault']).toEqual({
+    expect(parsed.version).toBe(1);
+    expect(parsed.projectDefault).toEqual({
       allowedTools: ['idea_memory_read', 'idea_ticket_list', 'idea_ask_agent', 'idea_memory_write'],
     });
     // Pretty-printed: one tool per line, indented.
@@ -78,8 +78,8 @@ describe('§5 PUT/DELETE project default', () => {
     const answered = await write(server.app, 'DELETE', defaultUrl('demo'));
     expect(answered.projectDefault).toEqual({ mode: 'builtin', allowedTools: [...READ_TOOLS], unknownTools: [] });
     const parsed = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as Record<string, unknown>;
-    expect(parsed['projectDefault']).toBeUndefined();
-    expect(parsed['agents']).toEqual([{ agentId: 'QA', policy: { allowedTools: ['idea_ask_agent'] } }]);
+    expect(parsed.projectDefault).toBeUndefined();
+    expect(parsed.agents).toEqual([{ agentId: 'QA', policy: { allowedTools: ['idea_ask_agent'] } }]);
     expect(await decide(server.app, { project: 'demo', requester: 'Main', tool: 'idea_memory_write' })).toMatchObject({
       allow: false,
       source: 'builtin-read-only',
@@ -114,7 +114,7 @@ describe('§5 PUT/DELETE agent override', () => {
     ]);
     const parsed = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as Record<string, unknown>;
     expect(parsed).toEqual({
-      ...(parsed['$schema'] === undefined ? {} : { $schema: parsed['$schema'] }),
+      ...(parsed.$schema === undefined ? {} : { $schema: parsed.$schema }),
       version: 1,
       projectDefault: { allowedTools: ['idea_memory_read', 'idea_memory_write'] },
       agents: [
@@ -215,7 +215,7 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
   it('answers 409 policy_invalid to partial writes on an invalid file, and repairs it with a whole-document PUT', async (t) => {
     const broken = '{ "version": 1, "projectDefault": ';
     const server = await buildTestApp(t, { demo: { policy: broken } });
-    const partial: Array<['PUT' | 'DELETE', string, unknown]> = [
+    const partial: ['PUT' | 'DELETE', string, unknown][] = [
       ['PUT', defaultUrl('demo'), { allowedTools: [...READ_TOOLS] }],
       ['DELETE', defaultUrl('demo'), undefined],
       ['PUT', agentUrl('demo', 'QA'), { allowedTools: [...READ_TOOLS] }],
@@ -353,10 +353,12 @@ describe('§5 concurrent writes are serialized', () => {
     );
     for (const response of responses) expect(response.statusCode, response.body).toBe(200);
     const parsed = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as {
-      agents: Array<{ agentId: string; policy: { allowedTools: string[] } }>;
+      agents: { agentId: string; policy: { allowedTools: string[] } }[];
     };
     expect(parsed.agents.map((a) => a.agentId)).toEqual(agents);
-    agents.forEach((agent, i) => expect(parsed.agents[i]?.policy.allowedTools, agent).toEqual([WRITE_TOOLS[i % 16]]));
+    agents.forEach((agent, i) => {
+      expect(parsed.agents[i]?.policy.allowedTools, agent).toEqual([WRITE_TOOLS[i % 16]]);
+    });
     const decisions = await Promise.all(
       agents.map((agent, i) => decide(server.app, { project: 'demo', requester: agent, tool: WRITE_TOOLS[i % 16] ?? '' })),
     );
@@ -388,7 +390,7 @@ describe('§5 If-Match', () => {
     const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS], { QA: [] }) } });
     const current = await view(server.app);
     const stale = { 'if-match': '"0000000000000000"' };
-    const writes: Array<['PUT' | 'DELETE', string, unknown]> = [
+    const writes: ['PUT' | 'DELETE', string, unknown][] = [
       ['PUT', defaultUrl('demo'), { allowedTools: [...WRITE_TOOLS] }],
       ['DELETE', defaultUrl('demo'), undefined],
       ['PUT', agentUrl('demo', 'QA'), { allowedTools: [...WRITE_TOOLS] }],
@@ -452,7 +454,7 @@ describe('§5 files: mode, unknown project, write failures', () => {
 
   it('answers 404 unknown_project on every write route', async (t) => {
     const server = await buildTestApp(t, { demo: {} });
-    const writes: Array<['PUT' | 'DELETE', string, unknown]> = [
+    const writes: ['PUT' | 'DELETE', string, unknown][] = [
       ['PUT', defaultUrl('nope'), { allowedTools: [] }],
       ['DELETE', defaultUrl('nope'), undefined],
       ['PUT', agentUrl('nope', 'QA'), { allowedTools: [] }],

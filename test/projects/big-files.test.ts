@@ -41,7 +41,7 @@ const thousandAgents = `${JSON.stringify(
   2,
 )}\n`;
 
-const pathological: Array<[string, string]> = [
+const pathological: [string, string][] = [
   ['arrays nested 2 M deep', nestedArrays],
   ['objects nested 700 k deep', nestedObjects],
   ['100,000 keys in one object', manyKeys],
@@ -60,11 +60,11 @@ function mainThreadCpuMs(): number {
  * wall time: on a shared machine the thread also waits for a core, which is no work of ours.
  */
 async function longestStall(load: () => Promise<void>, decideOther: () => boolean): Promise<number> {
-  let done = false;
+  const loaded = new AbortController();
   let longest = 0;
   const watching = (async () => {
     let last = mainThreadCpuMs();
-    while (!done) {
+    while (!loaded.signal.aborted) {
       expect(decideOther()).toBe(true);
       await yieldToEvents();
       const now = mainThreadCpuMs();
@@ -75,7 +75,7 @@ async function longestStall(load: () => Promise<void>, decideOther: () => boolea
   try {
     await load();
   } finally {
-    done = true;
+    loaded.abort();
     await watching;
   }
   return longest;
@@ -90,7 +90,7 @@ describe.skipIf(process.platform !== 'linux')('big and pathological policy files
     const busyAllowed = (): boolean => decideWith(registry, 'busy', 'QA', 'idea_memory_write').allow;
     const grantedInHuge = (agent: string): boolean => decideWith(registry, 'huge', agent, 'idea_memory_write').allow;
     let worst = 0;
-    const files: Array<[string, string, () => boolean]> = [
+    const files: [string, string, () => boolean][] = [
       ...pathological.map(([what, content]): [string, string, () => boolean] => [
         what,
         content,

@@ -144,7 +144,7 @@ describe('§4 hot reload through the watcher', () => {
     expect(await httpDecide(base, query)).toMatchObject({ reason: 'unknown_project' });
     await writeProject(server.root, 'late', { policy: grant });
     await until(base, query, (d) => d.allow, 'new project with a policy');
-    const listed = (await (await fetch(`${base}/projects`)).json()) as { projects: Array<{ id: string }> };
+    const listed = (await (await fetch(`${base}/projects`)).json()) as { projects: { id: string }[] };
     expect(listed.projects.map((p) => p.id).sort()).toEqual(['demo', 'late']);
 
     // A project folder created empty gets builtin defaults, then its policy later.
@@ -155,7 +155,7 @@ describe('§4 hot reload through the watcher', () => {
 
     await rm(path.join(server.root, 'late'), { recursive: true });
     await until(base, query, (d) => d.reason === 'unknown_project', 'removed project is unknown');
-    const after = (await (await fetch(`${base}/projects`)).json()) as { projects: Array<{ id: string }> };
+    const after = (await (await fetch(`${base}/projects`)).json()) as { projects: { id: string }[] };
     expect(after.projects.map((p) => p.id).sort()).toEqual(['demo', 'empty-later']);
   });
 
@@ -200,7 +200,7 @@ describe('§4 hot reload through the watcher', () => {
     const base = server.baseUrl;
     await writeFile(path.join(server.projectDir('demo'), '.ideai', 'agents.json'), JSON.stringify([{ id: 'Main' }, { id: 'QA' }]));
     await waitFor(async () => {
-      const view = (await (await fetch(`${base}/projects/demo/mcp-tool-permissions`)).json()) as { agents: Array<{ agentId: string }> };
+      const view = (await (await fetch(`${base}/projects/demo/mcp-tool-permissions`)).json()) as { agents: { agentId: string }[] };
       return view.agents.length === 2;
     }, 'agents.json reloaded');
     await writeFile(path.join(server.projectDir('demo'), '.ideai', 'permissions.json'), '{ not json');

@@ -11,6 +11,7 @@ import { withAgentOverride } from '../../server/domain/edit.js';
 import { POLICY_FILE, policyText } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { decideWith, makeProject, startRegistry, timeUntil } from './support.js';
+import { stringMatching } from '../support/typed.js';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -45,7 +46,7 @@ describe('a .ideai link', () => {
     });
     await expect(project.write(() => ({ version: 1, agents: [] }), { allowInvalid: true })).rejects.toMatchObject({
       code: 'write_failed',
-      message: expect.stringMatching(/outside the project/),
+      message: stringMatching(/outside the project/),
     });
     expect(await readFile(outside.file, 'utf8')).toBe(GRANT);
     expect((await stat(outside.file)).mtimeMs).toBe(before.mtimeMs);
@@ -86,7 +87,7 @@ describe('a .ideai link', () => {
       realRename(from, to);
     });
     await expect(project.write((current) => withAgentOverride(current.document, 'QA', ['idea_ask_agent']))).rejects.toMatchObject({
-      code: expect.stringMatching(/^(write_failed|policy_invalid)$/),
+      code: stringMatching(/^(write_failed|policy_invalid)$/),
     });
     expect(swapped).toBe(true);
     expect(await readFile(outside.file, 'utf8')).toBe(GRANT);

@@ -10,6 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { adminHeaders, buildTestApp, type TestScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
+import { stringContaining } from '../support/typed.js';
 
 const doc = (agentTools: Record<string, string[]>) =>
   `${JSON.stringify({ version: 1, agents: Object.entries(agentTools).map(([agentId, allowedTools]) => ({ agentId, policy: { allowedTools } })) }, null, 2)}\n`;
@@ -21,7 +22,7 @@ async function start(t: TestScope): Promise<{ app: FastifyInstance; project: str
 
 async function allowed(app: FastifyInstance, requester: string, tool: string): Promise<boolean> {
   const response = await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester, tool } });
-  return (response.json() as { allow: boolean }).allow;
+  return response.json<{ allow: boolean }>().allow;
 }
 
 describe('the policy file under the app', () => {
@@ -85,7 +86,7 @@ describe('the policy file under the app', () => {
       });
     // Real files; only the next fsync of the .ideai folder fails (EIO), right after the rename.
     const realOpen = fsPromises.open.bind(fsPromises);
-    const failNextFolderSync = (beforeFailing: () => Promise<void> = async () => undefined) => {
+    const failNextFolderSync = (beforeFailing: () => Promise<void> = () => Promise.resolve()) => {
       let failed = false;
       return vi.spyOn(fsPromises, 'open').mockImplementation(async (...args: Parameters<typeof fsPromises.open>) => {
         const handle = await realOpen(...args);
@@ -105,7 +106,7 @@ describe('the policy file under the app', () => {
       const first = await put(['idea_memory_write']);
       spy.mockRestore();
       expect(first.statusCode).toBe(500);
-      expect(first.json()).toMatchObject({ error: { code: 'write_failed', message: expect.stringContaining('nothing was changed') } });
+      expect(first.json()).toMatchObject({ error: { code: 'write_failed', message: stringContaining('nothing was changed') } });
       await expect(readdir(ideai)).rejects.toMatchObject({ code: 'ENOENT' });
       expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(false);
 
@@ -116,7 +117,7 @@ describe('the policy file under the app', () => {
       const second = await put([]);
       spy.mockRestore();
       expect(second.statusCode).toBe(500);
-      expect(second.json()).toMatchObject({ error: { code: 'write_failed', message: expect.stringContaining('nothing was changed') } });
+      expect(second.json()).toMatchObject({ error: { code: 'write_failed', message: stringContaining('nothing was changed') } });
       expect(await readFile(policyFile, 'utf8')).toBe(before);
       expect(await readdir(ideai)).toEqual(['mcp-tool-permissions.json']); // no temp file or kept copy left
       expect(await allowed(app, 'QA', 'idea_memory_write')).toBe(true);
@@ -129,7 +130,7 @@ describe('the policy file under the app', () => {
       const third = await put(['idea_ask_agent']);
       spy.mockRestore();
       link.mockRestore();
-      expect(third.json()).toMatchObject({ error: { code: 'write_failed', message: expect.stringContaining('nothing was changed') } });
+      expect(third.json()).toMatchObject({ error: { code: 'write_failed', message: stringContaining('nothing was changed') } });
       expect(await readFile(policyFile, 'utf8')).toBe(before);
       expect(await readdir(ideai)).toEqual(['mcp-tool-permissions.json']);
       expect(await allowed(app, 'QA', 'idea_ask_agent')).toBe(false);

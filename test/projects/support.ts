@@ -15,7 +15,7 @@ import { waitFor } from '../support/wait.js';
 
 export const silent = pino({ level: 'silent' });
 
-const cleanups: Array<() => Promise<void>> = [];
+const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
@@ -33,7 +33,7 @@ export const policyPathOf = (projectRoot: string): string => path.join(projectRo
 export interface StartedRegistry {
   readonly registry: ProjectRegistry;
   /** Every change the registry reported to its subscribers, in order. */
-  readonly changes: Array<{ project: string; change: RegistryChange }>;
+  readonly changes: { project: string; change: RegistryChange }[];
 }
 
 /** A registry on real folders (the real watcher; no rescan unless asked), closed after the test. */
@@ -45,8 +45,9 @@ export async function startRegistry(options: Omit<RegistryOptions, 'logger'>): P
     logger: silent,
   });
   registry.subscribe({ projectChanged: (project, change) => changes.push({ project, change }) });
-  cleanups.push(async () => {
+  cleanups.push(() => {
     registry.close();
+    return Promise.resolve();
   });
   await registry.start();
   return { registry, changes };

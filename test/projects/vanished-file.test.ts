@@ -28,7 +28,7 @@ describe('a policy file that disappears', () => {
     const root = await makeProject(folder, 'demo', policyText([], BRANCH_A));
     const file = policyPathOf(root);
     const { registry } = await startRegistry({ projectsRoot: folder });
-    let swapping = true;
+    const checkedOut = new AbortController();
     const checkout = (async () => {
       for (let swap = 0; swap < 80; swap++) {
         await unlink(file);
@@ -37,10 +37,12 @@ describe('a policy file that disappears', () => {
         await writeFile(file, policyText([], swap % 2 === 0 ? BRANCH_B : BRANCH_A));
         await elapse(Math.random() * 4);
       }
-    })().finally(() => (swapping = false));
+    })().finally(() => {
+      checkedOut.abort();
+    });
     const wrong: string[] = [];
     let decisions = 0;
-    while (swapping) {
+    while (!checkedOut.signal.aborted) {
       for (const requester of REQUESTERS) {
         for (const tool of TOOLS) {
           const decision = decideWith(registry, 'demo', requester, tool);

@@ -15,7 +15,9 @@ import { captureLogs } from '../support/app.js';
 const ASK = { demo: { policy: askDoc({ allowedTools: [...READ_TOOLS], askTools: ['idea_memory_write', 'idea_ticket_create'] }) } };
 const WRITE = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' } as const;
 const tokens = { decideToken: DECIDE_TOKEN, approverToken: APPROVER_TOKEN };
-type ErrorReply = { error: { code: string; message: string; details?: Record<string, unknown> } };
+interface ErrorReply {
+  error: { code: string; message: string; details?: Record<string, unknown> };
+}
 
 describe('the approver token', () => {
   it('answers once, and the answer is listed and logged with answeredBy approver and via elicitation', async (t) => {
@@ -33,7 +35,7 @@ describe('the approver token', () => {
     });
     const listed = (await service.call('GET', '/projects/demo/approvals', undefined, decider)).json<{ approvals: Approval[] }>();
     expect(listed.approvals.find((approval) => approval.id === id)).toMatchObject({ answeredBy: 'approver', via: 'elicitation' });
-    expect(logs.find((line) => line['msg'] === 'approval answered')).toMatchObject({
+    expect(logs.find((line) => line.msg === 'approval answered')).toMatchObject({
       approval: id,
       requester: 'QA',
       tool: 'idea_memory_write',
@@ -111,7 +113,7 @@ describe('refused credentials in the log', () => {
     await service.call('POST', '/projects/demo/approvals/x1', { answer: 'once' }, decider);
     await service.call('PUT', '/projects/demo/mcp-tool-permissions/default', { allowedTools: [] }, approver);
     await service.call('GET', '/projects/demo/approvals?status=pending', undefined, {});
-    const refused = logs.filter((line) => line['msg'] === 'credentials refused');
+    const refused = logs.filter((line) => line.msg === 'credentials refused');
     expect(
       refused.map(({ method, route, remoteAddress, expected, presented, level }) => ({
         method,
@@ -150,7 +152,7 @@ describe('refused credentials in the log', () => {
     ]);
 
     for (let i = 0; i < 30; i += 1) await service.call('POST', '/decide', WRITE, { authorization: `Bearer ${wrong}` });
-    expect(logs.filter((line) => line['msg'] === 'credentials refused')).toHaveLength(REFUSED_CREDENTIAL_LINES_PER_MINUTE);
+    expect(logs.filter((line) => line.msg === 'credentials refused')).toHaveLength(REFUSED_CREDENTIAL_LINES_PER_MINUTE);
     const text = JSON.stringify(logs);
     for (const secret of [wrong, DECIDE_TOKEN, APPROVER_TOKEN]) expect(text).not.toContain(secret);
   });
@@ -168,7 +170,7 @@ describe('refused credentials in the log', () => {
     } as const;
     for (let i = 0; i < 25; i += 1) log(refusal);
     expect(lines).toHaveLength(10);
-    expect(lines.every((line) => line['suppressed'] === undefined)).toBe(true);
+    expect(lines.every((line) => line.suppressed === undefined)).toBe(true);
     now += 59_999;
     log(refusal);
     expect(lines).toHaveLength(10);
@@ -177,6 +179,6 @@ describe('refused credentials in the log', () => {
     log(refusal);
     expect(lines).toHaveLength(12);
     expect(lines[10]).toMatchObject({ suppressed: 16 });
-    expect(lines[11]?.['suppressed']).toBeUndefined();
+    expect(lines[11]?.suppressed).toBeUndefined();
   });
 });

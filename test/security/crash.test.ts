@@ -11,7 +11,7 @@ import { readdir, readFile, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicyDocumentSchema, type Decision, type PolicyDocument } from '../../schemas/index.js';
-import { makeTree, type TempTree } from '../support/files.js';
+import { makeTestProjects, suiteScope, type TestProjects } from '../support/app.js';
 import { START_DEADLINE_MS, startService, type ServiceProcess } from '../support/service-process.js';
 import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 import { elapse, waitFor } from '../support/wait.js';
@@ -27,12 +27,13 @@ const KILL_POINTS = [
 /** Temp files of `writeFileAtomic`: `.mcp-tool-permissions.json.<pid>.<hex>.tmp`. */
 const TEMP_FILE = /^\.mcp-tool-permissions\.json\.\d+\.[0-9a-f]{12}\.(tmp|aside)$/;
 
-let made: TempTree;
+const suite = suiteScope();
+let made: TestProjects;
 let env: Record<string, string>;
 const running: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  made = await makeTree({ demo: null });
+  made = await makeTestProjects(suite, { demo: null });
   env = {
     PDP_PROJECTS_ROOT: made.root,
     PDP_ADMIN_TOKEN: ADMIN,
@@ -43,7 +44,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(running.map((service) => service.stop(2_000)));
-  await made?.remove();
 });
 
 /** The allowlist written for agent number `n`: one write tool and one read tool, both from the catalog. */
@@ -177,7 +177,7 @@ describe('SIGKILL in the middle of concurrent writes', () => {
       }
       expect(acknowledged.size).toBeGreaterThanOrEqual(KILL_POINTS.reduce((sum, kill) => sum + kill.afterAcks, 0));
       // The admin token came from the environment: no token file was generated.
-      await expect(stat(path.join(env['PDP_STATE_DIR'] as string, 'admin-token'))).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(stat(path.join(env.PDP_STATE_DIR as string, 'admin-token'))).rejects.toMatchObject({ code: 'ENOENT' });
       await service.stop();
 
       // Leftovers of interrupted writes are removed by the next start once old enough (temp files: a minute old).

@@ -88,7 +88,7 @@ describe('traversal, control characters and prototype names in every URL paramet
   it('answers 4xx with a stable code for every :project, whatever the route', async () => {
     for (const project of HOSTILE_SEGMENTS) {
       const base = `/projects/${project}`;
-      const cases: Array<[Method, string, string | undefined]> = [
+      const cases: [Method, string, string | undefined][] = [
         ['GET', `${base}/mcp-tool-permissions`, undefined],
         ['PUT', `${base}/mcp-tool-permissions`, policyText(['idea_memory_write'])],
         ['PUT', `${base}/mcp-tool-permissions/default`, allowlist(['idea_memory_write'])],
@@ -116,7 +116,7 @@ describe('traversal, control characters and prototype names in every URL paramet
         ['PUT', `/projects/demo/mcp-tool-permissions/agents/${id}`, allowlist(['idea_memory_read'])],
         ['DELETE', `/projects/demo/mcp-tool-permissions/agents/${id}`, undefined],
         ['GET', `/projects/demo/requesters/${id}/effective`, undefined],
-      ] as Array<[Method, string, string | undefined]>) {
+      ] as [Method, string, string | undefined][]) {
         const response = await send(method, url, body);
         expectSafe(response, `${method} ${url.slice(0, 120)}`);
         if (response.statusCode === 200 && url.endsWith('/effective')) {
@@ -147,7 +147,7 @@ describe('malformed bodies on every route that takes one', () => {
   const validDecide = { project: 'demo', requester: 'Main', tool: 'idea_memory_read' };
   const deepArrays = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
   const deepObjects = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
-  const routes: Array<{ method: Method; url: string; valid: Record<string, unknown> }> = [
+  const routes: { method: Method; url: string; valid: Record<string, unknown> }[] = [
     { method: 'POST', url: '/decide', valid: validDecide },
     { method: 'POST', url: '/decide/batch', valid: { queries: [validDecide] } },
     { method: 'PUT', url: '/projects/demo/mcp-tool-permissions', valid: { version: 1 } },
@@ -316,7 +316,7 @@ describe('odd headers and query strings', () => {
       expectSafe(response, query);
       if (response.statusCode === 200) expect(response.json<{ decisions: unknown[] }>().decisions.length).toBeLessThanOrEqual(1000);
     }
-    expect(({} as Record<string, unknown>)['x']).toBeUndefined();
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 });
 
@@ -325,7 +325,7 @@ describe('bodies over a real socket', () => {
     const base = await app.listen({ port: 0, host: '127.0.0.1' });
     const chunked = (size: number): Readable =>
       Readable.from(
-        (async function* () {
+        (function* () {
           yield Buffer.from('{"project":"demo","requester":"Main","tool":"idea_memory_read","arguments":{"pad":"');
           for (let sent = 0; sent < size; sent += 64 * 1024) yield Buffer.alloc(Math.min(64 * 1024, size - sent), 0x61);
           yield Buffer.from('"}}');

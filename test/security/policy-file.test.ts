@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../schemas/index.js';
 import { buildTestApp, makeTestProjects, type TestApp, type TestScope } from '../support/app.js';
-import { policyText } from '../support/files.js';
+import { makeFifo, policyText } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
 
 const ADMIN = 'policy-file-admin-token-0123456789';
@@ -46,7 +46,7 @@ async function everythingSaid(app: FastifyInstance): Promise<string> {
 }
 
 describe('the policy file points at a secret', () => {
-  const secrets: Array<[string, string]> = [
+  const secrets: [string, string][] = [
     ['a plain text file', `${SECRET}\nline two\n`],
     ['a .env file', `API_KEY=${SECRET}\n`],
     ['JSON with the secret after a valid prefix', `{"version": 1, "token": ${SECRET}}`],
@@ -141,8 +141,8 @@ describe('broken and absurd policy files', () => {
       });
     // `repairs`: whether to repair with the replacement in place. The /dev/zero link is removed
     // first: were the service to write through it, the test would clobber the real device.
-    const replacements: Array<[string, () => Promise<void>, boolean]> = [
-      ['a FIFO', async () => void execFileSync('mkfifo', [file]), true],
+    const replacements: [string, () => Promise<void>, boolean][] = [
+      ['a FIFO', () => makeFifo(file), true],
       ['a symlink to a FIFO', () => symlink(fifoOutside, file), true],
       ['a symlink to /dev/zero', () => symlink('/dev/zero', file), false],
       ['a 17 MiB file', () => writeFile(file, `{"version":1,"x":"${'x'.repeat(17 * 1024 * 1024)}"}`), true],

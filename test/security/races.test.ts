@@ -5,10 +5,10 @@
  * revision it names. And a decision answered after a write's 200 reflects that write.
  */
 import { Pool } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Decision, PermissionsView } from '../../schemas/index.js';
 import { policyText } from '../support/files.js';
-import { startTestServer, suiteScope, type TestServer } from '../support/app.js';
+import { startTestServer, suiteScope } from '../support/app.js';
 import { ALL_TOOLS, READ_TOOLS } from '../support/tools.js';
 
 const ADMIN = 'races-admin-token-0123456789abcdef';
@@ -19,24 +19,22 @@ const CONCURRENCY = 32;
 const MIN_WRITES = 10;
 
 const suite = suiteScope();
-let made: TestServer;
 let pool: Pool;
 
 beforeAll(async () => {
-  made = await startTestServer(suite, { demo: policyText([...READ_TOOLS], { Y: [...Y_TOOLS] }) }, { adminToken: ADMIN });
-  pool = new Pool(made.baseUrl, { connections: 16 });
+  const made = await startTestServer(suite, { demo: policyText([...READ_TOOLS], { Y: [...Y_TOOLS] }) }, { adminToken: ADMIN });
+  const opened = new Pool(made.baseUrl, { connections: 16 });
+  suite.onTestFinished(() => opened.close());
+  pool = opened;
 });
 
-afterAll(async () => {
-  await pool?.close();
-});
+interface Reply<Body> {
+  status: number;
+  body: Body;
+  etag: string | undefined;
+}
 
-async function json<T>(
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
-  path: string,
-  body?: unknown,
-  admin = false,
-): Promise<{ status: number; body: T; etag: string | undefined }> {
+async function json(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, admin = false): Promise<Reply<unknown>> {
   const response = await pool.request({
     method,
     path,
@@ -46,17 +44,26 @@ async function json<T>(
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  const etag = response.headers['etag'];
+  const etag = response.headers.etag;
   return {
     status: response.statusCode,
-    body: (await response.body.json()) as T,
+    body: await response.body.json(),
     etag: typeof etag === 'string' ? etag.replaceAll('"', '') : undefined,
   };
 }
 
+/** The answers of the routes this test calls, as their schemas give them. */
+const asView = (reply: Reply<unknown>): Reply<PermissionsView> => ({ ...reply, body: reply.body as PermissionsView });
+const asDecision = (reply: Reply<unknown>): Reply<Decision> => ({ ...reply, body: reply.body as Decision });
+const asDecisions = (reply: Reply<unknown>): Reply<{ decisions: Decision[] }> => ({
+  ...reply,
+  body: reply.body as { decisions: Decision[] },
+});
+
 const xUrl = '/projects/demo/mcp-tool-permissions/agents/X';
-const grantX = () => json<PermissionsView>('PUT', xUrl, { allowedTools: [...READ_TOOLS, T] }, true);
-const withdrawX = () => json<PermissionsView>('DELETE', xUrl, undefined, true);
+const grantX = async () => asView(await json('PUT', xUrl, { allowedTools: [...READ_TOOLS, T] }, true));
+const withdrawX = async () => asView(await json('DELETE', xUrl, undefined, true));
+const decideOne = async (query: { project: string; requester: string; tool: string }) => asDecision(await json('POST', '/decide', query));
 
 /** Y's answer is fixed whatever X's state is. */
 function checkY(decision: Decision, tool: string): void {
@@ -72,13 +79,13 @@ describe('decisions while the policy changes', () => {
       expect(xAllowedAt.get(revision) ?? allowed, `revision ${revision} seen with both X states`).toBe(allowed);
       xAllowedAt.set(revision, allowed);
     };
-    const initial = await json<PermissionsView>('GET', '/projects/demo/mcp-tool-permissions');
+    const initial = asView(await json('GET', '/projects/demo/mcp-tool-permissions'));
     record(initial.body.revision, false);
 
-    let done = false;
+    const decided = new AbortController();
     let writes = 0;
     const writer = (async () => {
-      while (!done) {
+      while (!decided.signal.aborted) {
         const granting = writes % 2 === 0;
         const response = granting ? await grantX() : await withdrawX();
         expect(response.status, JSON.stringify(response.body)).toBe(200);
@@ -103,23 +110,26 @@ describe('decisions while the policy changes', () => {
             requester: i % 2 ? 'X' : 'Y',
             tool: i % 2 ? T : (ALL_TOOLS[i] as string),
           }));
-          const response = await json<{ decisions: Decision[] }>('POST', '/decide/batch', { queries });
+          const response = asDecisions(await json('POST', '/decide/batch', { queries }));
           if (response.status !== 200) failures.push(`batch ${response.status}`);
           const revisions = new Set(response.body.decisions.map((decision) => decision.revision));
           expect(revisions.size).toBe(1);
-          response.body.decisions.forEach((decision, i) => (i % 2 ? xAnswers.push(decision) : checkY(decision, ALL_TOOLS[i] as string)));
+          response.body.decisions.forEach((decision, i) => {
+            if (i % 2) xAnswers.push(decision);
+            else checkY(decision, ALL_TOOLS[i] as string);
+          });
           continue;
         }
         const requester = n % 2 ? 'X' : 'Y';
         const tool = requester === 'X' ? T : (ALL_TOOLS[n % ALL_TOOLS.length] as string);
-        const response = await json<Decision>('POST', '/decide', { project: 'demo', requester, tool });
+        const response = await decideOne({ project: 'demo', requester, tool });
         if (response.status !== 200) failures.push(`${requester} ${response.status} ${JSON.stringify(response.body)}`);
         else if (requester === 'Y') checkY(response.body, tool);
         else xAnswers.push(response.body);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    done = true;
+    decided.abort();
     await writer;
 
     expect(failures).toEqual([]);
@@ -140,11 +150,11 @@ describe('decisions while the policy changes', () => {
     for (let round = 0; round < 50; round++) {
       const granted = await grantX();
       expect(granted.status).toBe(200);
-      const afterGrant = await json<Decision>('POST', '/decide', { project: 'demo', requester: 'X', tool: T });
+      const afterGrant = await decideOne({ project: 'demo', requester: 'X', tool: T });
       expect(afterGrant.body, `round ${round} grant`).toMatchObject({ allow: true, revision: granted.etag });
       const withdrawn = await withdrawX();
       expect(withdrawn.status).toBe(200);
-      const afterWithdraw = await json<Decision>('POST', '/decide', { project: 'demo', requester: 'X', tool: T });
+      const afterWithdraw = await decideOne({ project: 'demo', requester: 'X', tool: T });
       expect(afterWithdraw.body, `round ${round} withdraw`).toMatchObject({
         allow: false,
         reason: 'not_in_allowlist',

@@ -31,7 +31,7 @@ const mutatingRoutes: Write[] = [
   ['DELETE', ephemeralUrl('demo', TA), undefined],
 ];
 
-const badAuthorizations: Array<Record<string, string>> = [
+const badAuthorizations: Record<string, string>[] = [
   {},
   { authorization: 'Bearer wrong-token' },
   { authorization: `Bearer ${ADMIN_TOKEN}x` },
@@ -193,8 +193,8 @@ describe('§7 prototype-pollution ids', () => {
       const write = await call(server.app, 'PUT', defaultUrl(project), { body: { allowedTools: ['idea_memory_write'] }, auth: true });
       expect(write.statusCode, project).toBe(404);
     }
-    expect(({} as Record<string, unknown>)['allowedTools']).toBeUndefined();
-    expect(({} as Record<string, unknown>)['idea_memory_write']).toBeUndefined();
+    expect(({} as Record<string, unknown>).allowedTools).toBeUndefined();
+    expect(({} as Record<string, unknown>).idea_memory_write).toBeUndefined();
   });
 
   it('stores an override for agent "__proto__" as plain data that grants nobody else', async (t) => {
@@ -209,7 +209,7 @@ describe('§7 prototype-pollution ids', () => {
     for (const requester of ['Main', 'QA', 'prototype', 'toString', '']) {
       expect((await decide(server.app, { project: 'demo', requester, tool: 'idea_memory_write' })).allow, requester).toBe(false);
     }
-    expect(({} as Record<string, unknown>)['policy']).toBeUndefined();
+    expect(({} as Record<string, unknown>).policy).toBeUndefined();
     const view = await call(server.app, 'GET', permissionsUrl('demo'));
     expect(view.statusCode).toBe(200);
     const text = await readText(server.policyPath('demo'));
@@ -226,8 +226,8 @@ describe('§7 prototype-pollution ids', () => {
     for (const requester of ['Main', 'QA']) {
       expect((await decide(server.app, { project: 'demo', requester, tool: 'idea_memory_write' })).allow, requester).toBe(false);
     }
-    expect(({} as Record<string, unknown>)['projectDefault']).toBeUndefined();
-    expect(({} as Record<string, unknown>)['x']).toBeUndefined();
+    expect(({} as Record<string, unknown>).projectDefault).toBeUndefined();
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 });
 
@@ -308,10 +308,10 @@ describe('§5 and §7 logs', () => {
       headers: { authorization: 'Bearer wrong-secret-token' },
     });
     await call(server.app, 'GET', '/catalog', { headers: auth });
-    await waitFor(async () => lines.some((line) => line.includes(decision.decisionId)), 'denial logged', 2_000);
+    await waitFor(() => lines.some((line) => line.includes(decision.decisionId)), 'denial logged', 2_000);
     const entry = lines
       .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .find((record) => record['decisionId'] === decision.decisionId);
+      .find((record) => record.decisionId === decision.decisionId);
     expect(entry).toMatchObject({
       level: 30,
       project: 'demo',
@@ -324,7 +324,7 @@ describe('§5 and §7 logs', () => {
     const recent = (await call(server.app, 'GET', '/projects/demo/decisions?allow=false', { headers: auth })).json<{
       decisions: Record<string, unknown>[];
     }>();
-    const recorded = recent.decisions.find((one) => one['decisionId'] === decision.decisionId);
+    const recorded = recent.decisions.find((one) => one.decisionId === decision.decisionId);
     expect(recorded).toBeDefined();
     expect(entry).toMatchObject(recorded ?? {});
     const all = lines.join('\n');

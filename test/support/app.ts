@@ -22,7 +22,7 @@ export const APPROVER_TOKEN = 'test-approver-token-5555555555555';
 
 /** What cleans up after an app: a test's context `t` (vitest calls its hooks when the test ends), or a {@link suiteScope}. */
 export interface TestScope {
-  onTestFinished(cleanup: () => Promise<void>): void;
+  onTestFinished: (cleanup: () => Promise<void>) => void;
 }
 
 /** A scope whose cleanups run in `afterAll` of the enclosing `describe` (or file): call it there, not in a hook. */
@@ -33,8 +33,8 @@ export function suiteScope(): TestScope {
 }
 
 /** A scope its owner ends by calling `close()` (a helper that outlives one test and has its own `close`). */
-export function closableScope(): TestScope & { close(): Promise<void> } {
-  const cleanups: Array<() => Promise<void>> = [];
+export function closableScope(): TestScope & { close: () => Promise<void> } {
+  const cleanups: (() => Promise<void>)[] = [];
   return {
     onTestFinished: (cleanup) => void cleanups.push(cleanup),
     close: async () => {
@@ -62,8 +62,8 @@ export interface TestProjects {
   outer: string;
   /** The projects root given to the app (`PDP_PROJECTS_ROOT`). */
   root: string;
-  projectDir(project: string): string;
-  policyPath(project: string): string;
+  projectDir: (project: string) => string;
+  policyPath: (project: string) => string;
 }
 
 /** Writes `<tmp>/projects/<id>/...` for every fixture (removed when `t` ends), for an app or a child process. */
@@ -88,7 +88,7 @@ export interface TestAppOptions extends Partial<Omit<BuildAppOptions, 'projectsR
 export interface TestApp extends TestProjects {
   app: FastifyInstance;
   /** Closes the app before the test ends (an outage); the scope's cleanup then does nothing more. */
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 export interface TestServer extends TestApp {
@@ -148,7 +148,7 @@ export function handlerReached(matches: (url: string) => boolean, what: string, 
 }
 
 /** A logger for `options.logger` that parses every line it writes (level info and above) into `lines`. */
-export function captureLogs(lines: Array<Record<string, unknown>>): pino.Logger {
+export function captureLogs(lines: Record<string, unknown>[]): pino.Logger {
   return pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
 }
 

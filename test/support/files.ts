@@ -2,10 +2,12 @@
  * Project folders in temp trees, policy documents, saves as an editor makes them, and snapshots of
  * a tree (to prove that nothing outside `.ideai/` was touched).
  */
+import { execFile } from 'node:child_process';
 import { renameSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 export const POLICY_FILE = 'mcp-tool-permissions.json';
 
@@ -47,6 +49,11 @@ export async function saveAtomicallyOnThisThread(file: string, content: string):
   renameSync(temp, file);
 }
 
+/** A FIFO at `file` (mode 0600): a reader of it blocks until a writer comes. */
+export async function makeFifo(file: string): Promise<void> {
+  await promisify(execFile)('mkfifo', ['-m', '600', file]);
+}
+
 export async function readText(file: string): Promise<string | undefined> {
   try {
     return await readFile(file, 'utf8');
@@ -86,8 +93,8 @@ export interface TempTree {
   outer: string;
   /** The projects root (`PDP_PROJECTS_ROOT`). */
   root: string;
-  policyPath(project: string): string;
-  remove(): Promise<void>;
+  policyPath: (project: string) => string;
+  remove: () => Promise<void>;
 }
 
 /**
@@ -102,7 +109,7 @@ export async function makeTree(projects: Record<string, string | null | ProjectF
   await mkdir(path.join(outer, 'etc'));
   await writeFile(path.join(outer, 'etc', 'passwd'), 'root:x:0:0\n');
   for (const [id, fixture] of Object.entries(projects)) {
-    const asFixture: ProjectFixture = typeof fixture === 'string' ? { policy: fixture } : fixture === null ? { ideai: true } : fixture;
+    const asFixture: ProjectFixture = typeof fixture === 'string' ? { policy: fixture } : (fixture ?? { ideai: true });
     await writeProject(root, id, asFixture);
   }
   return {

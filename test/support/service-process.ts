@@ -18,7 +18,7 @@ export interface ServiceProcess {
   /** `http://127.0.0.1:<port>`. */
   readonly baseUrl: string;
   /** Everything the child wrote so far (stdout then stderr interleaved as received). */
-  output(): string;
+  readonly output: () => string;
   /** Resolves when the child exits. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
@@ -27,7 +27,7 @@ export interface ServiceProcess {
 
 interface Spawned {
   child: ChildProcess;
-  output(): string;
+  output: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -45,10 +45,12 @@ function spawnMain(env: Record<string, string>): Spawned {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
-  child.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('exit', (code, signal) => {
+      resolve({ code, signal });
+    });
   });
   return { child, output: () => text, exited };
 }
@@ -70,10 +72,16 @@ export async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(0, '127.0.0.1', () => {
+      resolve();
+    });
   });
   const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
 }
