@@ -4,7 +4,7 @@
  * and never runs, a wrong waitMs throws, tools on ask are listed, and approval events re-check the
  * lists without a spurious list_changed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PdpClient, PdpError } from '../../client/index.js';
 import { guardOpenAiToolCalls } from '../../client/openai.js';
@@ -13,16 +13,16 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { createIdeaToolsServer, ToolRunRecorder } from '../../examples/mcp-server/idea-tools.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { suiteScope } from '../support/app.js';
 import { handlerReached } from '../support/app.js';
 import { elapse, waitFor } from '../support/wait.js';
 
 const WRITE_TOOL = 'idea_memory_write';
+const suite = suiteScope();
 let pdp: RealPdp;
 beforeAll(async () => {
   pdp = await startRealPdp();
-});
-afterAll(async () => {
-  await pdp?.close();
+  suite.onTestFinished(pdp.close);
 });
 
 async function onAsk(agent: string): Promise<void> {

@@ -57,7 +57,9 @@ describe('after a burst, the next call gets its real decision at once', () => {
     const first = client.decide(query); // holds the only socket until its deadline
     const controller = new AbortController();
     const queued = timed(() => client.decide(query, { signal: controller.signal }));
-    setTimeout(() => controller.abort(), 20);
+    setTimeout(() => {
+      controller.abort();
+    }, 20);
     const { value, ms } = await queued;
     expect(ms).toBeLessThan(1000);
     expect(value).toMatchObject({ allow: false, reason: 'pdp_unavailable' });

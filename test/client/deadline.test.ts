@@ -41,7 +41,10 @@ function trickle(response: ServerResponse, text: string, chunkBytes: number, eve
   response.writeHead(200, { 'content-type': 'application/json' });
   let offset = 0;
   const timer = setInterval(() => {
-    if (response.destroyed) return clearInterval(timer);
+    if (response.destroyed) {
+      clearInterval(timer);
+      return;
+    }
     response.write(text.slice(offset, offset + chunkBytes));
     offset += chunkBytes;
     if (offset >= text.length) {
@@ -61,7 +64,9 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 describe('a hard deadline on decision answers', () => {
   it('a valid 15 MB allow sent slowly: denied on time, without reading past 64 KiB', async () => {
     const huge = paddedAllow(query, 15 * 1024 * 1024); // built before the clock starts: the service's cost is not the client's
-    const { client } = await serve((_r, response) => trickle(response, huge, 256 * 1024, 10));
+    const { client } = await serve((_r, response) => {
+      trickle(response, huge, 256 * 1024, 10);
+    });
     const { value, ms } = await timed(() => client.decide(query));
     expect(ms).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
     expect(value).toMatchObject({ allow: false, reason: 'pdp_unavailable' });
@@ -81,7 +86,9 @@ describe('a hard deadline on decision answers', () => {
   });
 
   it('a 70 KiB allow streamed quickly without a length is cut at 64 KiB', async () => {
-    const { client } = await serve((_r, response, body) => trickle(response, paddedAllow(body, 70 * 1024), 8 * 1024, 1));
+    const { client } = await serve((_r, response, body) => {
+      trickle(response, paddedAllow(body, 70 * 1024), 8 * 1024, 1);
+    });
     const decision = await client.decide(query);
     expect(decision.allow).toBe(false);
     expect(decision.message).toMatch(/answer larger than 64 KiB/);

@@ -1,15 +1,15 @@
 /** The admin and inspection methods of PdpClient against the real service, and their typed errors. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PdpClient, PdpError } from '../../client/index.js';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG } from '../../schemas/catalog.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { suiteScope } from '../support/app.js';
 
+const suite = suiteScope();
 let pdp: RealPdp;
 beforeAll(async () => {
   pdp = await startRealPdp();
-});
-afterAll(async () => {
-  await pdp?.close();
+  suite.onTestFinished(pdp.close);
 });
 
 async function pdpError(promise: Promise<unknown>): Promise<PdpError> {

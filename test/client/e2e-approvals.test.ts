@@ -5,7 +5,7 @@
  * so it is refused without running). Through the real MCP SDK `Client` over stdio, and through the
  * real `openai` client against a local Chat Completions endpoint. Prints the answer-to-run latency.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,17 +18,17 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { runAgentLoop } from '../../examples/openai-invoker/agent-loop.js';
 import { sendJson, startFakeHttp, type FakeServer } from './fake-pdp.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
 const WRITE_TOOL = 'idea_memory_write';
 const WAIT_MS = 20_000;
 
+const suite = suiteScope();
 let pdp: RealPdp;
 beforeAll(async () => {
   pdp = await startRealPdp();
-});
-afterAll(async () => {
-  await pdp?.close();
+  suite.onTestFinished(pdp.close);
 });
 
 async function putOnAsk(agent: string): Promise<void> {
@@ -67,7 +67,7 @@ describe('approvals end to end, real service', () => {
       args: ['--import', 'tsx', 'examples/mcp-server/main.ts'],
       cwd: fileURLToPath(new URL('../../', import.meta.url)),
       env: {
-        PATH: process.env['PATH'] ?? '',
+        PATH: process.env.PATH ?? '',
         PDP_URL: pdp.url,
         PDP_PROJECT: 'demo',
         IDEA_AGENT_ID: agent,
@@ -190,7 +190,8 @@ describe('approvals end to end, real service', () => {
 async function startWritingModel(): Promise<FakeServer> {
   return startFakeHttp((request, response, body) => {
     if (request.method !== 'POST' || request.url !== '/v1/chat/completions') {
-      return sendJson(response, 404, { error: { message: 'not found' } });
+      sendJson(response, 404, { error: { message: 'not found' } });
+      return;
     }
     const messages = (body as { messages: { role: string; content: unknown }[] }).messages;
     const toolMessage = messages.find((message) => message.role === 'tool');

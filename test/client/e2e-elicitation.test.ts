@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -20,16 +20,16 @@ import { createIdeaToolsServer, ToolRunRecorder } from '../../examples/mcp-serve
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { waitFor } from '../support/wait.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { suiteScope } from '../support/app.js';
 
 const TOOL = 'idea_memory_write';
 const SECRET_ARGUMENT = 'argument-text-that-must-not-reach-the-form';
 
+const suite = suiteScope();
 let pdp: RealPdp;
 beforeAll(async () => {
   pdp = await startRealPdp();
-});
-afterAll(async () => {
-  await pdp?.close();
+  suite.onTestFinished(pdp.close);
 });
 let cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -106,7 +106,7 @@ describe('approval.elicit with the real MCP SDK and the real service', () => {
     const form = host.forms[0]?.params as { message: string; requestedSchema: { properties: Record<string, { enum: string[] }> } };
     expect(form.message).toContain('L\u2019agent QA demande à utiliser l\u2019outil « Écrire la mémoire projet » (idea_memory_write)');
     expect(form.message).toContain('dans le projet demo');
-    expect(form.requestedSchema.properties['reponse']?.enum).toEqual(['Autoriser une fois', 'Autoriser pendant 1 h', 'Refuser']);
+    expect(form.requestedSchema.properties.reponse?.enum).toEqual(['Autoriser une fois', 'Autoriser pendant 1 h', 'Refuser']);
     expect(JSON.stringify(host.forms)).not.toContain(SECRET_ARGUMENT);
 
     const answered = (await pdp.admin.listApprovals('demo')).filter((approval) => approval.requester === 'QA');
@@ -200,7 +200,7 @@ describe('approval.elicit with the real MCP SDK and the real service', () => {
       args: ['--import', 'tsx', 'examples/mcp-server/main.ts'],
       cwd: fileURLToPath(new URL('../../', import.meta.url)),
       env: {
-        PATH: process.env['PATH'] ?? '',
+        PATH: process.env.PATH ?? '',
         PDP_URL: pdp.url,
         PDP_PROJECT: 'demo',
         IDEA_AGENT_ID: 'Stdio',

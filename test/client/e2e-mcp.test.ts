@@ -3,7 +3,7 @@
  * server, in memory and over stdio (the example started as a child process). Grants and
  * revocations go through the API with the admin client and apply on the very next call.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,14 +14,14 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
+const suite = suiteScope();
 let pdp: RealPdp;
 beforeAll(async () => {
   pdp = await startRealPdp();
-});
-afterAll(async () => {
-  await pdp?.close();
+  suite.onTestFinished(pdp.close);
 });
 
 describe('guarded MCP server, in memory, real service', () => {
@@ -63,7 +63,7 @@ describe('guarded MCP server, in memory, real service', () => {
       expect((await mcp.call('idea_ticket_update_carnet', { issueRef: '82', text: 'x' })).isError).toBe(false);
       const other = await mcp.call('idea_ticket_update_carnet', { issueRef: '#83', text: 'x' });
       expect(other.isError).toBe(true);
-      expect(mcp.recorder.runs.map((run) => run.args['issueRef'])).toEqual(['82']);
+      expect(mcp.recorder.runs.map((run) => run.args.issueRef)).toEqual(['82']);
       const recent = await pdp.admin.recentDecisions('demo', { allow: false, limit: 5 });
       expect(recent[0]).toMatchObject({ requester, tool: 'idea_ticket_update_carnet', reason: 'issue_out_of_bounds' });
     } finally {
@@ -83,7 +83,7 @@ describe('guarded example MCP server over stdio, real service', () => {
       args: ['--import', 'tsx', 'examples/mcp-server/main.ts'],
       cwd: repoRoot,
       env: {
-        PATH: process.env['PATH'] ?? '',
+        PATH: process.env.PATH ?? '',
         PDP_URL: pdp.url,
         PDP_PROJECT: 'demo',
         IDEA_AGENT_ID: 'DevFrontend',

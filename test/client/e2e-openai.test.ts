@@ -3,18 +3,18 @@
  * Completions endpoint that asks for tool calls; the guarded loop invokes only the allowed ones.
  * (Parity of the two guards: guard-parity.test.ts.)
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { runAgentLoop } from '../../examples/openai-invoker/agent-loop.js';
 import { sendJson, startFakeHttp, type FakeServer } from './fake-pdp.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { suiteScope } from '../support/app.js';
 
+const suite = suiteScope();
 let pdp: RealPdp;
 beforeAll(async () => {
   pdp = await startRealPdp();
-});
-afterAll(async () => {
-  await pdp?.close();
+  suite.onTestFinished(pdp.close);
 });
 
 const toolCall = (id: string, name: string, args: unknown) => ({
@@ -27,7 +27,8 @@ const toolCall = (id: string, name: string, args: unknown) => ({
 async function startFakeModel(): Promise<FakeServer> {
   return startFakeHttp((request, response, body) => {
     if (request.method !== 'POST' || request.url !== '/v1/chat/completions') {
-      return sendJson(response, 404, { error: { message: 'not found' } });
+      sendJson(response, 404, { error: { message: 'not found' } });
+      return;
     }
     const messages = (body as { messages: { role: string; content: unknown }[] }).messages;
     const toolMessages = messages.filter((message) => message.role === 'tool');

@@ -7,7 +7,7 @@ export interface FakeServer {
   url: string;
   /** Requests received (method, url, parsed JSON body). */
   requests: { method: string; url: string; body: unknown; headers: IncomingMessage['headers'] }[];
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /** An HTTP server on 127.0.0.1:0 answering with `handler`. */
@@ -37,7 +37,11 @@ export async function startFakeHttp(
     requests,
     close: async () => {
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }
@@ -57,7 +61,11 @@ export async function startBlackHole(): Promise<FakeServer> {
     requests: [],
     close: async () => {
       for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }
@@ -67,7 +75,11 @@ export async function closedPortUrl(): Promise<string> {
   const server = createNetServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
   return `http://127.0.0.1:${port}`;
 }
 

@@ -35,7 +35,9 @@ const faults: Record<string, { start: () => Promise<FakeServer | string>; cause:
         const answer = isBatch
           ? { decisions: queriesOf(body).map((one) => cannedDecision(one, true)) }
           : cannedDecision(body as typeof query, true);
-        setTimeout(() => sendJson(response, 200, answer), TIMEOUT_MS + 400).unref();
+        setTimeout(() => {
+          sendJson(response, 200, answer);
+        }, TIMEOUT_MS + 400).unref();
       }),
     cause: /timeout after 250 ms/,
   },
@@ -50,7 +52,10 @@ const faults: Record<string, { start: () => Promise<FakeServer | string>; cause:
     cause: /timeout after 250 ms/,
   },
   'HTTP 500': {
-    start: () => startFakeHttp((_r, response) => sendJson(response, 500, { error: { code: 'internal_error', message: 'boom' } })),
+    start: () =>
+      startFakeHttp((_r, response) => {
+        sendJson(response, 500, { error: { code: 'internal_error', message: 'boom' } });
+      }),
     cause: /HTTP 500: internal_error/,
   },
   'HTML body': {
@@ -143,9 +148,9 @@ describe.each(Object.entries(faults))('fault: %s', (_name, fault) => {
 
 describe('batch answers that cannot be trusted', () => {
   it('a batch answer with the wrong count denies every query', async () => {
-    const fake = await startFakeHttp((_r, response, body) =>
-      sendJson(response, 200, { decisions: [cannedDecision(queriesOf(body)[0] as typeof query, true)] }),
-    );
+    const fake = await startFakeHttp((_r, response, body) => {
+      sendJson(response, 200, { decisions: [cannedDecision(queriesOf(body)[0] as typeof query, true)] });
+    });
     cleanups.push(fake.close);
     const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
     cleanups.push(() => client.close());
@@ -170,9 +175,9 @@ describe('batch answers that cannot be trusted', () => {
   });
 
   it('an allow with a reason other than "allowed" is not trusted', async () => {
-    const fake = await startFakeHttp((_r, response, body) =>
-      sendJson(response, 200, { ...cannedDecision(body as typeof query, true), reason: 'policy_invalid' }),
-    );
+    const fake = await startFakeHttp((_r, response, body) => {
+      sendJson(response, 200, { ...cannedDecision(body as typeof query, true), reason: 'policy_invalid' });
+    });
     cleanups.push(fake.close);
     const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
     cleanups.push(() => client.close());
@@ -194,9 +199,15 @@ describe('batch answers that cannot be trusted', () => {
     let seen = 0;
     const fake = await startFakeHttp((request, response, body) => {
       seen += 1;
-      if (seen % 2 === 1) return request.socket.destroy(); // every first attempt dies mid-request
-      if (request.method === 'POST') return sendJson(response, 200, cannedDecision(body as typeof query, true));
-      return sendJson(response, 500, { error: { code: 'internal_error', message: 'unexpected' } });
+      if (seen % 2 === 1) {
+        request.socket.destroy(); // every first attempt dies mid-request
+        return;
+      }
+      if (request.method === 'POST') {
+        sendJson(response, 200, cannedDecision(body as typeof query, true));
+        return;
+      }
+      sendJson(response, 500, { error: { code: 'internal_error', message: 'unexpected' } });
     });
     cleanups.push(fake.close);
     const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
@@ -212,7 +223,9 @@ describe('batch answers that cannot be trusted', () => {
   });
 
   it('a closed client denies instead of throwing', async () => {
-    const fake = await startFakeHttp((_r, response, body) => sendJson(response, 200, cannedDecision(body as typeof query, true)));
+    const fake = await startFakeHttp((_r, response, body) => {
+      sendJson(response, 200, cannedDecision(body as typeof query, true));
+    });
     cleanups.push(fake.close);
     const client = new PdpClient({ baseUrl: fake.url, timeoutMs: TIMEOUT_MS });
     expect((await client.decide(query)).allow).toBe(true);

@@ -104,8 +104,9 @@ describe('MCP guard options', () => {
       if (warning.name === GUARD_WARNING_TYPE) seen.push(warning);
     };
     process.on('warning', collect);
-    cleanups.push(async () => {
+    cleanups.push(() => {
       process.off('warning', collect);
+      return Promise.resolve();
     });
     const mcp = await connectGuardedIdeaServer({ client, project: 'demo', requester: '' });
     cleanups.push(mcp.close);
@@ -226,7 +227,7 @@ describe('OpenAI guard options', () => {
     const { pdp, client } = await setup();
     const { outputs } = await guardOpenAiToolCalls([chat('a', 'idea_memory_write')], {
       client,
-      project: async () => 'gamma',
+      project: () => Promise.resolve('gamma'),
       requester: () => 'Main',
       invoke: () => 'written',
     });

@@ -4,20 +4,20 @@
  * `formatRefusal`, for the SDK's own denials (rejected, unreachable, invalid requester), and for
  * approvals (asked, waited for, granted, denied).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PdpClient, type ApprovalWaitOptions, type ClientDecision, type FormatRefusal } from '../../client/index.js';
 import { guardOpenAiToolCalls } from '../../client/openai.js';
 import { closedPortUrl } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { suiteScope } from '../support/app.js';
 
+const suite = suiteScope();
 let pdp: RealPdp;
 beforeAll(async () => {
   pdp = await startRealPdp();
+  suite.onTestFinished(pdp.close);
   await pdp.admin.putEphemeral('demo', 'ticket-assistant:demo:82', { allowedTools: ['idea_ticket_update'], boundIssue: '#82' });
-});
-afterAll(async () => {
-  await pdp?.close();
 });
 
 interface Call {

@@ -4,13 +4,12 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PdpClient } from '../../client/index.js';
 import { guardMcpServer, type McpRequestExtra } from '../../client/mcp.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { startPolicyTablePdp } from './policy-table-pdp.js';
-import { connectGuardedIdeaServer } from './mcp-harness.js';
+import { connectGuardedIdeaServer, LowLevelServer as Server } from './mcp-harness.js';
 import type { FakeServer } from './fake-pdp.js';
 
 const table = { QA: [...READ_ONLY_DEFAULT], Main: [...READ_ONLY_DEFAULT, 'idea_memory_write'] };
@@ -100,7 +99,7 @@ describe('guardMcpServer on McpServer', () => {
     expect((await mcp.call('idea_memory_write')).isError).toBe(true);
     // Even writing straight into the SDK's private handler map goes through the guard.
     const handlers = (mcp.server.server as unknown as { _requestHandlers: Map<string, unknown> })._requestHandlers;
-    handlers.set('tools/call', async () => rogue());
+    handlers.set('tools/call', () => Promise.resolve(rogue()));
     expect((await mcp.call('idea_memory_write')).isError).toBe(true);
     expect(await mcp.call('idea_ticket_read')).toEqual({ isError: false, text: 'rogue ran' });
     expect(rogueRan).toBe(1);
@@ -136,7 +135,7 @@ describe('guardMcpServer on McpServer', () => {
       tool: 'idea_ticket_read',
       arguments: { issueRef: '#82' },
     });
-    expect(mcp.recorder.runs.map((run) => run.args['issueRef'])).toEqual(['#82']);
+    expect(mcp.recorder.runs.map((run) => run.args.issueRef)).toEqual(['#82']);
   });
 
   it('a requester function that throws denies without asking and without running', async () => {
@@ -220,10 +219,10 @@ describe('guardMcpServer on the low-level Server', () => {
     const { client } = await setup();
     const ran: string[] = [];
     const server = new Server({ name: 't', version: '0' }, { capabilities: { tools: {} } });
-    const fallback: NonNullable<Server['fallbackRequestHandler']> = async (request) => {
-      if (request.method !== 'tools/call') throw new Error(`unexpected ${request.method}`);
-      ran.push(String(request.params?.['name']));
-      return { content: [{ type: 'text' as const, text: 'fallback ran' }] };
+    const fallback: NonNullable<Server['fallbackRequestHandler']> = (request) => {
+      if (request.method !== 'tools/call') return Promise.reject(new Error(`unexpected ${request.method}`));
+      ran.push(String(request.params?.name));
+      return Promise.resolve({ content: [{ type: 'text' as const, text: 'fallback ran' }] });
     };
     if (setFirst) server.fallbackRequestHandler = fallback;
     guardMcpServer(server, { client, project: 'demo', requester: 'QA' });

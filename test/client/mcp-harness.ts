@@ -1,8 +1,18 @@
 /** A guarded example MCP server and a real SDK client connected in memory. */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { guardMcpServer, type McpGuardOptions } from '../../client/mcp.js';
 import { createIdeaToolsServer, ToolRunRecorder } from '../../examples/mcp-server/idea-tools.js';
+
+/**
+ * The SDK's low-level `Server`, which the guard supports: the SDK deprecates it for new servers
+ * only, and the tests that import it from here check servers built on it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-deprecated -- see above
+export const LowLevelServer = Server;
+// eslint-disable-next-line @typescript-eslint/no-deprecated -- see above
+export type LowLevelServer = Server;
 
 export async function connectGuardedIdeaServer(options: McpGuardOptions) {
   const recorder = new ToolRunRecorder();

@@ -7,7 +7,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolRequestSchema,
@@ -23,7 +22,7 @@ import { guardMcpServer, type McpGuardOptions } from '../../client/mcp.js';
 import type { ClientDecision } from '../../client/decision.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { startPolicyTablePdp } from './policy-table-pdp.js';
-import { connectGuardedIdeaServer } from './mcp-harness.js';
+import { connectGuardedIdeaServer, LowLevelServer as Server } from './mcp-harness.js';
 import { startRealPdp } from './real-pdp.js';
 import { waitFor } from '../support/wait.js';
 import type { FakeServer } from './fake-pdp.js';

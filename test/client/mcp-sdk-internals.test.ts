@@ -11,10 +11,10 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { guardMcpServer } from '../../client/mcp.js';
 import { REPO_ROOT } from '../support/service-process.js';
+import { LowLevelServer as Server } from './mcp-harness.js';
 
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 const handlersOf = (server: Server) => (server as unknown as { _requestHandlers: unknown })._requestHandlers;

@@ -10,16 +10,19 @@ import { PdpClient, type ClientDecision } from '../../client/index.js';
 import { oneLine } from '../../client/causes.js';
 import { closedPortUrl, sendJson, startBlackHole, startFakeHttp } from './fake-pdp.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
+import { stringContaining, stringMatching } from '../support/typed.js';
 
+const suite = suiteScope();
 let pdp: RealPdp;
 const clients: PdpClient[] = [];
 beforeAll(async () => {
   pdp = await startRealPdp();
+  suite.onTestFinished(pdp.close);
 });
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close()));
-  await pdp?.close();
 });
 
 function client(options: ConstructorParameters<typeof PdpClient>[0]): PdpClient {
@@ -76,7 +79,9 @@ describe('pdp_rejected: the service says the caller is wrong', () => {
 
   it('a 5xx, 408 or 429 is still pdp_unavailable (the service, not the caller)', async () => {
     for (const status of [500, 503, 408, 429]) {
-      const fake = await startFakeHttp((_r, response) => sendJson(response, status, { error: { code: 'busy', message: 'later' } }));
+      const fake = await startFakeHttp((_r, response) => {
+        sendJson(response, status, { error: { code: 'busy', message: 'later' } });
+      });
       const decision = await client({ baseUrl: fake.url, timeoutMs: 1000 }).decide(query);
       await fake.close();
       expect(decision.reason).toBe('pdp_unavailable');
@@ -96,7 +101,9 @@ describe('causes quoted in messages', () => {
 
   it('a service error message with newlines and control characters is flattened and cut', async () => {
     const message = `line one\nline two\r\n\u0007${'y'.repeat(500)}`;
-    const fake = await startFakeHttp((_r, response) => sendJson(response, 400, { error: { code: 'invalid_request', message } }));
+    const fake = await startFakeHttp((_r, response) => {
+      sendJson(response, 400, { error: { code: 'invalid_request', message } });
+    });
     const decision = await client({ baseUrl: fake.url, timeoutMs: 1000 }).decide(query);
     await fake.close();
     expect(decision.reason).toBe('pdp_rejected');
@@ -138,26 +145,26 @@ describe('check() at boot', () => {
     expect(await client({ baseUrl: `${pdp.url}/pdp/`, token: pdp.decideToken }).check()).toMatchObject({
       ok: false,
       reason: 'pdp_rejected',
-      message: expect.stringMatching(
-        new RegExp(`^policy service at ${pdp.url}/pdp rejected the request \\(404 .*check the path of baseUrl`),
-      ),
+      message: stringMatching(new RegExp(`^policy service at ${pdp.url}/pdp rejected the request \\(404 .*check the path of baseUrl`)),
     });
     const down = await closedPortUrl();
     expect(await client({ baseUrl: down }).check()).toMatchObject({
       ok: false,
       reason: 'pdp_unavailable',
-      message: expect.stringMatching(/unreachable \(connection refused/),
+      message: stringMatching(/unreachable \(connection refused/),
     });
     const hole = await startBlackHole();
     const started = performance.now();
     expect(await client({ baseUrl: hole.url }).check({ timeoutMs: 300 })).toMatchObject({
       ok: false,
       reason: 'pdp_unavailable',
-      message: expect.stringContaining('timeout after 300 ms'),
+      message: stringContaining('timeout after 300 ms'),
     });
     expect(performance.now() - started).toBeLessThan(2000);
     await hole.close();
-    const other = await startFakeHttp((_r, response) => sendJson(response, 200, { hello: 'world' }));
+    const other = await startFakeHttp((_r, response) => {
+      sendJson(response, 200, { hello: 'world' });
+    });
     expect(await client({ baseUrl: other.url }).check()).toMatchObject({ ok: false, reason: 'pdp_unavailable' });
     await other.close();
   });
@@ -213,7 +220,11 @@ describe('options are checked when the client is built', () => {
     expect(prefixed.baseUrl).toBe(`http://127.0.0.1:${port}/gateway/pdp`);
     await prefixed.decide(query);
     server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    );
     expect(seen).toEqual(['/gateway/pdp/decide']);
   });
 });

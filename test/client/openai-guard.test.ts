@@ -121,7 +121,7 @@ describe('guardOpenAiToolCalls', () => {
     const { outputs } = await guardOpenAiToolCalls(calls, { client, project: 'demo', requester: 'QA', invoke });
     expect(pdp.requests.map((request) => (request.body as { queries: unknown[] }).queries.length).sort()).toEqual([100, 50]);
     expect(outputs.map((output) => output.tool_call_id)).toEqual(calls.map((call) => call.id));
-    expect(invoked.map((call) => call.args['n'])).toEqual(calls.filter((_c, index) => index % 2 === 0).map((_c, index) => index * 2));
+    expect(invoked.map((call) => call.args.n)).toEqual(calls.filter((_c, index) => index % 2 === 0).map((_c, index) => index * 2));
   });
 
   it('an unresolvable requester refuses everything without asking', async () => {

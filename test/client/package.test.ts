@@ -7,7 +7,7 @@
  * The pack runs on a copy of client/ and schemas/ laid out as in the repository (with its
  * node_modules), so the test builds nothing inside the working tree that other runs may share.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { suiteScope } from '../support/app.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -81,12 +82,15 @@ async function runtimePackages(dir: string): Promise<string[]> {
   return [...new Set(names)].sort();
 }
 
+const suite = suiteScope();
 let work: string;
 let tarball: string;
 let pdp: RealPdp;
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'pdp-client-package-'));
+  const folder = await mkdtemp(join(tmpdir(), 'pdp-client-package-'));
+  suite.onTestFinished(() => rm(folder, { recursive: true, force: true }));
+  work = folder;
   const repoCopy = join(work, 'repo');
   await mkdir(repoCopy);
   const skip = (source: string) => !/[/\\](dist|node_modules)([/\\]|$)/.test(source);
@@ -98,12 +102,8 @@ beforeAll(async () => {
   const packed = JSON.parse(await npm(join(repoCopy, 'client'), ['pack', '--json', '--pack-destination', work])) as { filename: string }[];
   tarball = join(work, packed[0]?.filename ?? 'missing.tgz');
   pdp = await startRealPdp();
+  suite.onTestFinished(pdp.close);
 }, 600_000);
-
-afterAll(async () => {
-  await pdp?.close();
-  if (work !== undefined) await rm(work, { recursive: true, force: true });
-});
 
 describe('the idea-mcp-permissions-client tarball, installed into an empty project', () => {
   it('holds the built entry points and their types, and nothing of the service', async () => {
@@ -181,11 +181,11 @@ describe('the idea-mcp-permissions-client tarball, installed into an empty proje
     );
     const { stdout } = await run(process.execPath, ['check.mjs', pdp.url, pdp.decideToken], { cwd: dir, timeout: 60_000 });
     const seen = JSON.parse(stdout) as Record<string, unknown>;
-    expect(seen['root']).toEqual(expect.arrayContaining(['PdpClient', 'PdpError', 'CLIENT_DENIAL_REASONS', 'refusalText']));
-    expect(seen['root']).not.toContain('guardMcpServer');
-    expect(seen['root']).not.toContain('guardOpenAiToolCalls');
-    expect(seen['openai']).toEqual(['guardOpenAiToolCalls']);
-    expect(seen['mcp']).toBe('ERR_MODULE_NOT_FOUND');
+    expect(seen.root).toEqual(expect.arrayContaining(['PdpClient', 'PdpError', 'CLIENT_DENIAL_REASONS', 'refusalText']));
+    expect(seen.root).not.toContain('guardMcpServer');
+    expect(seen.root).not.toContain('guardOpenAiToolCalls');
+    expect(seen.openai).toEqual(['guardOpenAiToolCalls']);
+    expect(seen.mcp).toBe('ERR_MODULE_NOT_FOUND');
     expect(seen).toMatchObject({ decision: [false, 'not_in_allowlist'], check: true, output: 'read' });
   }, 600_000);
 
@@ -228,7 +228,7 @@ describe('the idea-mcp-permissions-client tarball, installed into an empty proje
       command: process.execPath,
       args: [join(dir, 'server.mjs')],
       cwd: dir,
-      env: { PATH: process.env['PATH'] ?? '', PDP_URL: pdp.url, PDP_DECIDE_TOKEN: pdp.decideToken, IDEA_AGENT_ID: 'QA' },
+      env: { PATH: process.env.PATH ?? '', PDP_URL: pdp.url, PDP_DECIDE_TOKEN: pdp.decideToken, IDEA_AGENT_ID: 'QA' },
       stderr: 'pipe',
     });
     await mcp.connect(transport);

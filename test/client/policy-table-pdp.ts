@@ -27,20 +27,23 @@ export async function startPolicyTablePdp(table: AllowTable, options: { effectiv
   return startFakeHttp((request, response, body) => {
     const url = new URL(request.url ?? '/', 'http://x');
     if (request.method === 'POST' && url.pathname === '/decide') {
-      return sendJson(response, 200, decide(table, body as Parameters<typeof decide>[1]));
+      sendJson(response, 200, decide(table, body as Parameters<typeof decide>[1]));
+      return;
     }
     if (request.method === 'POST' && url.pathname === '/decide/batch') {
       const queries = (body as { queries: Parameters<typeof decide>[1][] }).queries;
-      return sendJson(response, 200, { decisions: queries.map((query) => decide(table, query)) });
+      sendJson(response, 200, { decisions: queries.map((query) => decide(table, query)) });
+      return;
     }
     const effective = /^\/projects\/([^/]+)\/requesters\/([^/]+)\/effective$/.exec(url.pathname);
     if (request.method === 'GET' && effective !== null) {
       if (options.effectiveFails === true) {
-        return sendJson(response, 500, { error: { code: 'internal_error', message: 'boom' } });
+        sendJson(response, 500, { error: { code: 'internal_error', message: 'boom' } });
+        return;
       }
       const requester = decodeURIComponent(effective[2] ?? '');
       const allowed = table[requester] ?? [];
-      return sendJson(response, 200, {
+      sendJson(response, 200, {
         project: decodeURIComponent(effective[1] ?? ''),
         requester: { id: requester, kind: 'agent' },
         source: 'agent-override',
@@ -48,7 +51,8 @@ export async function startPolicyTablePdp(table: AllowTable, options: { effectiv
         deniedTools: TOOL_CATALOG.filter((tool) => !allowed.includes(tool.name)).map((tool) => tool.name),
         revision: 'table',
       });
+      return;
     }
-    return sendJson(response, 404, { error: { code: 'not_found', message: 'no route' } });
+    sendJson(response, 404, { error: { code: 'not_found', message: 'no route' } });
   });
 }

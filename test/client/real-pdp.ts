@@ -23,10 +23,10 @@ export interface RealPdp {
   /** A client with the decide token, as an enforcement point has. */
   decider: PdpClient;
   /** Stops the service only (an outage): the clients and the projects stay. */
-  stopService(): Promise<void>;
+  stopService: () => Promise<void>;
   /** Starts the service again on the same port and projects. */
-  startService(): Promise<void>;
-  close(): Promise<void>;
+  startService: () => Promise<void>;
+  close: () => Promise<void>;
 }
 
 /** The real service on 127.0.0.1 (`port` 0: any free one; `listen: false`: not started yet). */

@@ -23,21 +23,21 @@ export interface Harness {
    * Opens the panel; with a token, gives it through the token form as a user would. `live: false`
    * cuts `GET /events` off, for the tests of what a save finds when no event came first.
    */
-  openPanel(token?: string | null, options?: { live?: boolean }): Promise<void>;
+  openPanel: (token?: string | null, options?: { live?: boolean }) => Promise<void>;
   /** The button of a target ("Défaut projet" or an agent name) in the target column. */
-  target(name: string): Locator;
+  target: (name: string) => Locator;
   /** The checkbox of a tool row (checked = Autorisé), found by its full accessible name "<libellé>, <tool>". */
-  toolBox(label: string, name: string): Locator;
+  toolBox: (label: string, name: string) => Locator;
   /** The "Sur demande" toggle beside an unchecked tool ("Sur demande : <libellé>, <tool>"). */
-  askToggle(label: string, name: string): Locator;
+  askToggle: (label: string, name: string) => Locator;
   /** The header button that opens the approval requests and temporary grants. */
-  requestsButton(): Locator;
+  requestsButton: () => Locator;
   /** Writes a project's policy file as an editor would, and waits until the service has read it. */
-  editPolicyFile(contents: unknown, project?: string): Promise<void>;
+  editPolicyFile: (contents: unknown, project?: string) => Promise<void>;
   /** The id of the focused element. */
-  focusedId(): Promise<string>;
+  focusedId: () => Promise<string>;
   /** The text of the page's live region (`role="status"`). */
-  status(): Promise<string>;
+  status: () => Promise<string>;
 }
 
 export const text = (locator: Locator): Promise<string> => locator.innerText();

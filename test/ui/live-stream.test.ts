@@ -12,6 +12,7 @@ import { approvalEventOf, eventsNeedReload, policyEventOf, type ShownPolicy } fr
 import { GRANT_DURATIONS, answeredText } from '../../ui/src/requests-model.js';
 import { LiveStream, type LiveState } from '../../ui/src/live-stream.js';
 import { MAX_SSE_LINE, SseParser, type SseMessage } from '../../ui/src/sse.js';
+import { defined } from '../support/typed.js';
 import { elapse, waitFor } from '../support/wait.js';
 
 describe('SseParser', () => {
@@ -27,7 +28,7 @@ describe('SseParser', () => {
       { event: 'approval', data: '{"id":"a1"}' },
     ];
     expect(all([text])).toEqual(expected);
-    expect(all([...text])).toEqual(expected); // one character at a time
+    expect(all(Array.from(text))).toEqual(expected); // one character at a time
     for (let cut = 1; cut < text.length; cut += 1) expect(all([text.slice(0, cut), text.slice(cut)])).toEqual(expected);
   });
 
@@ -93,8 +94,13 @@ describe('LiveStream (real HTTP server)', () => {
 
   afterEach(async () => {
     stream?.stop();
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+    const closing = server;
+    if (closing !== undefined) {
+      closing.closeAllConnections();
+      await new Promise((resolve) => {
+        closing.close(resolve);
+      });
+    }
     server = undefined;
     stream = undefined;
   });
@@ -152,7 +158,7 @@ describe('LiveStream (real HTTP server)', () => {
     ]);
     expect(opens).toEqual([false, true]);
     expect(states).toEqual(['connecting', 'open', 'retrying', 'connecting', 'open']);
-    expect(attempts[1]!.at - attempts[0]!.at).toBeLessThan(1000);
+    expect(defined(attempts[1], 'attempt 1').at - defined(attempts[0], 'attempt 0').at).toBeLessThan(1000);
   });
 
   it('backs off while the token is refused, says so, and connects at once on restart with a new token', async () => {
@@ -170,12 +176,12 @@ describe('LiveStream (real HTTP server)', () => {
     expect(states).toContain('refused');
     expect(states).not.toContain('open');
     // Waits of 150, 300, 600 ms (plus jitter): a timer never fires early, so these bounds hold on a loaded machine.
-    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(145);
-    expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(295);
-    expect(attempts[3]!.at - attempts[2]!.at).toBeGreaterThanOrEqual(595);
+    expect(defined(attempts[1], 'attempt 1').at - defined(attempts[0], 'attempt 0').at).toBeGreaterThanOrEqual(145);
+    expect(defined(attempts[2], 'attempt 2').at - defined(attempts[1], 'attempt 1').at).toBeGreaterThanOrEqual(295);
+    expect(defined(attempts[3], 'attempt 3').at - defined(attempts[2], 'attempt 2').at).toBeGreaterThanOrEqual(595);
     token = 'right';
     const before = Date.now();
-    stream!.restart();
+    defined(stream, 'the stream').restart();
     await until(() => messages.length === 1);
     expect(Date.now() - before).toBeLessThan(1000); // the next backoff wait would have been 1,200 ms or more
     expect(states.at(-1)).toBe('open');
@@ -189,7 +195,7 @@ describe('LiveStream (real HTTP server)', () => {
     });
     const { states } = open(url, () => null, { idleMs: 100 });
     await until(() => attempts.length >= 3);
-    expect(attempts[0]!.authorization).toBeUndefined();
+    expect(defined(attempts[0], 'attempt 0').authorization).toBeUndefined();
     expect(states.slice(0, 6)).toEqual(['connecting', 'retrying', 'connecting', 'open', 'retrying', 'connecting']);
   });
 
@@ -208,7 +214,7 @@ describe('LiveStream (real HTTP server)', () => {
     const { url, attempts } = await serve((attempt) => attempt.response.writeHead(503).end());
     const { states } = open(url, () => null);
     await until(() => attempts.length >= 1);
-    stream!.stop();
+    defined(stream, 'the stream').stop();
     const count = attempts.length;
     await elapse(200); // a window in which no attempt may come
     expect(attempts.length).toBe(count);

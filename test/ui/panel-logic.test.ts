@@ -11,6 +11,7 @@ import { basisOf, changeText, conflictSides, sameBasis } from '../../ui/src/draf
 import { ERROR_SENTENCES, frenchError, frenchPolicyError } from '../../ui/src/errors-fr.js';
 import { quickGrantState, quickGrantText, quickGrants } from '../../ui/src/quick-grants.js';
 import { tokenFromFragment } from '../../ui/src/token.js';
+import { defined } from '../support/typed.js';
 
 const catalog: CatalogResponse = {
   tools: TOOL_CATALOG.map((tool) => ({ ...tool })),
@@ -199,7 +200,7 @@ describe('quick grants and the address token', () => {
   it('offers the ticket mock-up quick grants, with partial states in words', () => {
     const grants = quickGrants(catalog);
     expect(grants.map((grant) => grant.label)).toEqual(['Déléguer à un agent', 'Modifier les tickets', 'Écrire la mémoire']);
-    const tickets = grants[1]!;
+    const tickets = defined(grants[1], 'the tickets quick grant');
     expect(quickGrantText(tickets, new Set(['idea_ticket_update_carnet']))).toBe('Partiel : 1 sur 4');
     expect(quickGrantText(tickets, new Set(tickets.tools))).toBe('Accordé');
     expect(quickGrantText(tickets, new Set())).toBe('Non accordé');

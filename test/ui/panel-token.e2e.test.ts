@@ -58,7 +58,9 @@ describe.skipIf(!browserTestsEnabled)('panel token (chromium, real service)', { 
   });
 
   it('drops a session token the service no longer accepts (a restart with another token) and asks again', async () => {
-    await page().addInitScript((key) => sessionStorage.setItem(key, 'token-of-a-previous-run'), STORAGE_KEY);
+    await page().addInitScript((key) => {
+      sessionStorage.setItem(key, 'token-of-a-previous-run');
+    }, STORAGE_KEY);
     await page().goto(`${service().baseUrl}/ui/`);
     await expect.poll(() => text(page().locator('form.token-form')), POLL).toContain('n\u2019est plus accepté');
     expect(await text(page().locator('#token-pill'))).toBe('Sans jeton : consultation seulement');

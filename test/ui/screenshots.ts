@@ -143,7 +143,9 @@ const SHOTS: Shot[] = [
     prepare: async (page) => {
       await agent(page, 'DevFrontend').click();
       await page.locator('#quick-grants').scrollIntoViewIfNeeded();
-      await page.evaluate(() => window.scrollBy(0, 160));
+      await page.evaluate(() => {
+        window.scrollBy(0, 160);
+      });
     },
   },
   {
@@ -176,7 +178,9 @@ const SHOTS: Shot[] = [
     prepare: async (page) => {
       await agent(page, 'DevFrontend').click();
       await page.getByRole('button', { name: /^Tickets, / }).scrollIntoViewIfNeeded();
-      await page.evaluate(() => window.scrollBy(0, -60));
+      await page.evaluate(() => {
+        window.scrollBy(0, -60);
+      });
     },
   },
   {
@@ -192,7 +196,9 @@ const SHOTS: Shot[] = [
       await agent(page, 'QA').click();
       await page.locator('#denials li').first().waitFor();
       await page.locator('#quick-grants').scrollIntoViewIfNeeded();
-      await page.evaluate(() => window.scrollBy(0, 120));
+      await page.evaluate(() => {
+        window.scrollBy(0, 120);
+      });
     },
   },
   {
@@ -203,7 +209,9 @@ const SHOTS: Shot[] = [
       await agent(page, 'QA').click();
       await page.locator('#denials li').first().waitFor();
       await page.locator('#denials').scrollIntoViewIfNeeded();
-      await page.evaluate(() => window.scrollBy(0, 200));
+      await page.evaluate(() => {
+        window.scrollBy(0, 200);
+      });
     },
   },
   {
@@ -264,7 +272,9 @@ const SHOTS: Shot[] = [
       await agent(page, 'DevFrontend').click();
       await page.locator('#state-idea_ask_agent', { hasText: 'temporaire' }).waitFor();
       await page.locator('#summary').scrollIntoViewIfNeeded();
-      await page.evaluate(() => window.scrollBy(0, 120));
+      await page.evaluate(() => {
+        window.scrollBy(0, 120);
+      });
     },
   },
 ];

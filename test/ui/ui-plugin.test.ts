@@ -54,7 +54,7 @@ describe('uiPlugin', () => {
       const response = await app.inject(url);
       expect(response.statusCode).toBe(503);
       expect(response.json()).toMatchObject({ error: { code: 'ui_not_built' } });
-      expect(response.json().error.message).toContain('npm run build:ui');
+      expect(response.json<{ error: { message: string } }>().error.message).toContain('npm run build:ui');
     }
     await buildUi(lateDir);
     expect((await app.inject('/ui/')).statusCode).toBe(200);
