@@ -1,9 +1,9 @@
-// ESLint flat config: type-aware strict and stylistic rules on the service, the SDK, the schemas and the UI;
-// the recommended rules elsewhere (tests, bench, examples); no console in the service and the SDK.
+// ESLint flat config: type-aware strict and stylistic rules on the service, the SDK, the schemas, the UI and
+// the tests; the recommended rules elsewhere (bench, examples); no console in the service and the SDK.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const TYPED = ['server/**/*.ts', 'client/**/*.ts', 'schemas/**/*.ts', 'ui/**/*.ts'];
+const TYPED = ['server/**/*.ts', 'client/**/*.ts', 'schemas/**/*.ts', 'ui/**/*.ts', 'test/**/*.ts'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'client/dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', '**/*.tmp.ts'] },
