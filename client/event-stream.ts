@@ -1,6 +1,6 @@
 /**
  * Follows the service's live events (`GET /events`, docs/api.md §10) over one long-lived request
- * on its own connection (never one of the decision slots), reconnecting with a growing delay
+ * on its own connection (never one of the decisions' connections), reconnecting with a growing delay
  * whenever the stream cannot be opened or ends. Events are checked against the schemas; anything
  * else is ignored.
  */
