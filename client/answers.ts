@@ -4,14 +4,15 @@
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
-import { DecisionSchema, type DecideQuery, type Decision } from '../schemas/api.js';
+import type { DecideQuery, Decision } from '../schemas/api.js';
 import { ErrorBodySchema, type ErrorBody } from '../schemas/errors.js';
 import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from './causes.js';
 import { isJsonObject, localDenial, unavailable, type ClientDecision } from './decision.js';
+import { ENDPOINTS } from './endpoints.js';
 import { TransportFailure, type Exchange } from './transport.js';
 
+const decisionCheck = ENDPOINTS.decide.answer;
 // Compiled once per process: validating an answer costs well under a microsecond.
-const decisionCheck = TypeCompiler.Compile(DecisionSchema);
 const errorBodyCheck = TypeCompiler.Compile(ErrorBodySchema);
 
 /** The decision of one `/decide` answer for `query`. */

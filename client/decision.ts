@@ -48,21 +48,24 @@ const WHAT_WENT_WRONG: Record<ClientDenialReason, (cause: string) => string> = {
   invalid_call: (cause) => cause,
 };
 
+/** The call a local denial is about: a decision query, whose requester the host may have failed to name. */
+export type DeniedCall = Pick<DecideQuery, 'project' | 'tool'> & { requester: string | undefined };
+
 /**
  * A denial built by the SDK itself. Its message names the tool, the requester and the project,
  * like every server message, then says why no policy answer could be used (docs/api.md §8):
  * `Tool idea_memory_write (agent QA, project demo) denied: policy service unreachable (timeout after 500 ms)`.
  * The cause is one line of at most 200 characters. Never throws, whatever a JavaScript caller passed.
  */
-export function localDenial(query: DecideQuery, reason: ClientDenialReason, cause: string): ClientDecision {
+export function localDenial(query: DeniedCall, reason: ClientDenialReason, cause: string): ClientDecision {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
-  const loose = (query ?? {}) as Partial<Record<keyof DecideQuery, unknown>>;
+  const loose = (query ?? {}) as Partial<Record<keyof DeniedCall, unknown>>;
   const tool = printable(loose.tool);
   const project = printable(loose.project);
-  const known = typeof loose.requester === 'string';
-  // A requester that is not a string (the host could not resolve one) is nobody: no kind to word.
-  const requester: Requester = known ? requesterOf(loose.requester as string) : { id: '', kind: 'anonymous' };
-  const who = known ? describeParsed(requester) : 'unidentified requester';
+  const id = loose.requester;
+  // A requester that is not a string (the host could not name one) is nobody: no kind to word.
+  const requester: Requester = typeof id === 'string' ? requesterOf(id) : { id: '', kind: 'anonymous' };
+  const who = typeof id === 'string' ? describeParsed(requester) : 'unidentified requester';
   return {
     allow: false,
     reason,

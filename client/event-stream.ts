@@ -1,6 +1,6 @@
 /**
  * Follows the service's live events (`GET /events`, docs/api.md §10) over one long-lived request
- * on its own connection (never one of the decision slots), reconnecting with a growing delay
+ * on its own connection (never one of the decisions' connections), reconnecting with a growing delay
  * whenever the stream cannot be opened or ends. Events are checked against the schemas; anything
  * else is ignored.
  */
@@ -8,6 +8,7 @@ import { Client } from 'undici';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ApprovalEventSchema, EVENTS_PING_SECONDS, PolicyEventSchema, type ApprovalEvent, type PolicyEvent } from '../schemas/events.js';
 import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from './causes.js';
+import { readServerSentEvents, type ServerSentEvent } from './server-sent-events.js';
 
 const policyCheck = TypeCompiler.Compile(PolicyEventSchema);
 const approvalCheck = TypeCompiler.Compile(ApprovalEventSchema);
@@ -103,48 +104,31 @@ function streamRefusal(status: number, text: string): string {
   return isRejection(status) ? `rejected (${rejectionCause(status, code, message)})` : `HTTP ${String(status)}`;
 }
 
-/** Reads `event:`/`data:` blocks until the stream ends; answers why it ended. */
+/** Reads the stream's events until it ends; answers why it ended. */
 async function readEvents(body: AsyncIterable<Buffer>, handlers: EventHandlers): Promise<string> {
-  const decoder = new TextDecoder();
-  let pending = '';
-  let event = 'message';
-  let data = '';
   try {
-    for await (const chunk of body) {
-      pending += decoder.decode(chunk, { stream: true });
-      const lines = pending.split(/\r\n|\r|\n/);
-      pending = lines.pop() ?? '';
-      if (pending.length + data.length > MAX_EVENT_CHARS) return 'an event larger than 64 KiB';
-      for (const line of lines) {
-        if (line === '') {
-          dispatch(event, data, handlers);
-          event = 'message';
-          data = '';
-        } else if (line.startsWith(':')) {
-          continue;
-        } else if (line.startsWith('event:')) {
-          event = line.slice(6).trim();
-        } else if (line.startsWith('data:')) {
-          data += (data === '' ? '' : '\n') + line.slice(5).trimStart();
-        }
-      }
-    }
-    return 'the service ended the stream';
+    const stopped = await readServerSentEvents(
+      body,
+      (event) => {
+        dispatch(event, handlers);
+      },
+      MAX_EVENT_CHARS,
+    );
+    return stopped ?? 'the service ended the stream';
   } catch (error) {
     return oneLine(describeTransportError(error) || errorText(error));
   }
 }
 
-function dispatch(event: string, data: string, handlers: EventHandlers): void {
-  if (data === '') return;
+function dispatch({ type, data }: ServerSentEvent, handlers: EventHandlers): void {
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);
   } catch {
     return;
   }
-  if (event === 'policy' && policyCheck.Check(parsed)) safely(handlers.onPolicy, parsed);
-  else if (event === 'approval' && approvalCheck.Check(parsed)) safely(handlers.onApproval, parsed);
+  if (type === 'policy' && policyCheck.Check(parsed)) safely(handlers.onPolicy, parsed);
+  else if (type === 'approval' && approvalCheck.Check(parsed)) safely(handlers.onApproval, parsed);
 }
 
 function safely<A extends unknown[]>(handler: ((...args: A) => void) | undefined, ...args: A): void {

@@ -1,6 +1,6 @@
 /** What both guards need from the client and the host, and the denial of a call nobody can be named for. */
 import { errorText } from './causes.js';
-import { localDenial, type ClientDecision } from './decision.js';
+import { localDenial, type ClientDecision, type DeniedCall } from './decision.js';
 import type { PdpClient } from './pdp-client.js';
 
 /**
@@ -59,9 +59,9 @@ export async function resolveHostValue<A extends unknown[]>(value: HostValue<A>,
 export function unresolvedDenial(project: Resolved, requester: Resolved, tool: string): ClientDecision {
   const what = !project.ok ? 'project' : 'requester';
   const cause = !project.ok ? project.cause : requester.ok ? '' : requester.cause;
-  const query = {
+  const query: DeniedCall = {
     project: project.ok ? project.value : '(unresolved)',
-    requester: requester.ok ? requester.value : (undefined as unknown as string),
+    requester: requester.ok ? requester.value : undefined,
     tool,
   };
   return localDenial(query, 'invalid_call', `the ${what} of the session could not be determined (${cause})`);

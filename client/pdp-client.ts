@@ -2,18 +2,10 @@
  * The HTTP client of the policy decision service (docs/api.md §8). `decide`, `decideBatch` and
  * `check` never throw and never allow on error; the admin methods throw {@link PdpError}.
  */
-import { Client } from 'undici';
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Static, TSchema } from '@sinclair/typebox';
 import {
-  CatalogResponseSchema,
-  EffectivePolicySchema,
-  EphemeralPoliciesResponseSchema,
-  EphemeralPolicySchema,
   MAX_BATCH_QUERIES,
-  PermissionsViewSchema,
-  ProjectsResponseSchema,
-  RecentDecisionsResponseSchema,
+  type PermissionsViewSchema,
   type CatalogResponse,
   type DecideQuery,
   type EffectivePolicy,
@@ -24,13 +16,8 @@ import {
   type RecentDecision,
 } from '../schemas/api.js';
 import type { Allowlist, PolicyDocument } from '../schemas/policy.js';
-import { PreviewResponseSchema, type PreviewResponse } from '../schemas/policy-as-code.js';
+import type { PreviewResponse } from '../schemas/policy-as-code.js';
 import {
-  ApprovalAnswerResponseSchema,
-  ApprovalSchema,
-  ApprovalsResponseSchema,
-  GrantSchema,
-  GrantsResponseSchema,
   MAX_APPROVAL_WAIT_SECONDS,
   type Approval,
   type ApprovalAnswer,
@@ -45,26 +32,11 @@ import { decisionFromAnswer, decisionsFromBatchAnswer, errorBodyOf, failureText,
 import { oneLine } from './causes.js';
 import { checkService, type CheckOptions, type CheckResult } from './check.js';
 import { unavailable, type ClientDecision } from './decision.js';
+import { ENDPOINTS, pathOf, type Endpoint, type ParamsOf } from './endpoints.js';
 import { followEvents, type EventHandlers, type EventSubscription } from './event-stream.js';
 import { PdpError } from './errors.js';
 import { checkOptions, checkToken, displayUrl, type PdpClientOptions } from './options.js';
-import { RequestSlots } from './request-slots.js';
-import { Deadline, exchangeWithDeadline, transportFailure, type Exchange, type ExchangeRequest } from './transport.js';
-
-// Compiled once per process: validating an answer costs well under a microsecond.
-const catalogCheck = TypeCompiler.Compile(CatalogResponseSchema);
-const projectsCheck = TypeCompiler.Compile(ProjectsResponseSchema);
-const permissionsCheck = TypeCompiler.Compile(PermissionsViewSchema);
-const effectiveCheck = TypeCompiler.Compile(EffectivePolicySchema);
-const recentCheck = TypeCompiler.Compile(RecentDecisionsResponseSchema);
-const previewCheck = TypeCompiler.Compile(PreviewResponseSchema);
-const ephemeralCheck = TypeCompiler.Compile(EphemeralPolicySchema);
-const ephemeralListCheck = TypeCompiler.Compile(EphemeralPoliciesResponseSchema);
-const approvalCheck = TypeCompiler.Compile(ApprovalSchema);
-const approvalsCheck = TypeCompiler.Compile(ApprovalsResponseSchema);
-const approvalAnswerCheck = TypeCompiler.Compile(ApprovalAnswerResponseSchema);
-const grantCheck = TypeCompiler.Compile(GrantSchema);
-const grantsCheck = TypeCompiler.Compile(GrantsResponseSchema);
+import { Deadline, Transport, type Exchange } from './transport.js';
 
 /** Largest decision answer read (docs/api.md §8): a bigger one is refused before it is parsed. */
 export const MAX_DECISION_BYTES = 64 * 1024;
@@ -98,14 +70,23 @@ export interface AnswerApprovalOptions {
   timeoutMs?: number | undefined;
 }
 
-/** Options of one admin call. */
-interface AdminCallOptions {
+/** What one request carries besides its endpoint and path. */
+interface SendOptions {
+  body?: string | undefined;
   headers?: Record<string, string> | undefined;
+  /** Default: {@link MAX_ADMIN_BYTES}. */
+  maxBodyBytes?: number | undefined;
+  /** On connections of their own, never one of the places decisions queue for. */
+  longPoll?: boolean | undefined;
+}
+
+/** Options of one admin call. */
+interface AdminCallOptions extends Omit<SendOptions, 'body' | 'maxBodyBytes'> {
+  body?: unknown;
+  query?: URLSearchParams | undefined;
   /** Default: the client's `adminTimeoutMs`. */
   timeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
-  /** On a connection of its own (a long-poll), not one of the shared slots. */
-  dedicated?: boolean | undefined;
 }
 
 /** The permissions view of a project with its `ETag` (the revision, for `If-Match`). */
@@ -147,16 +128,13 @@ export class PdpClient {
   readonly adminTimeoutMs: number;
   /** `baseUrl` without a trailing slash, as messages show it. */
   readonly baseUrl: string;
-  private readonly slots: RequestSlots;
+  private readonly transport: Transport;
   private readonly pathPrefix: string;
   private readonly baseHeaders: Record<string, string>;
   private readonly jsonHeaders: Record<string, string>;
-  private readonly decidePath: string;
   private closing: Promise<void> | undefined;
   private readonly origin: string;
   private readonly subscriptions = new Set<EventSubscription>();
-  /** Long-polls on their own connections, ended by `close()`. */
-  private readonly dedicated = new Set<Deadline>();
 
   /** @throws TypeError or RangeError for a `baseUrl` that is not an absolute http(s) URL, or a bad duration. */
   constructor(options: PdpClientOptions) {
@@ -168,21 +146,11 @@ export class PdpClient {
     this.baseHeaders = { accept: 'application/json' };
     if (checked.token !== undefined) this.baseHeaders.authorization = `Bearer ${checked.token}`;
     this.jsonHeaders = { ...this.baseHeaders, 'content-type': 'application/json' };
-    this.decidePath = `${this.pathPrefix}/decide`;
-    const { origin } = checked.url;
-    this.origin = origin;
-    const backstopMs = Math.max(this.timeoutMs, this.adminTimeoutMs);
-    this.slots = new RequestSlots(
-      checked.connections,
-      () =>
-        new Client(origin, {
-          keepAliveTimeout: 30_000,
-          // Backstops only: the per-call deadline is what enforces the timeouts.
-          headersTimeout: backstopMs,
-          bodyTimeout: backstopMs,
-          maxResponseSize: MAX_ADMIN_BYTES,
-        }),
-    );
+    this.origin = checked.url.origin;
+    this.transport = new Transport(this.origin, checked.connections, {
+      backstopMs: Math.max(this.timeoutMs, this.adminTimeoutMs),
+      maxBodyBytes: MAX_ADMIN_BYTES,
+    });
   }
 
   /**
@@ -191,8 +159,7 @@ export class PdpClient {
    */
   close(): Promise<void> {
     for (const subscription of this.subscriptions) subscription.close();
-    for (const deadline of this.dedicated) deadline.fail('client closed');
-    this.closing ??= this.slots.close();
+    this.closing ??= this.transport.close();
     return this.closing;
   }
 
@@ -235,14 +202,18 @@ export class PdpClient {
   async decide(query: DecideQuery, options: CallOptions = {}): Promise<ClientDecision> {
     const deadline = new Deadline(this.timeoutMs, options.signal);
     try {
-      const answer = await this.postDecision(this.decidePath, JSON.stringify(query), MAX_DECISION_BYTES, deadline);
+      const answer = await this.send(ENDPOINTS.decide, ENDPOINTS.decide.route, deadline, {
+        body: JSON.stringify(query),
+        maxBodyBytes: MAX_DECISION_BYTES,
+      });
       const decision = decisionFromAnswer(query, answer);
       // The answer counts only if it was complete, parsed and checked within the deadline.
-      return deadline.passed ? unavailable(query, deadline.lateFailure().message) : decision;
+      const late = deadline.lateFailure();
+      return late === undefined ? decision : unavailable(query, late.message);
     } catch (error) {
       return unavailable(query, failureText(error));
     } finally {
-      deadline.finish();
+      deadline.end();
     }
   }
 
@@ -271,21 +242,19 @@ export class PdpClient {
   private async decideChunk(queries: DecideQuery[], options: CallOptions): Promise<ClientDecision[]> {
     const deadline = new Deadline(this.timeoutMs, options.signal);
     try {
-      const answer = await this.postDecision(
-        `${this.decidePath}/batch`,
-        JSON.stringify({ queries }),
-        MAX_DECISION_BYTES * queries.length,
-        deadline,
-      );
+      const body = JSON.stringify({ queries });
+      const answer = await this.send(ENDPOINTS.decideBatch, ENDPOINTS.decideBatch.route, deadline, {
+        body,
+        maxBodyBytes: MAX_DECISION_BYTES * queries.length,
+      });
       const decisions = decisionsFromBatchAnswer(queries, answer);
-      if (!deadline.passed) return decisions;
-      const late = deadline.lateFailure().message;
-      return queries.map((query) => unavailable(query, late));
+      const late = deadline.lateFailure();
+      return late === undefined ? decisions : queries.map((query) => unavailable(query, late.message));
     } catch (error) {
       const cause = failureText(error);
       return queries.map((query) => unavailable(query, cause));
     } finally {
-      deadline.finish();
+      deadline.end();
     }
   }
 
@@ -303,10 +272,10 @@ export class PdpClient {
     const deadline = new Deadline(options.timeoutMs ?? Math.max(this.timeoutMs, 2_000), options.signal);
     try {
       return await checkService(this.baseUrl, options.project, () =>
-        this.exchange({ method: 'GET', path: '/projects', maxBodyBytes: MAX_ADMIN_BYTES, retryOnStaleSocket: true }, deadline),
+        this.send(ENDPOINTS.listProjects, ENDPOINTS.listProjects.route, deadline),
       );
     } finally {
-      deadline.finish();
+      deadline.end();
     }
   }
 
@@ -314,27 +283,27 @@ export class PdpClient {
 
   /** `GET /catalog`: the 25 tools, their groups and the read-only default. */
   async catalog(): Promise<CatalogResponse> {
-    return (await this.admin('GET', '/catalog', undefined, catalogCheck)).body;
+    return (await this.call(ENDPOINTS.catalog, {})).body;
   }
 
   /** `GET /projects`: every project with its status and revision. */
   async listProjects(): Promise<ProjectsResponse['projects']> {
-    return (await this.admin('GET', '/projects', undefined, projectsCheck)).body.projects;
+    return (await this.call(ENDPOINTS.listProjects, {})).body.projects;
   }
 
   /** `GET /projects/:project/mcp-tool-permissions`, with the `ETag` to pass as `ifMatch`. */
   async getPermissions(project: string): Promise<PermissionsResult> {
-    return this.permissionsCall('GET', permissionsPath(project), undefined, {});
+    return this.permissionsCall(ENDPOINTS.getPermissions, { project }, undefined, {});
   }
 
   /** Replaces the project default allowlist (a complete list, not a patch). */
   async putDefault(project: string, allowedTools: readonly string[], options: AllowlistWriteOptions = {}): Promise<PermissionsResult> {
-    return this.permissionsCall('PUT', `${permissionsPath(project)}/default`, allowlistBody(allowedTools, options), options);
+    return this.permissionsCall(ENDPOINTS.putDefault, { project }, allowlistBody(allowedTools, options), options);
   }
 
   /** Removes the project default: agents without an override are back to the read-only set. */
   async deleteDefault(project: string, options: WriteOptions = {}): Promise<PermissionsResult> {
-    return this.permissionsCall('DELETE', `${permissionsPath(project)}/default`, undefined, options);
+    return this.permissionsCall(ENDPOINTS.deleteDefault, { project }, undefined, options);
   }
 
   /**
@@ -353,32 +322,30 @@ export class PdpClient {
     allowedTools: readonly string[],
     options: AllowlistWriteOptions = {},
   ): Promise<PermissionsResult> {
-    return this.permissionsCall('PUT', agentPath(project, agentId), allowlistBody(allowedTools, options), options);
+    return this.permissionsCall(ENDPOINTS.putAgent, { project, agent: agentId }, allowlistBody(allowedTools, options), options);
   }
 
   /** Removes the override of `agentId`: it inherits the project default again (idempotent). */
   async deleteAgent(project: string, agentId: string, options: WriteOptions = {}): Promise<PermissionsResult> {
-    return this.permissionsCall('DELETE', agentPath(project, agentId), undefined, options);
+    return this.permissionsCall(ENDPOINTS.deleteAgent, { project, agent: agentId }, undefined, options);
   }
 
   /** Replaces the whole policy document (also the repair path of an invalid file). */
   async putDocument(project: string, document: PolicyDocument, options: WriteOptions = {}): Promise<PermissionsResult> {
-    return this.permissionsCall('PUT', permissionsPath(project), document, options);
+    return this.permissionsCall(ENDPOINTS.putDocument, { project }, document, options);
   }
 
   /** `GET /projects/:project/requesters/:requester/effective`: what `requester` may call. */
   async effective(project: string, requester: string, options: CallOptions & { timeoutMs?: number } = {}): Promise<EffectivePolicy> {
-    const path = `/projects/${segment(project)}/requesters/${segment(requester)}/effective`;
-    return (await this.admin('GET', path, undefined, effectiveCheck, { timeoutMs: options.timeoutMs, signal: options.signal })).body;
+    return (await this.call(ENDPOINTS.effective, { project, requester }, { timeoutMs: options.timeoutMs, signal: options.signal })).body;
   }
 
   /** `GET /projects/:project/decisions`: the latest decisions, newest first. */
   async recentDecisions(project: string, filter: { allow?: boolean; limit?: number } = {}): Promise<RecentDecision[]> {
-    const search = new URLSearchParams();
-    if (filter.allow !== undefined) search.set('allow', String(filter.allow));
-    if (filter.limit !== undefined) search.set('limit', String(filter.limit));
-    const query = search.size === 0 ? '' : `?${search.toString()}`;
-    return (await this.admin('GET', `/projects/${segment(project)}/decisions${query}`, undefined, recentCheck)).body.decisions;
+    const query = new URLSearchParams();
+    if (filter.allow !== undefined) query.set('allow', String(filter.allow));
+    if (filter.limit !== undefined) query.set('limit', String(filter.limit));
+    return (await this.call(ENDPOINTS.recentDecisions, { project }, { query })).body.decisions;
   }
 
   /**
@@ -399,31 +366,31 @@ export class PdpClient {
    * @throws {@link PdpError} `unknown_project`, `unauthorized`, `pdp_unavailable`, `invalid_response`.
    */
   async preview(project: string, document: PolicyDocument, options: CallOptions & { timeoutMs?: number } = {}): Promise<PreviewResponse> {
-    const path = `${permissionsPath(project)}/preview`;
-    return (await this.admin('POST', path, { document }, previewCheck, { timeoutMs: options.timeoutMs, signal: options.signal })).body;
+    const call = { body: { document }, timeoutMs: options.timeoutMs, signal: options.signal };
+    return (await this.call(ENDPOINTS.preview, { project }, call)).body;
   }
 
   /** Registers (or replaces) the short-lived policy of a `ticket-assistant:<project>:<issue>` requester. */
   async putEphemeral(project: string, requester: string, body: EphemeralPolicyBody): Promise<EphemeralPolicy> {
-    return (await this.admin('PUT', ephemeralPath(project, requester), body, ephemeralCheck)).body;
+    return (await this.call(ENDPOINTS.putEphemeral, { project, requester }, { body })).body;
   }
 
   /** Removes the ephemeral policy of `requester`: it is back to read-only. */
   async deleteEphemeral(project: string, requester: string): Promise<void> {
-    await this.admin('DELETE', ephemeralPath(project, requester), undefined, undefined);
+    await this.call(ENDPOINTS.deleteEphemeral, { project, requester });
   }
 
   /** The ephemeral policies of a project that have not expired. */
   async listEphemeral(project: string): Promise<EphemeralPolicy[]> {
-    return (await this.admin('GET', `/projects/${segment(project)}/ephemeral-policies`, undefined, ephemeralListCheck)).body.policies;
+    return (await this.call(ENDPOINTS.listEphemeral, { project })).body.policies;
   }
 
   // ------------------------------------------------------------------ approvals and grants (docs/api.md §11)
 
   /** `GET /projects/:project/approvals`: pending requests and the latest closed ones, newest first; `status` keeps one state. */
   async listApprovals(project: string, status?: ApprovalStatus): Promise<Approval[]> {
-    const query = status === undefined ? '' : `?status=${encodeURIComponent(status)}`;
-    return (await this.admin('GET', `${approvalsPath(project)}${query}`, undefined, approvalsCheck)).body.approvals;
+    const query = new URLSearchParams(status === undefined ? {} : { status });
+    return (await this.call(ENDPOINTS.listApprovals, { project }, { query })).body.approvals;
   }
 
   /**
@@ -452,10 +419,13 @@ export class PdpClient {
         `getApproval: waitSeconds must be a whole number from 0 to ${String(MAX_APPROVAL_WAIT_SECONDS)} (got ${String(waitSeconds)})`,
       );
     }
-    const query = waitSeconds === 0 ? '' : `?waitSeconds=${String(waitSeconds)}`;
-    const timeoutMs = options.timeoutMs ?? this.adminTimeoutMs + waitSeconds * 1000;
-    const call = { timeoutMs, signal: options.signal, dedicated: waitSeconds > 0 };
-    return (await this.admin('GET', `${approvalsPath(project)}/${segment(id)}${query}`, undefined, approvalCheck, call)).body;
+    const call = {
+      query: new URLSearchParams(waitSeconds === 0 ? {} : { waitSeconds: String(waitSeconds) }),
+      timeoutMs: options.timeoutMs ?? this.adminTimeoutMs + waitSeconds * 1000,
+      signal: options.signal,
+      longPoll: waitSeconds > 0,
+    };
+    return (await this.call(ENDPOINTS.getApproval, { project, id }, call)).body;
   }
 
   /**
@@ -484,67 +454,59 @@ export class PdpClient {
     if (options.via !== undefined) body.via = options.via;
     const token = options.token === undefined ? undefined : checkToken(options.token, 'answerApproval: options.token');
     const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
-    const call = { headers, signal: options.signal, timeoutMs: options.timeoutMs };
-    return (await this.admin('POST', `${approvalsPath(project)}/${segment(id)}`, body, approvalAnswerCheck, call)).body;
+    const call = { body, headers, signal: options.signal, timeoutMs: options.timeoutMs };
+    return (await this.call(ENDPOINTS.answerApproval, { project, id }, call)).body;
   }
 
   /** `GET /projects/:project/grants`: the live temporary grants, newest first. */
   async listGrants(project: string): Promise<Grant[]> {
-    return (await this.admin('GET', grantsPath(project), undefined, grantsCheck)).body.grants;
+    return (await this.call(ENDPOINTS.listGrants, { project })).body.grants;
   }
 
   /** `POST /projects/:project/grants` (admin token): lets an agent call `tools` for `ttlSeconds` (1 to 86,400). */
   async createGrant(project: string, grant: GrantCreateBody): Promise<Grant> {
     const body: GrantCreateBody = { requester: grant.requester, tools: [...grant.tools], ttlSeconds: grant.ttlSeconds };
-    return (await this.admin('POST', grantsPath(project), body, grantCheck)).body;
+    return (await this.call(ENDPOINTS.createGrant, { project }, { body })).body;
   }
 
   /** `DELETE /projects/:project/grants/:id` (admin token): the next call is decided without it. Answers the revoked grant. */
   async revokeGrant(project: string, id: string): Promise<Grant> {
-    return (await this.admin('DELETE', `${grantsPath(project)}/${segment(id)}`, undefined, grantCheck)).body;
+    return (await this.call(ENDPOINTS.revokeGrant, { project, id })).body;
   }
 
   // ------------------------------------------------------------------ plumbing
 
-  private async permissionsCall(
-    method: ExchangeRequest['method'],
-    path: string,
+  private async permissionsCall<Route extends string>(
+    endpoint: Endpoint<Route, typeof PermissionsViewSchema>,
+    params: Record<ParamsOf<Route>, string>,
     body: unknown,
     options: WriteOptions,
   ): Promise<PermissionsResult> {
     const headers: Record<string, string> = {};
     if (options.ifMatch !== undefined) headers['if-match'] = quoteEtag(options.ifMatch);
-    const answer = await this.admin(method, path, body, permissionsCheck, { headers });
+    const answer = await this.call(endpoint, params, { body, headers });
     const etagHeader = answer.headers.etag;
     const etag = typeof etagHeader === 'string' ? unquoteEtag(etagHeader) : answer.body.revision;
     return { permissions: answer.body, etag, revision: answer.body.revision };
   }
 
-  private async admin<T extends TSchema>(
-    method: ExchangeRequest['method'],
-    path: string,
-    body: unknown,
-    check: TypeCheck<T> | undefined,
+  /** An admin call: its answer checked against the endpoint's schema, any failure a {@link PdpError}. */
+  private async call<Route extends string, Answer extends TSchema>(
+    endpoint: Endpoint<Route, Answer>,
+    params: Record<ParamsOf<Route>, string>,
     options: AdminCallOptions = {},
-  ): Promise<{ body: Static<T>; headers: Exchange['headers'] }> {
-    const what = oneLine(`${method} ${path}`, 120);
+  ): Promise<{ body: Static<Answer>; headers: Exchange['headers'] }> {
+    const path = pathOf(endpoint.route, params, options.query);
+    const what = oneLine(`${endpoint.method} ${path}`, 120);
     const deadline = new Deadline(options.timeoutMs ?? this.adminTimeoutMs, options.signal);
     let answer: Exchange;
     try {
-      // Reads are retried on a stale socket; writes never (a replayed write could answer 412).
-      const request: ExchangeRequest = {
-        method,
-        path,
-        headers: options.headers ?? {},
-        maxBodyBytes: MAX_ADMIN_BYTES,
-        retryOnStaleSocket: method === 'GET',
-      };
-      if (body !== undefined) request.body = JSON.stringify(body);
-      answer = options.dedicated === true ? await this.exchangeAlone(request, deadline) : await this.exchange(request, deadline);
+      const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+      answer = await this.send(endpoint, path, deadline, { ...options, body });
     } catch (error) {
       throw new PdpError('pdp_unavailable', `${what}: policy service unreachable (${failureText(error)})`, { cause: error });
     } finally {
-      deadline.finish();
+      deadline.end();
     }
     const parsed = parseJson(answer.text);
     if (answer.status < 200 || answer.status > 299) {
@@ -552,81 +514,37 @@ export class PdpClient {
       if (error !== undefined) throw new PdpError(error.code, error.message, { status: answer.status, details: error.details });
       throw new PdpError('invalid_response', `${what}: ${httpCause(answer)}`, { status: answer.status });
     }
-    if (check === undefined) return { body: parsed as Static<T>, headers: answer.headers };
-    if (!check.Check(parsed)) {
+    if (!endpoint.answer.Check(parsed)) {
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an empty body parses to undefined
-      const problem = parsed === undefined ? 'no JSON body' : firstError(check, parsed);
+      const problem = parsed === undefined ? 'no JSON body' : firstError(endpoint.answer, parsed);
       throw new PdpError('invalid_response', `${what}: invalid answer: ${problem}`, { status: answer.status });
     }
     return { body: parsed, headers: answer.headers };
   }
 
-  private exchange(request: Omit<ExchangeRequest, 'headers'> & { headers?: Record<string, string> }, deadline: Deadline) {
-    return exchangeWithDeadline(this.slots, this.fullRequest(request), deadline);
+  /** The one way a request goes out: every call, decision or admin, under its deadline. */
+  private send(endpoint: Endpoint, path: string, deadline: Deadline, options: SendOptions = {}): Promise<Exchange> {
+    const { body } = options;
+    // A decision shares one headers object: a burst holds thousands of requests at once.
+    let headers = body === undefined ? this.baseHeaders : this.jsonHeaders;
+    if (options.headers !== undefined) headers = { ...headers, ...options.headers };
+    const request = {
+      method: endpoint.method,
+      path: this.pathPrefix + path,
+      headers,
+      body,
+      maxBodyBytes: options.maxBodyBytes ?? MAX_ADMIN_BYTES,
+      retryOnStaleSocket: endpoint.retryable,
+      longPoll: options.longPoll,
+    };
+    return this.transport.send(request, deadline);
   }
-
-  private fullRequest(request: Omit<ExchangeRequest, 'headers'> & { headers?: Record<string, string> }): ExchangeRequest {
-    const headers: Record<string, string> = { ...this.baseHeaders, ...request.headers };
-    if (request.body !== undefined) headers['content-type'] = 'application/json';
-    return { ...request, path: this.pathPrefix + request.path, headers };
-  }
-
-  /**
-   * One exchange on a connection of its own, closed afterwards: a long-poll may last a minute and
-   * must never hold one of the slots the decisions queue for.
-   */
-  private async exchangeAlone(request: ExchangeRequest, deadline: Deadline): Promise<Exchange> {
-    if (this.closing !== undefined) throw transportFailure('client closed');
-    const backstopMs = Math.ceil(deadline.timeoutMs) + 1_000;
-    const slots = new RequestSlots(
-      1,
-      () => new Client(this.origin, { headersTimeout: backstopMs, bodyTimeout: backstopMs, maxResponseSize: MAX_ADMIN_BYTES }),
-    );
-    this.dedicated.add(deadline);
-    try {
-      return await exchangeWithDeadline(slots, this.fullRequest(request), deadline);
-    } finally {
-      this.dedicated.delete(deadline);
-      void slots.close();
-    }
-  }
-
-  /** A decision query: one literal object and shared headers, as a burst holds thousands of them at once. */
-  private postDecision(path: string, body: string, maxBodyBytes: number, deadline: Deadline) {
-    const request: ExchangeRequest = { method: 'POST', path, headers: this.jsonHeaders, body, maxBodyBytes, retryOnStaleSocket: true };
-    return exchangeWithDeadline(this.slots, request, deadline);
-  }
-}
-
-/** Path segments are always encoded: ids may contain `#`, spaces, `%` or `..`. */
-function segment(value: string): string {
-  return encodeURIComponent(value);
-}
-
-function permissionsPath(project: string): string {
-  return `/projects/${segment(project)}/mcp-tool-permissions`;
-}
-
-function agentPath(project: string, agentId: string): string {
-  return `${permissionsPath(project)}/agents/${segment(agentId)}`;
 }
 
 function allowlistBody(allowedTools: readonly string[], options: AllowlistWriteOptions): Allowlist {
   return options.askTools === undefined
     ? { allowedTools: [...allowedTools] }
     : { allowedTools: [...allowedTools], askTools: [...options.askTools] };
-}
-
-function approvalsPath(project: string): string {
-  return `/projects/${segment(project)}/approvals`;
-}
-
-function grantsPath(project: string): string {
-  return `/projects/${segment(project)}/grants`;
-}
-
-function ephemeralPath(project: string, requester: string): string {
-  return `/projects/${segment(project)}/ephemeral-policies/${segment(requester)}`;
 }
 
 function quoteEtag(revision: string): string {

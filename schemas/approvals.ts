@@ -18,6 +18,16 @@ export const MAX_OPEN_APPROVALS_PER_PROJECT = 100;
 /** Open requests one requester may hold in a project, so that made-up requesters cannot fill its queue alone. */
 export const MAX_OPEN_APPROVALS_PER_REQUESTER = 10;
 
+/**
+ * Why a request closed unanswered before its time: `policy_changed`, its tool was no longer on ask
+ * for its requester (an API write or an edit of the file); `displaced`, the project's queue was
+ * full and it made room for an agent the project declares (its requester is not declared).
+ */
+export const ApprovalCauseSchema = Type.Union([Type.Literal('policy_changed'), Type.Literal('displaced')], {
+  description: 'Why it closed unanswered: policy_changed (its tool left ask) or displaced (room made for a declared agent).',
+});
+export type ApprovalCause = Static<typeof ApprovalCauseSchema>;
+
 export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'expired'] as const;
 export const ApprovalStatusSchema = Type.Union(APPROVAL_STATUSES.map((status) => Type.Literal(status)));
 export type ApprovalStatus = Static<typeof ApprovalStatusSchema>;
@@ -65,9 +75,7 @@ export const ApprovalSchema = Type.Object({
   via: Type.Optional(ApprovalViaSchema),
   details: Type.Optional(
     Type.Object({
-      cause: Type.Literal('policy_changed', {
-        description: 'Why it closed unanswered: its tool was no longer on ask for its requester (an API write or an edit of the file).',
-      }),
+      cause: ApprovalCauseSchema,
     }),
   ),
 });

@@ -20,6 +20,7 @@ import {
   type ApprovalVia,
   type DecisionApproval,
   type Grant,
+  type ApprovalCause,
 } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
 import { SYSTEM_CLOCK, wallOffsetOf, type ServiceClock } from './clock.js';
@@ -65,6 +66,8 @@ export interface ApprovalRequestsOptions {
   readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
   /** Whether `tool` is still on ask for `requester` in the project's policy now (default: always). */
   readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
+  /** Whether the project declares `requester` (`.ideai/agents.json` or an override); default: every requester. */
+  readonly isDeclared?: (project: string, requester: string) => boolean;
   /** Lifetime of a pending request (`PDP_APPROVAL_TTL_SECONDS`). */
   readonly ttlSeconds?: number;
   /** Called after every new or changed request (the `approval` events of `GET /events`). */
@@ -86,8 +89,8 @@ interface RequestRecord {
   /** Wall minus monotonic time when it was opened: its times are shown on that wall clock. */
   readonly wallOffset: number;
   status: ApprovalStatus;
-  /** Set when it closed because its tool was no longer on ask. */
-  cause?: 'policy_changed';
+  /** Set when it closed unanswered for a reason other than its time (approvals.ts: ApprovalCause). */
+  cause?: ApprovalCause;
   answer?: ApprovalAnswer;
   answeredAt?: number;
   answeredBy?: ApprovalAnsweredBy;
@@ -144,7 +147,9 @@ export class ApprovalRequests {
     }
     if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) {
       this.expireDue(state, now);
-      if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT) return { kind: 'queue_full', limit: 'project' };
+      if (state.pending.size >= MAX_OPEN_APPROVALS_PER_PROJECT && !this.displaceFor(state, requester, now)) {
+        return { kind: 'queue_full', limit: 'project' };
+      }
     }
     const record: RequestRecord = {
       id: newId(state.byId),
@@ -320,6 +325,26 @@ export class ApprovalRequests {
     return this.options.isOnAsk?.(record.project, record.requester, record.tool) ?? true;
   }
 
+  /**
+   * Makes room in a full queue for a requester the project declares, by closing the oldest pending
+   * request of one it does not declare (`expired`, cause `displaced`): 100 made-up requesters with
+   * one request each would otherwise lock the project's own agents out for the requests' lifetime.
+   */
+  private displaceFor(state: ProjectRequests, requester: string, now: number): boolean {
+    const isDeclared = this.options.isDeclared;
+    if (isDeclared === undefined) return false;
+    let declared: boolean | undefined;
+    for (const record of state.byId.values()) {
+      if (record.status !== 'pending' || record.answering || isDeclared(record.project, record.requester)) continue;
+      declared ??= isDeclared(record.project, requester);
+      if (!declared) return false;
+      record.cause = 'displaced';
+      this.closeRequest(record, 'expired', now);
+      return true;
+    }
+    return false;
+  }
+
   private closeForPolicy(record: RequestRecord, now: number): void {
     record.cause = 'policy_changed';
     this.closeRequest(record, 'expired', now);
@@ -360,7 +385,12 @@ export class ApprovalRequests {
 
 function closedError(record: RequestRecord): ApiError {
   const state = record.answering ? 'already being answered' : record.status;
-  const why = record.cause === 'policy_changed' ? ': its tool is no longer on ask for this requester, so it grants nothing' : '';
+  const why =
+    record.cause === 'policy_changed'
+      ? ': its tool is no longer on ask for this requester, so it grants nothing'
+      : record.cause === 'displaced'
+        ? ': it made room in the full queue for an agent the project declares'
+        : '';
   return new ApiError('approval_closed', `Approval request ${record.id} is no longer pending (${state})${why}.`, {
     status: record.status,
     ...(record.cause === undefined ? {} : { cause: record.cause }),

@@ -115,13 +115,7 @@ export class OnceAllowances {
       armed.delete(requester, tool);
       dropped = true;
     }
-    if (!dropped) return;
-    try {
-      this.options.persist?.();
-    } catch (error) {
-      // Dropped in memory whatever the file says; a restart before the next save would arm it again, which the next policy check drops.
-      this.options.onPersistFailure?.(error as Error);
-    }
+    if (dropped) this.saveAfterDrop();
   }
 
   /** Drops the allowances for which `drop(project, folder)` is true (their folder is gone or another), saving if any were. */
@@ -134,22 +128,22 @@ export class OnceAllowances {
         dropped = true;
       }
     }
-    if (!dropped) return;
-    try {
-      this.options.persist?.();
-    } catch (error) {
-      this.options.onPersistFailure?.(error as Error);
-    }
+    if (dropped) this.saveAfterDrop();
   }
 
   dropProject(project: string): void {
     const armed = this.byProject.get(project);
     if (armed === undefined) return;
     this.byProject.delete(project);
-    if (armed.size === 0) return;
+    if (armed.size > 0) this.saveAfterDrop();
+  }
+
+  /** Saves after allowances were dropped; a failed save is reported, never undone in memory. */
+  private saveAfterDrop(): void {
     try {
       this.options.persist?.();
     } catch (error) {
+      // Dropped in memory whatever the file says; a restart before the next save would arm it again, which the next policy or folder check drops again.
       this.options.onPersistFailure?.(error as Error);
     }
   }

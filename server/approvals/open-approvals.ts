@@ -19,6 +19,8 @@ export interface OpenApprovalsOptions {
   readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
   /** Whether `tool` is still on ask for `requester` (see {@link ApprovalRequests}). */
   readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
+  /** Whether the project declares `requester` (see {@link ApprovalRequests}). */
+  readonly isDeclared?: (project: string, requester: string) => boolean;
   /** The identity of a project's folder now, stamped on grants and `once` answers (folder-identity.ts). */
   readonly folderOf?: (project: string) => string | undefined;
   readonly onChange?: (change: ApprovalChange) => void;
@@ -66,6 +68,7 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
     grants,
     makeAlways: options.makeAlways,
     ...(options.isOnAsk === undefined ? {} : { isOnAsk: options.isOnAsk }),
+    ...(options.isDeclared === undefined ? {} : { isDeclared: options.isDeclared }),
     clock,
     ...(options.approvalTtlSeconds === undefined ? {} : { ttlSeconds: options.approvalTtlSeconds }),
     ...(options.onChange === undefined ? {} : { onChange: options.onChange }),

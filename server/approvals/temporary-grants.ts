@@ -122,12 +122,7 @@ export class TemporaryGrants {
   expire(now: number, project?: string): void {
     let dropped = false;
     for (const id of project === undefined ? [...this.byProject.keys()] : [project]) dropped = this.sweep(id, now).dropped || dropped;
-    if (!dropped) return;
-    try {
-      this.options.persist?.();
-    } catch (error) {
-      this.options.onPersistFailure?.(error as Error);
-    }
+    if (dropped) this.saveAfterDrop();
   }
 
   /** The live grants of a project, newest first. */
@@ -169,18 +164,18 @@ export class TemporaryGrants {
       for (const requester of touched) this.reindex(project, requester);
       dropped ||= touched.size > 0;
     }
-    if (!dropped) return;
-    try {
-      this.options.persist?.();
-    } catch (error) {
-      this.options.onPersistFailure?.(error as Error);
-    }
+    if (dropped) this.saveAfterDrop();
   }
 
   /** Forgets a project's grants (the project disappeared). */
   dropProject(project: string): void {
     if (!this.byProject.delete(project)) return;
     this.index.delete(project);
+    this.saveAfterDrop();
+  }
+
+  /** Saves after grants were dropped; a failed save is reported, never undone in memory (a dropped grant never allows again). */
+  private saveAfterDrop(): void {
     try {
       this.options.persist?.();
     } catch (error) {

@@ -1,8 +1,10 @@
 /**
  * Reads `.ideai/agents.json` (docs/api.md §3): an array of agent objects or `{ "agents": [...] }`, each
- * with `id` (or `agentId`) and an optional `name`. It only feeds listings, never decisions.
+ * with `id` (or `agentId`) and an optional `name`. It feeds listings and the approval queue's
+ * room for the project's agents, never an allow or a deny.
  */
 import { AGENT_ID_REGEX } from '../../schemas/index.js';
+import type { CompiledPolicy } from './compile.js';
 
 const AGENTS_FILE = '.ideai/agents.json';
 
@@ -19,6 +21,12 @@ export interface AgentsFileState {
 }
 
 export const NO_AGENTS_FILE: AgentsFileState = { exists: false, agents: [], error: null };
+
+/** Whether the project declares `agentId`: listed in `.ideai/agents.json` or given an override. */
+export function declaresAgent(agents: AgentsFileState, policy: CompiledPolicy | undefined, agentId: string): boolean {
+  if (policy?.status === 'ok' && policy.overrides.has(agentId)) return true;
+  return agents.agents.some((agent) => agent.id === agentId);
+}
 
 export function parseAgentsFile(text: string): AgentsFileState {
   let parsed: unknown;

@@ -13,6 +13,7 @@ import type { ServiceClock } from '../approvals/clock.js';
 import { openApprovals } from '../approvals/open-approvals.js';
 import { createAuditFile } from '../decisions/audit-file.js';
 import { DecisionService } from '../decisions/decision-service.js';
+import { declaresAgent } from '../domain/agents-file.js';
 import { isOnAsk } from '../domain/decide.js';
 import { PreviewService } from '../decisions/preview-service.js';
 import { RecentDecisionsFile } from '../decisions/recent-decisions-file.js';
@@ -168,6 +169,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       clock: options.clock,
       makeAlways: (project, requester, tool) => permissions.allowAlways(project, requester, tool),
       isOnAsk: (project, requester, tool) => isOnAsk(registry.get(project)?.state.policy, requester, tool),
+      isDeclared: (project, requester) => {
+        const state = registry.get(project)?.state;
+        return state !== undefined && declaresAgent(state.agents, state.policy, requester);
+      },
       folderOf: (project) => registry.folderOf(project),
       onChange: (change) => {
         events.approvalChanged(change);

@@ -257,6 +257,30 @@ describe('grants, expiry and limits', () => {
     await service.answer('demo', first?.id ?? '', { answer: 'deny' });
     expect(approvalOf(await service.decide(write('one-more')))).toBeTypeOf('string');
   });
+  it('keeps room for the agents the project declares: a full queue of made-up requesters gives way, oldest first', async () => {
+    const declared = { agents: [{ id: 'QA' }, { id: 'Git' }] };
+    const service = await startService({ demo: { ...ASK_WRITE.demo, ...declared } });
+    const queries = Array.from({ length: 100 }, (_, index) => write(`made-up-${index}`));
+    await service.call('POST', '/decide/batch', { queries });
+    expect(await service.approvals('demo', 'pending')).toHaveLength(100);
+    // Another made-up requester still finds the queue full.
+    expect(await service.decide(write('made-up-100'))).not.toHaveProperty('approval');
+    // A declared agent asks: the oldest made-up request makes room, closed with its cause.
+    const asked = await service.decide(write('QA'));
+    expect(approvalOf(asked)).toBeTypeOf('string');
+    const pending = await service.approvals('demo', 'pending');
+    expect(pending).toHaveLength(100);
+    expect(pending.map((approval) => approval.requester)).not.toContain('made-up-0');
+    const displaced = (await service.approvals('demo', 'expired')).find((approval) => approval.requester === 'made-up-0');
+    expect(displaced).toMatchObject({ status: 'expired', details: { cause: 'displaced' } });
+    const answer = await service.call('POST', `/projects/demo/approvals/${displaced?.id ?? ''}`, { answer: 'once' });
+    expect(answer.statusCode).toBe(409);
+    expect(answer.json()).toMatchObject({ error: { code: 'approval_closed', details: { cause: 'displaced' } } });
+    expect(approvalOf(await service.decide(write('Git')))).toBeTypeOf('string');
+    const after = await service.approvals('demo', 'pending');
+    expect(after.filter((approval) => approval.requester.startsWith('made-up-'))).toHaveLength(98);
+    expect(after.map((approval) => approval.requester)).not.toContain('made-up-1');
+  });
 });
 
 describe('the requests of one requester', () => {

@@ -28,9 +28,14 @@ describe('after a burst, the next call gets its real decision at once', () => {
     // the burst's places (queue and sockets) answers the next call before its own deadline.
     let hang = true;
     const hung: ServerResponse[] = [];
+    let open = 0;
+    let mostOpen = 0;
     const fake = await startFakeHttp((_r, response, body) => {
-      if (hang) hung.push(response);
-      else sendJson(response, 200, cannedDecision(body as typeof query, true));
+      if (!hang) return sendJson(response, 200, cannedDecision(body as typeof query, true));
+      hung.push(response);
+      open += 1;
+      mostOpen = Math.max(mostOpen, open);
+      response.on('close', () => (open -= 1));
     });
     cleanups.push(fake.close);
     const client = new PdpClient({ baseUrl: fake.url, timeoutMs: 300, connections: 4 });
@@ -40,8 +45,11 @@ describe('after a burst, the next call gets its real decision at once', () => {
     expect(burst.value.every((decision) => !decision.allow && decision.reason === 'pdp_unavailable')).toBe(true);
     expect(new Set(burst.value.map((decision) => decision.message.replace(/^.*\(/, '')))).toEqual(new Set(['timeout after 300 ms)']));
     expect(burst.ms).toBeLessThan(300 + 1500);
-    // Only the requests that had a socket ever reached the service.
-    expect(fake.requests.length).toBeLessThanOrEqual(4 * 2);
+    // Never more requests on the wire than connections, and a call that timed out in the queue
+    // never goes out. Calls made late in the loop above (it takes tens of milliseconds on a busy
+    // machine) may still be in time when the first places free up, and those do go out.
+    expect(mostOpen).toBeLessThanOrEqual(4);
+    expect(fake.requests.length).toBeLessThanOrEqual(4 * 8);
 
     hang = false;
     const next = await timed(() => client.decide(query));

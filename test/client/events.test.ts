@@ -52,6 +52,31 @@ describe('PdpClient.watchEvents', () => {
     expect(fake.requests[0]?.headers.accept).toBe('text/event-stream');
   });
 
+  it('reads fields as the SSE standard says: one space after the colon, a CRLF split across chunks', async () => {
+    const policy = (revision: string) => `{"project":"demo","revision":"${revision}","status":"ok"}`;
+    const fake = await startFakeHttp((_r, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Only one space after the colon goes: these event types are " policy" and "\tpolicy".
+      response.write(`event:  policy\ndata: ${policy('two-spaces')}\n\n`);
+      response.write(`event:\tpolicy\ndata: ${policy('tab')}\n\n`);
+      response.write(`event:policy\ndata:${policy('no-space')}\n\n`);
+      // The CR of a CRLF ends one write and its LF starts the next: one line end, not a blank line.
+      response.write('event: policy\r');
+      setTimeout(() => {
+        response.write(`\ndata: ${policy('split-crlf')}\r\n\r\n`);
+        response.write('event: approval\ndata: {"project":"demo","id":"a1","status":"pending"}\n\n');
+      }, 50).unref();
+    });
+    cleanups.push(fake.close);
+    const client = new PdpClient({ baseUrl: fake.url });
+    cleanups.push(() => client.close());
+    const revisions: string[] = [];
+    let approvals = 0;
+    client.watchEvents({ onPolicy: (event) => revisions.push(event.revision), onApproval: () => (approvals += 1) });
+    await waitFor(() => approvals === 1, 'the approval event');
+    expect(revisions).toEqual(['no-space', 'split-crlf']);
+  });
+
   it('a refused stream is reported with its cause and retried; close() stops it for good', async () => {
     const fake = await startFakeHttp((_r, response) => {
       sendJson(response, 401, { error: { code: 'unauthorized', message: 'token' } });

@@ -43,7 +43,6 @@ export interface Harness {
 export const text = (locator: Locator): Promise<string> => locator.innerText();
 
 /** Registers the hooks of a browser suite and returns accessors valid inside its tests. */
-// The panel suites run with `retry: 1`: the panel redraws on live events, so a locator can hold a node a refresh just replaced (1 or 2 of ~120 browser tests per full run on 2 cores).
 export function useBrowserHarness(): Harness {
   let browser: Browser | undefined;
   let service: RunningService | undefined;

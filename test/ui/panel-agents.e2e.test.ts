@@ -16,7 +16,7 @@ const harness = useBrowserHarness();
 const TAB_TO_MEMORY_WRITE = 21;
 const TAB_TO_SAVE = 46;
 
-describe.skipIf(!browserTestsEnabled)('panel agents and keyboard (chromium, real service)', { timeout: 30_000, retry: 1 }, () => {
+describe.skipIf(!browserTestsEnabled)('panel agents and keyboard (chromium, real service)', { timeout: 30_000 }, () => {
   const { openPanel, target, toolBox } = harness;
   const page = (): Page => harness.page;
   const service = (): RunningService => harness.service;

@@ -16,7 +16,7 @@ const harness = useBrowserHarness();
 
 const DEV_FRONTEND = { agentId: 'DevFrontend', policy: { allowedTools: [...READ_TOOLS, 'idea_ticket_update_carnet'] } };
 
-describe.skipIf(!browserTestsEnabled)('panel conflicts and repair (chromium, real service)', { timeout: 30_000, retry: 1 }, () => {
+describe.skipIf(!browserTestsEnabled)('panel conflicts and repair (chromium, real service)', { timeout: 30_000 }, () => {
   const { openPanel, target, toolBox } = harness;
   const page = (): Page => harness.page;
   const service = (): RunningService => harness.service;

@@ -11,7 +11,7 @@ import type { RunningService } from './service.js';
 
 const harness = useBrowserHarness();
 
-describe.skipIf(!browserTestsEnabled)('panel feedback (chromium, real service)', { timeout: 30_000, retry: 1 }, () => {
+describe.skipIf(!browserTestsEnabled)('panel feedback (chromium, real service)', { timeout: 30_000 }, () => {
   const { openPanel, target, toolBox } = harness;
   const page = (): Page => harness.page;
   const service = (): RunningService => harness.service;

@@ -16,7 +16,7 @@ const harness = useBrowserHarness();
 const DEV_FRONTEND = { agentId: 'DevFrontend', policy: { allowedTools: [...READ_TOOLS, 'idea_ticket_update_carnet'] } };
 const GIT = { agentId: 'Git', policy: { allowedTools: ['idea_ticket_list'] } };
 
-describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, real service)', { timeout: 30_000, retry: 1 }, () => {
+describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, real service)', { timeout: 30_000 }, () => {
   const { openPanel, target, toolBox } = harness;
   const page = (): Page => harness.page;
   const service = (): RunningService => harness.service;
@@ -171,6 +171,25 @@ describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, 
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
     expect(await text(target('Git'))).toContain('Override');
     expect((await service().decide('demo', 'QA', 'idea_memory_write')).allow).toBe(true);
+  });
+
+  it('keeps the nodes and the focus through a live update elsewhere', async () => {
+    await openPanel();
+    await expect.poll(liveStatus, POLL).toBe('Suivi en direct');
+    await target('QA').click();
+    await page().getByRole('button', { name: 'Créer un override', exact: true }).click();
+    await memory().check();
+    const save = await page().getByRole('button', { name: 'Enregistrer' }).elementHandle();
+    const box = await memory().elementHandle();
+    if (save === null || box === null) throw new Error('no Enregistrer button or memory box');
+    await memory().focus();
+    const write = await service().admin('PUT', '/projects/demo/mcp-tool-permissions/agents/Git', { allowedTools: ['idea_ticket_list'] });
+    expect(write.status).toBe(200);
+    await expect.poll(() => text(target('Git')), POLL).toContain('Override');
+    // The same nodes are still in the page: a locator or a press taken before the update still holds.
+    expect(await save.evaluate((node) => node.isConnected)).toBe(true);
+    expect(await box.evaluate((node) => node.isConnected && node === document.activeElement)).toBe(true);
+    expect(await memory().isChecked()).toBe(true);
   });
 
   it('reconnects after the stream is cut and catches up with what changed meanwhile', async () => {

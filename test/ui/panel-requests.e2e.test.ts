@@ -15,7 +15,7 @@ import { READ_TOOLS } from '../support/tools.js';
 
 const harness = useBrowserHarness();
 
-describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real service)', { timeout: 30_000, retry: 1 }, () => {
+describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real service)', { timeout: 30_000 }, () => {
   const { openPanel, target, toolBox, askToggle, requestsButton } = harness;
   const page = (): Page => harness.page;
   const service = (): RunningService => harness.service;

@@ -11,7 +11,7 @@ import { ADMIN_TOKEN, type RunningService } from './service.js';
 const harness = useBrowserHarness();
 const STORAGE_KEY = 'idea-pdp.token';
 
-describe.skipIf(!browserTestsEnabled)('panel token (chromium, real service)', { timeout: 30_000, retry: 1 }, () => {
+describe.skipIf(!browserTestsEnabled)('panel token (chromium, real service)', { timeout: 30_000 }, () => {
   const page = (): Page => harness.page;
   const service = (): RunningService => harness.service;
   const stored = (): Promise<{ session: string | null; local: number }> =>

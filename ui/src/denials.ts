@@ -8,13 +8,13 @@ import { asApiError, type PermissionsApi } from './api.js';
 import { frenchError } from './errors-fr.js';
 import { DENIALS_LIMIT, type PanelState } from './state.js';
 import type { Store } from './store.js';
+import { SerialRead } from './serial-read.js';
 
 /** A denial shows up within 5 s; 12 small reads a minute is nothing for the service (a GET of a ring). */
 export const DENIALS_REFRESH_MS = 5000;
 
 export class Denials {
-  private reading: Promise<void> | null = null;
-  private readAgain = false;
+  private readonly reads = new SerialRead(() => this.read());
   private seenLoad = 0;
 
   constructor(
@@ -34,18 +34,7 @@ export class Denials {
   }
 
   refresh(): Promise<void> {
-    if (this.reading !== null) {
-      this.readAgain = true;
-      return this.reading;
-    }
-    this.reading = this.read().finally(() => {
-      this.reading = null;
-      if (this.readAgain) {
-        this.readAgain = false;
-        void this.refresh();
-      }
-    });
-    return this.reading;
+    return this.reads.run();
   }
 
   private async read(): Promise<void> {

@@ -1,8 +1,10 @@
 /**
  * A tiny DOM builder: the panel re-renders itself from its state on every change, so there is no
- * framework; {@link h} builds elements and {@link renderInto} swaps them in while keeping the focus
- * and the text typed in inputs (the user never notices the re-render).
+ * framework; {@link h} builds elements and {@link renderInto} morphs the page into them, so an
+ * element that is still there keeps its node, its focus and the text typed in it (the user never
+ * notices the re-render, and a pressed button is still the one released).
  */
+import morphdom from 'morphdom';
 
 export type Child = Node | string | number | false | null | undefined | readonly Child[];
 type AttrValue = string | number | boolean | null | undefined | ((event: Event) => void);
@@ -17,7 +19,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs |
   for (const [key, value] of Object.entries(attrs ?? {})) {
     if (value === undefined || value === null || value === false) continue;
     if (typeof value === 'function') {
-      element.addEventListener(key.slice(2).toLowerCase(), value);
+      listen(element, key.slice(2).toLowerCase(), value);
     } else if (PROPERTY_KEYS.has(key)) {
       (element as unknown as Record<string, unknown>)[key] = value;
       if (value === true) element.setAttribute(key, '');
@@ -39,23 +41,60 @@ function append(parent: Node, children: readonly Child[]): void {
 }
 
 /**
- * Replaces the content of `root` with `content`. The focused element and the values of text
- * inputs are carried over by `id`, so every focusable element the panel renders has a stable id.
+ * The handlers of each element, by event type: a morph keeps the old node and gives it the new
+ * render's handlers, and a DOM listener cannot be read back from a node to be moved over.
+ */
+const handlersOf = new WeakMap<EventTarget, Map<string, (event: Event) => void>>();
+
+/** The one listener per event type every element gets; it calls the element's current handler. */
+function dispatch(this: EventTarget, event: Event): void {
+  handlersOf.get(this)?.get(event.type)?.(event);
+}
+
+function listen(element: Element, type: string, handler: (event: Event) => void): void {
+  let handlers = handlersOf.get(element);
+  if (handlers === undefined) {
+    handlers = new Map();
+    handlersOf.set(element, handlers);
+  }
+  handlers.set(type, handler);
+  // Adding the same function twice is a no-op, so a kept node never calls a handler twice.
+  element.addEventListener(type, dispatch);
+}
+
+/** Gives the kept node `from` what the new render drew in `to` that a morph does not copy. */
+function carryOver(from: HTMLElement, to: HTMLElement): void {
+  const handlers = handlersOf.get(to);
+  if (handlers === undefined) handlersOf.delete(from);
+  else {
+    handlersOf.set(from, handlers);
+    for (const type of handlers.keys()) from.addEventListener(type, dispatch);
+  }
+  if (from instanceof HTMLInputElement && to instanceof HTMLInputElement) {
+    from.indeterminate = to.indeterminate;
+    // The panel never draws what is typed in a text field: the text stays while the field stays.
+    if ((to.type === 'text' || to.type === 'password') && to.value === '') to.value = from.value;
+  }
+}
+
+/**
+ * Morphs the content of `root` into `content`: elements are matched by `id` (every focusable
+ * element the panel renders has a stable one) or by place, kept nodes are updated in place, so
+ * the focus and a press in progress survive a re-render.
  */
 export function renderInto(root: HTMLElement, content: Child): void {
   const active = document.activeElement;
   const focusedId = active instanceof HTMLElement && root.contains(active) ? active.id : '';
-  const typed = new Map<string, string>();
-  for (const input of root.querySelectorAll<HTMLInputElement>('input[type="password"][id], input[type="text"][id]')) {
-    typed.set(input.id, input.value);
-  }
-  const fragment = document.createDocumentFragment();
-  append(fragment, [content]);
-  root.replaceChildren(fragment);
-  for (const [id, value] of typed) {
-    const input = document.getElementById(id);
-    if (input instanceof HTMLInputElement && input.value === '') input.value = value;
-  }
+  const next = root.cloneNode(false) as HTMLElement;
+  append(next, [content]);
+  morphdom(root, next, {
+    childrenOnly: true,
+    onBeforeElUpdated: (from, to) => {
+      carryOver(from, to);
+      return true;
+    },
+  });
+  // A kept node the morph had to move (a sibling before it went away) was blurred by the move.
   if (focusedId !== '') {
     const again = document.getElementById(focusedId);
     if (again !== null && again !== document.activeElement) again.focus({ preventScroll: true });

@@ -1,7 +1,8 @@
 /**
- * Holds the panel's re-renders while a pointer button or the space bar is down. The panel swaps
- * its whole tree on every render, and live events render at any moment: a render between the
- * press and the release would replace the pressed button, and the browser would drop the click.
+ * Holds the panel's re-renders while a pointer button or the space bar is down. Live events render
+ * at any moment, and a render may move or remove the pressed button (a morph moves a kept node
+ * when a sibling before it goes away): between the press and the release, the browser would drop
+ * the click.
  */
 
 /** A press longer than this (a drag that left the window) no longer holds anything back. */

@@ -12,13 +12,13 @@ import { GRANT_DURATIONS, answeredText, domKey } from './requests-model.js';
 import { agentName, canAnswer } from './selectors.js';
 import { openTokenForm, type PanelState } from './state.js';
 import type { Store } from './store.js';
+import { SerialRead } from './serial-read.js';
 
 /** Events of a burst are answered with one read. */
 const GATHER_MS = 40;
 
 export class Requests {
-  private reading: Promise<void> | null = null;
-  private readAgain = false;
+  private readonly reads = new SerialRead(() => this.read());
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   /** The load this controller last read the lists for. */
@@ -43,18 +43,7 @@ export class Requests {
 
   /** Reads the pending requests and the grants of the open project (one read at a time). */
   refresh(): Promise<void> {
-    if (this.reading !== null) {
-      this.readAgain = true;
-      return this.reading;
-    }
-    this.reading = this.read().finally(() => {
-      this.reading = null;
-      if (this.readAgain) {
-        this.readAgain = false;
-        void this.refresh();
-      }
-    });
-    return this.reading;
+    return this.reads.run();
   }
 
   private async read(): Promise<void> {
