@@ -257,9 +257,9 @@ describe('grants, expiry and limits', () => {
     await service.answer('demo', first?.id ?? '', { answer: 'deny' });
     expect(approvalOf(await service.decide(write('one-more')))).toBeTypeOf('string');
   });
-  it('keeps room for the agents the project declares: a full queue of made-up requesters gives way, oldest first', async () => {
+  it('keeps room for the agents the project declares: a full queue of made-up requesters gives way, oldest first', async (t) => {
     const declared = { agents: [{ id: 'QA' }, { id: 'Git' }] };
-    const service = await startService({ demo: { ...ASK_WRITE.demo, ...declared } });
+    const service = await buildApprovalsApp(t, { demo: { ...ASK_WRITE.demo, ...declared } });
     const queries = Array.from({ length: 100 }, (_, index) => write(`made-up-${index}`));
     await service.call('POST', '/decide/batch', { queries });
     expect(await service.approvals('demo', 'pending')).toHaveLength(100);
