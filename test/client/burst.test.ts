@@ -31,7 +31,10 @@ describe('after a burst, the next call gets its real decision at once', () => {
     let open = 0;
     let mostOpen = 0;
     const fake = await startFakeHttp((_r, response, body) => {
-      if (!hang) return sendJson(response, 200, cannedDecision(body as typeof query, true));
+      if (!hang) {
+        sendJson(response, 200, cannedDecision(body as typeof query, true));
+        return;
+      }
       hung.push(response);
       open += 1;
       mostOpen = Math.max(mostOpen, open);

@@ -8,6 +8,7 @@ import { readServerSentEvents, type ServerSentEvent } from '../../client/server-
 
 async function read(chunks: readonly string[], maxEventChars = 1024): Promise<{ events: ServerSentEvent[]; stopped: string | undefined }> {
   const events: ServerSentEvent[] = [];
+  // eslint-disable-next-line @typescript-eslint/require-await -- a fake response body: the reader takes an async iterable; these chunks are in memory
   async function* body(): AsyncGenerator<Uint8Array> {
     for (const chunk of chunks) yield Buffer.from(chunk, 'utf8');
   }
