@@ -146,6 +146,25 @@ describe('a symlinked .ideai folder', () => {
     });
   });
 
+  it('to a folder directly in the project, that folder replaced again and again: each replacement heard', async () => {
+    const { projects, root } = await projectsWith(async (project) => {
+      await mkdir(path.join(project, 'ideai-config'));
+      await writeFile(path.join(project, 'ideai-config', POLICY_FILE), GRANT);
+      await symlink('ideai-config', path.join(project, '.ideai'));
+    });
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(memoryWrite(registry)).toMatchObject({ allow: true });
+    for (let trial = 0; trial < 16; trial++) {
+      const granted = trial % 2 === 1;
+      const next = path.join(root, `next-${String(trial)}`);
+      await mkdir(next);
+      await writeFile(path.join(next, POLICY_FILE), granted ? GRANT : REVOKE);
+      await rename(path.join(root, 'ideai-config'), path.join(root, `old-${String(trial)}`));
+      await rename(next, path.join(root, 'ideai-config'));
+      await timeUntil(() => memoryWrite(registry).allow === granted, `replacement ${String(trial)} heard`, 2_000);
+    }
+  });
+
   it('to a folder deeper in the project is refused (its parents are not watched)', async () => {
     const { projects } = await projectsWith(async (project) => {
       await mkdir(path.join(project, 'config', 'ideai'), { recursive: true });

@@ -212,7 +212,8 @@ class FolderWatcher implements Watcher {
   private onProjectEvent(root: string, name: string | null): void {
     if (this.closed) return;
     if (name === path.basename(root)) this.refreshProject(root);
-    if (name !== null && name !== '.ideai') return;
+    // A symlinked `.ideai` leads to a folder of the project: that folder replaced is an event under its own name.
+    if (name !== null && name !== '.ideai' && !this.isIdeaiLinkTarget(root, name)) return;
     this.projects.get(root)?.ideai.refresh();
     this.projects.get(root)?.policy.refresh();
     this.handlers.onProject(root);
@@ -234,6 +235,15 @@ class FolderWatcher implements Watcher {
       return readlinkSync(path.join(root, '.ideai', POLICY_FILE));
     } catch {
       return undefined;
+    }
+  }
+
+  /** Whether `.ideai` is a symlink to the entry `name` of the project folder (what file-read.ts accepts). */
+  private isIdeaiLinkTarget(root: string, name: string): boolean {
+    try {
+      return path.resolve(root, readlinkSync(path.join(root, '.ideai'))) === path.join(root, name);
+    } catch {
+      return false;
     }
   }
 
