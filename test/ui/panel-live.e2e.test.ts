@@ -163,10 +163,16 @@ describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, 
     const save = await button.boundingBox();
     if (save === null) throw new Error('no Enregistrer button');
     await page().mouse.move(save.x + save.width / 2, save.y + save.height / 2);
+    const reloaded = page().waitForResponse(
+      (response) =>
+        response.request().method() === 'GET' && new URL(response.url()).pathname.endsWith('/projects/demo/mcp-tool-permissions'),
+    );
     await page().mouse.down();
     const write = await service().admin('PUT', '/projects/demo/mcp-tool-permissions/agents/Git', { allowedTools: ['idea_ticket_list'] });
     expect(write.status).toBe(200);
-    await page().waitForTimeout(400); // the event arrives and the reload completes meanwhile
+    // The event arrived and the page read the new view while the button is held down.
+    await (await reloaded).finished();
+    await page().waitForTimeout(100); // the page takes the answer in (a few ms); a release before that would save on the old revision
     await page().mouse.up();
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
     expect(await text(target('Git'))).toContain('Override');
