@@ -258,6 +258,8 @@ class Ring {
 
 export class RecentDecisions {
   private readonly rings = new Map<string, Ring>();
+  /** Where the next bounded {@link takeDirty} starts looking. */
+  private dirtyCursor = 0;
 
   /** `idPrefix`: the prefix of the decision ids the caller makes with {@link decisionIdOf}. */
   constructor(
@@ -296,13 +298,20 @@ export class RecentDecisions {
     return [...this.rings.keys()];
   }
 
-  /** The projects recorded since their last {@link snapshot}, each snapshot taken (and the ring marked clean). */
-  takeDirty(): { project: string; snapshot: RingSnapshot }[] {
+  /**
+   * At most `limit` of the projects recorded since their last snapshot, each snapshot taken (and
+   * the ring marked clean); each call starts after the last project taken, so none waits forever.
+   */
+  takeDirty(limit = Infinity): { project: string; snapshot: RingSnapshot }[] {
     const out: { project: string; snapshot: RingSnapshot }[] = [];
-    for (const [project, ring] of this.rings) {
+    const rings = [...this.rings];
+    for (let step = 0; step < rings.length && out.length < limit; step++) {
+      const index = (this.dirtyCursor + step) % rings.length;
+      const [project, ring] = rings[index] as [string, Ring];
       if (!ring.dirty) continue;
       ring.dirty = false;
       out.push({ project, snapshot: ring.snapshot() });
+      if (out.length === limit) this.dirtyCursor = index + 1;
     }
     return out;
   }

@@ -4,6 +4,32 @@ import { DECISION_REASONS, POLICY_SOURCES, type RecentDecision } from '../../sch
 import { RecentDecisions, decisionIdOf, type RecordedDecision } from '../../server/decisions/recent-decisions.js';
 
 describe('recent decisions ring', () => {
+  it('hands its dirty rings out at most `limit` at a time, in turn, so every project is saved', () => {
+    const rings = new RecentDecisions('p', 10);
+    const decision = (sequence: number): RecordedDecision => ({
+      sequence,
+      requester: 'QA',
+      tool: 'idea_memory_write',
+      allow: false,
+      reason: 'not_in_allowlist',
+      source: 'project-default',
+    });
+    for (let project = 0; project < 100; project++) rings.record(`p${String(project)}`, decision(project + 1));
+    const taken: string[] = [];
+    for (let flush = 0; flush < 4; flush++) {
+      const batch = rings.takeDirty(32);
+      expect(batch.length).toBe(flush < 3 ? 32 : 4);
+      taken.push(...batch.map((entry) => entry.project));
+    }
+    expect(new Set(taken).size).toBe(100);
+    expect(rings.takeDirty(32)).toEqual([]);
+    // The turn goes on from the last project taken (p95), whatever order the projects decide in.
+    rings.record('p0', decision(101));
+    rings.record('p99', decision(102));
+    expect(rings.takeDirty(1).map((entry) => entry.project)).toEqual(['p99']);
+    expect(rings.takeDirty(1).map((entry) => entry.project)).toEqual(['p0']);
+  });
+
   it('keeps the last entries, newest first, with the right names after many distinct requesters', () => {
     const ring = new RecentDecisions('p', 100);
     for (let sequence = 1; sequence <= 5000; sequence++) {
