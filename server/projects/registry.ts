@@ -56,6 +56,8 @@ type EntryKind = 'folder' | 'absent' | 'unknown';
 
 export class ProjectRegistry {
   private readonly projects = new Map<string, Project>();
+  /** Folders being added (watched, not yet served), and whether a change was heard in one meanwhile. */
+  private readonly adding = new Map<string, boolean>();
   /** The identity of each project's folder when last checked (undefined: none there). */
   private readonly folders = new Map<string, string | undefined>();
   private readonly explicit: ReadonlyMap<string, string>;
@@ -237,6 +239,8 @@ export class ProjectRegistry {
   }
 
   private reloadFolder(root: string): void {
+    // Heard while the project is read for the first time: it is read again once it is served.
+    if (this.adding.has(root)) this.adding.set(root, true);
     for (const project of this.projects.values()) {
       if (project.root === root) void this.checkFolder(project).then(() => project.reload());
     }
@@ -257,12 +261,21 @@ export class ProjectRegistry {
 
   private async add(id: string, root: string): Promise<void> {
     if (this.projects.has(id) || this.closed) return;
-    // Watched before it is read: a change made while it is read is heard.
+    // Watched before it is read: a change made while it is read is heard, and read again once it is served.
+    this.adding.set(root, false);
     this.watcher?.addProject(root);
-    const folder = await folderIdentity(root);
-    const project = await Project.open(id, root, (change) => {
-      this.changed(project, change);
-    });
+    let project: Project;
+    let folder: string | undefined;
+    let heardMeanwhile = false;
+    try {
+      folder = await folderIdentity(root);
+      project = await Project.open(id, root, (change) => {
+        this.changed(project, change);
+      });
+    } finally {
+      heardMeanwhile = this.adding.get(root) === true;
+      this.adding.delete(root);
+    }
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may have run during the await
     if (this.projects.has(id) || this.closed) {
       this.watcher?.removeProject(root);
@@ -273,6 +286,7 @@ export class ProjectRegistry {
     this.folders.set(id, folder);
     this.options.logger.info({ project: id, status: project.state.policy.status }, 'project loaded');
     this.tell(id, 'added', project.state);
+    if (heardMeanwhile) this.reloadFolder(root);
   }
 
   private changed(project: Project, change: Exclude<ProjectChange, 'unchanged'>): void {

@@ -137,6 +137,22 @@ describe('§4 hot reload through the watcher', () => {
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
   });
 
+  it('hears a policy written while a new project is being read for the first time', async (t) => {
+    const server = await startTestServer(t, { demo: {} }, WATCHER_ONLY);
+    const base = server.baseUrl;
+    const ids = Array.from({ length: 40 }, (_, index) => `fresh-${String(index)}`);
+    // Each folder appears with a grant, then is revoked at once: the revocation lands while the project is read.
+    await Promise.all(
+      ids.map(async (id) => {
+        await writeProject(server.root, id, { policy: grant });
+        await writeFile(path.join(server.root, id, '.ideai', 'mcp-tool-permissions.json'), withdraw);
+      }),
+    );
+    for (const id of ids) {
+      await until(base, { ...writeQuery, project: id }, (d) => d.reason === 'not_in_allowlist', `revocation of ${id} heard`);
+    }
+  });
+
   it('adds and removes projects as folders appear and disappear under the projects root', async (t) => {
     const server = await startTestServer(t, { demo: {} }, WATCHER_ONLY);
     const base = server.baseUrl;
