@@ -172,7 +172,8 @@ describe.skipIf(!browserTestsEnabled)('live updates from GET /events (chromium, 
     expect(write.status).toBe(200);
     // The event arrived and the page read the new view while the button is held down.
     await (await reloaded).finished();
-    await page().waitForTimeout(100); // the page takes the answer in (a few ms); a release before that would save on the old revision
+    // A hesitant user (or a loaded machine) holds the press for seconds: the redraw still waits.
+    await page().waitForTimeout(2000);
     await page().mouse.up();
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
     expect(await text(target('Git'))).toContain('Override');

@@ -142,7 +142,7 @@ const actions: Actions = {
   refreshDenials: () => void denials.refresh(),
 };
 
-const pressHold = new PressHold(document);
+const pressHold = new PressHold(document, window);
 let scheduled = false;
 /** Coalesces the several state changes of one action into one render (held back during a press). */
 function scheduleRender(): void {

@@ -5,19 +5,23 @@
  * the click.
  */
 
-/** A press longer than this (a drag that left the window) no longer holds anything back. */
-const MAX_HOLD_MS = 1500;
+/**
+ * A safety net for a release the page never hears: a slow user or a loaded machine holds a press
+ * for seconds (CI held one past 1.5 s and the click was lost), so only a press this long is dropped.
+ */
+const MAX_HOLD_MS = 10_000;
 
 export class PressHold {
   private pressed = false;
   private held: (() => void) | null = null;
   private limit: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(target: Pick<Document, 'addEventListener'>) {
+  constructor(target: Pick<Document, 'addEventListener'>, window?: Pick<Window, 'addEventListener'>) {
     target.addEventListener(
       'pointerdown',
-      () => {
-        this.press();
+      (event) => {
+        // Only the primary button clicks; a context menu swallows the release of the others.
+        if (event.button === 0) this.press();
       },
       true,
     );
@@ -49,6 +53,19 @@ export class PressHold {
       },
       true,
     );
+    // A press that ends without a release the page hears: a context menu, a drag, another window.
+    for (const name of ['contextmenu', 'dragstart'] as const) {
+      target.addEventListener(
+        name,
+        () => {
+          this.releaseSoon();
+        },
+        true,
+      );
+    }
+    window?.addEventListener('blur', () => {
+      this.releaseSoon();
+    });
     // Bubbling, so after the clicked control's own handler: its render then happens within the click.
     target.addEventListener('click', () => {
       this.release();
