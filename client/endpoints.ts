@@ -3,12 +3,13 @@
  * `:params` as docs/api.md writes it, and the check of a successful answer's body, compiled once per
  * process (well under a microsecond an answer). `PdpClient` sends them all through one path.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import {
   CatalogResponseSchema,
   DecisionSchema,
   EffectivePolicySchema,
+  EphemeralDeletedSchema,
   EphemeralPoliciesResponseSchema,
   EphemeralPolicySchema,
   PermissionsViewSchema,
@@ -65,7 +66,7 @@ export const ENDPOINTS = {
   recentDecisions: endpoint('GET', '/projects/:project/decisions', RecentDecisionsResponseSchema),
   listEphemeral: endpoint('GET', '/projects/:project/ephemeral-policies', EphemeralPoliciesResponseSchema),
   putEphemeral: endpoint('PUT', '/projects/:project/ephemeral-policies/:requester', EphemeralPolicySchema),
-  deleteEphemeral: endpoint('DELETE', '/projects/:project/ephemeral-policies/:requester', Type.Unknown()),
+  deleteEphemeral: endpoint('DELETE', '/projects/:project/ephemeral-policies/:requester', EphemeralDeletedSchema),
   listApprovals: endpoint('GET', '/projects/:project/approvals', ApprovalsResponseSchema),
   getApproval: endpoint('GET', '/projects/:project/approvals/:id', ApprovalSchema),
   answerApproval: endpoint('POST', '/projects/:project/approvals/:id', ApprovalAnswerResponseSchema),

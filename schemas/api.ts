@@ -291,6 +291,9 @@ export const EphemeralPolicySchema = Type.Object({
 export type EphemeralPolicy = Static<typeof EphemeralPolicySchema>;
 export const EphemeralPoliciesResponseSchema = Type.Object({ policies: Type.Array(EphemeralPolicySchema) });
 export type EphemeralPoliciesResponse = Static<typeof EphemeralPoliciesResponseSchema>;
+/** The answer of `DELETE …/ephemeral-policies/:requester` (idempotent: `true` whether or not one existed). */
+export const EphemeralDeletedSchema = Type.Object({ deleted: Type.Literal(true) }, { additionalProperties: false });
+export type EphemeralDeleted = Static<typeof EphemeralDeletedSchema>;
 
 // ---------------------------------------------------------------- health
 

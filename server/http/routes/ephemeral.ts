@@ -1,6 +1,6 @@
 /** Ephemeral ticket-assistant policies (docs/api.md §6). */
-import { Type } from '@sinclair/typebox';
 import {
+  EphemeralDeletedSchema,
   EphemeralPoliciesResponseSchema,
   EphemeralPolicyBodySchema,
   EphemeralPolicySchema,
@@ -51,12 +51,12 @@ export async function ephemeralRoutes(app: TypedApp, { permissions }: { permissi
         tags: ['ephemeral'],
         summary: 'Remove an ephemeral policy (idempotent): the requester is back to read-only',
         params: RequesterParamsSchema,
-        response: { 200: Type.Object({ deleted: Type.Boolean() }), ...errors(400, 401, 404) },
+        response: { 200: EphemeralDeletedSchema, ...errors(400, 401, 404) },
       },
     },
     async (request) => {
       permissions.deleteEphemeral(request.params.project, request.params.requester);
-      return { deleted: true };
+      return { deleted: true } as const;
     },
   );
 }
