@@ -20,15 +20,20 @@ describe.skipIf(!browserTestsEnabled)('panel feedback (chromium, real service)',
     await openPanel();
     await target('DevFrontend').click();
     await toolBox('Créer un skill', 'idea_create_skill').check(); // the last group: the page is scrolled down
+    // The user reads the preview line of the save bar, then saves: its going away moves nothing.
+    await expect.poll(() => page().locator('#draft-preview').count(), POLL).toBe(1);
     const save = page().getByRole('button', { name: 'Enregistrer' });
     await save.scrollIntoViewIfNeeded();
     const scrollBefore = await page().evaluate(() => window.scrollY);
     expect(scrollBefore).toBeGreaterThan(100);
     await save.focus();
+    const saveTop = (): Promise<number> => save.evaluate((element) => element.getBoundingClientRect().top);
+    const saveTopBefore = await saveTop();
     await page().keyboard.press('Enter');
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
     expect(await harness.focusedId()).toBe('save');
     expect(Math.abs((await page().evaluate(() => window.scrollY)) - scrollBefore)).toBeLessThanOrEqual(2);
+    expect(Math.abs((await saveTop()) - saveTopBefore)).toBeLessThanOrEqual(2); // still under the pointer
     const seen = await page()
       .locator('#saved-status')
       .evaluate((element) => {
