@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { remainingText } from '../../ui/src/countdown.js';
 import { approvalEventOf, eventsNeedReload, policyEventOf, type ShownPolicy } from '../../ui/src/live-sync.js';
-import { GRANT_DURATIONS, answeredText } from '../../ui/src/requests-model.js';
+import { GRANT_DURATIONS, answeredText, closedText } from '../../ui/src/requests-model.js';
+import type { Approval } from '../../schemas/approvals.js';
 import { LiveStream, type LiveState } from '../../ui/src/live-stream.js';
 import { MAX_SSE_LINE, SseParser, type SseMessage } from '../../ui/src/sse.js';
 import { defined } from '../support/typed.js';
@@ -253,5 +254,34 @@ describe('approvals in the panel: events, remaining times, answers in French', (
     expect(answeredText('QA', 'idea_memory_write', 'always')).toContain('ajouté aux tools autorisés de QA');
     expect(answeredText('QA', 'idea_memory_write', 'deny')).toBe('Demande de QA pour idea_memory_write refusée.');
     expect(GRANT_DURATIONS.map((duration) => duration.seconds)).toEqual([900, 3600, 28_800]);
+  });
+
+  it('says how a request closed without this page', () => {
+    const base: Approval = {
+      id: 'a1',
+      requester: 'QA',
+      tool: 'idea_memory_write',
+      status: 'approved',
+      createdAt: '2026-12-01T10:00:00.000Z',
+      expiresAt: '2026-12-01T10:05:00.000Z',
+    };
+    const said = (change: Partial<Approval>): string => closedText('QA', { ...base, ...change });
+    expect(said({ answer: 'once', answeredBy: 'approver', via: 'elicitation' })).toBe(
+      'Demande de QA pour idea_memory_write autorisée une fois dans la fenêtre de l\u2019agent.',
+    );
+    expect(said({ answer: 'for', answeredBy: 'approver' })).toBe(
+      'Demande de QA pour idea_memory_write autorisée pour un temps (voir les accords temporaires) avec le jeton d\u2019approbation.',
+    );
+    expect(said({ answer: 'always', answeredBy: 'admin' })).toBe(
+      'Demande de QA pour idea_memory_write autorisée pour toujours ailleurs (un autre onglet ou l\u2019API).',
+    );
+    expect(said({ status: 'denied', answer: 'deny', answeredBy: 'admin' })).toBe(
+      'Demande de QA pour idea_memory_write refusée ailleurs (un autre onglet ou l\u2019API).',
+    );
+    expect(said({ status: 'expired' })).toBe('Demande de QA pour idea_memory_write expirée sans réponse.');
+    expect(said({ status: 'expired', details: { cause: 'policy_changed' } })).toBe(
+      'Demande de QA pour idea_memory_write fermée : ce tool n\u2019est plus « Sur demande » pour QA.',
+    );
+    expect(said({ status: 'expired', details: { cause: 'displaced' } })).toContain('fait place à un agent déclaré');
   });
 });

@@ -204,4 +204,36 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
     expect(posts).toEqual([]);
     expect(await service().decide('demo', 'DevFrontend', 'idea_memory_write')).toMatchObject({ reason: 'approval_required' });
   });
+
+  it('says why a request beside the editor closed without this page: answered in the agent\u2019s window, or its tool left ask', async () => {
+    await askFor('Architect', ['idea_run_in_background', 'idea_launch_agent']);
+    await openPanel();
+    await target('Architect').click();
+    const notice = page().locator('#requests-notice');
+    const asked = await service().decide('demo', 'Architect', 'idea_run_in_background');
+    const id = (asked as { approval?: { id: string } }).approval?.id ?? '';
+    await expect.poll(() => request('Architect', 'idea_run_in_background').count(), POLL).toBe(1);
+
+    // The user answered in their MCP host's form (the guard posts it with `via`).
+    const answered = await service().admin('POST', `/projects/demo/approvals/${encodeURIComponent(id)}`, {
+      answer: 'once',
+      via: 'elicitation',
+    });
+    expect(answered.status).toBe(200);
+    await expect
+      .poll(() => text(notice), POLL)
+      .toBe('Demande de Architect pour idea_run_in_background autorisée une fois dans la fenêtre de l\u2019agent.');
+    expect(await request('Architect', 'idea_run_in_background').count()).toBe(0);
+    expect(await notice.getAttribute('class')).not.toContain('status-refusal');
+
+    // Someone takes the tool off ask: its pending request closes (policy_changed) and the page says so.
+    await service().decide('demo', 'Architect', 'idea_launch_agent');
+    await expect.poll(() => request('Architect', 'idea_launch_agent').count(), POLL).toBe(1);
+    await askFor('Architect', ['idea_run_in_background']);
+    await expect
+      .poll(() => text(notice), POLL)
+      .toBe('Demande de Architect pour idea_launch_agent fermée : ce tool n\u2019est plus « Sur demande » pour Architect.');
+    expect(await request('Architect', 'idea_launch_agent').count()).toBe(0);
+    expect(await page().getByRole('alert').count()).toBe(0);
+  });
 });

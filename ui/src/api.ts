@@ -3,7 +3,14 @@
  * token (admin, or decide token for read-only use) is sent on every request when the user gave one.
  */
 import type { CatalogResponse, PermissionsView, ProjectsResponse, RecentDecisionsResponse } from '../../schemas/api.js';
-import type { ApprovalAnswer, ApprovalAnswerResponse, ApprovalsResponse, Grant, GrantsResponse } from '../../schemas/approvals.js';
+import type {
+  Approval,
+  ApprovalAnswer,
+  ApprovalAnswerResponse,
+  ApprovalsResponse,
+  Grant,
+  GrantsResponse,
+} from '../../schemas/approvals.js';
 import type { PreviewResponse } from '../../schemas/policy-as-code.js';
 import type { PolicyDocument } from '../../schemas/policy.js';
 import type { WriteLists } from './model.js';
@@ -107,6 +114,11 @@ export class PermissionsApi {
   /** The pending approval requests of a project (docs/api.md §11). */
   approvals(project: string): Promise<ApprovalsResponse> {
     return this.json<ApprovalsResponse>('GET', `${this.projectPath(project)}/approvals?status=pending`);
+  }
+
+  /** One approval request, pending or closed: how it ended. */
+  approval(project: string, id: string): Promise<Approval> {
+    return this.json<Approval>('GET', `${this.projectPath(project)}/approvals/${encodeURIComponent(id)}`);
   }
 
   /** Answers a request (admin token only): `once`, `for` (with `ttlSeconds`), `always` or `deny`. */

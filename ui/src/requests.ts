@@ -8,7 +8,7 @@ import type { Approval, ApprovalAnswer } from '../../schemas/approvals.js';
 import { asApiError, type PermissionsApi } from './api.js';
 import { frenchError } from './errors-fr.js';
 import type { Navigation } from './navigation.js';
-import { GRANT_DURATIONS, answeredText, domKey } from './requests-model.js';
+import { GRANT_DURATIONS, answeredText, closedText, domKey } from './requests-model.js';
 import { agentName, canAnswer } from './selectors.js';
 import { openTokenForm, type PanelState } from './state.js';
 import type { Store } from './store.js';
@@ -16,6 +16,8 @@ import { SerialRead } from './serial-read.js';
 
 /** Events of a burst are answered with one read. */
 const GATHER_MS = 40;
+/** Closed requests said one by one; more are counted (a policy change can close a hundred at once). */
+const SAID_CLOSED = 3;
 
 export class Requests {
   private readonly reads = new SerialRead(() => this.read());
@@ -55,7 +57,10 @@ export class Requests {
       if (state.projectId !== project) return;
       const requests = state.requests;
       const pending = approvals.approvals.filter((entry) => entry.status === 'pending');
-      if (requests.loaded) this.announceNew(requests.pending, pending);
+      const still = new Set(pending.map((entry) => entry.id));
+      // The request this page is answering closes before its answer returns: the answer says it.
+      const gone = requests.loaded ? requests.pending.filter((entry) => !still.has(entry.id) && entry.id !== requests.busy) : [];
+      const announcedNew = requests.loaded && this.announceNew(requests.pending, pending);
       requests.pending = pending;
       requests.grants = grants.grants;
       requests.loaded = true;
@@ -63,6 +68,10 @@ export class Requests {
       requests.unsupported = false;
       requests.elsewhere.delete(project);
       if (requests.durationsFor !== null && !pending.some((entry) => entry.id === requests.durationsFor)) requests.durationsFor = null;
+      if (gone.length > 0) {
+        this.store.changed(); // the lists now, the reason once read
+        await this.announceClosed(project, gone, announcedNew);
+      }
     } catch (error) {
       if (state.projectId !== project) return;
       const failure = asApiError(error);
@@ -73,16 +82,42 @@ export class Requests {
     }
   }
 
-  private announceNew(before: readonly Approval[], after: readonly Approval[]): void {
+  /**
+   * Requests that left the pending list without this page answering them (its own answers leave
+   * the list before the read): says why, so a request does not just vanish under the user's eyes.
+   */
+  private async announceClosed(project: string, gone: readonly Approval[], announcedNew: boolean): Promise<void> {
+    const [first] = gone;
+    if (first === undefined) return;
+    // One read per closed request: a handful at a time, and only when one closed.
+    const looked = await Promise.all(gone.slice(0, SAID_CLOSED).map((entry) => this.api.approval(project, entry.id).catch(() => null)));
+    if (this.state.projectId !== project) return;
+    const texts = gone.slice(0, SAID_CLOSED).map((entry, index) => {
+      const agent = agentName(this.state, entry.requester);
+      const closed = looked[index];
+      return closed === null || closed === undefined || closed.status === 'pending'
+        ? `Demande de ${agent} pour ${entry.tool} plus en attente.`
+        : closedText(agent, closed);
+    });
+    if (gone.length > SAID_CLOSED) texts.push(`Et ${gone.length - SAID_CLOSED} autres demandes fermées.`);
+    const text = texts.join(' ');
+    this.state.requests.notice = { text, refusal: looked.some((entry) => entry?.status === 'denied'), requester: first.requester };
+    // A new request, said just before, matters more to a screen reader than a closed one.
+    if (!announcedNew) this.state.announcement = text;
+  }
+
+  /** Says the requests that appeared; false when none did. */
+  private announceNew(before: readonly Approval[], after: readonly Approval[]): boolean {
     const known = new Set(before.map((entry) => entry.id));
     const fresh = after.filter((entry) => !known.has(entry.id));
     const [first] = fresh;
-    if (first === undefined) return;
+    if (first === undefined) return false;
     const where = this.state.requestsOpen ? '' : ' (bouton Demandes)';
     this.state.announcement =
       fresh.length === 1
         ? `Nouvelle demande : ${agentName(this.state, first.requester)} veut appeler ${first.tool}${where}.`
         : `${fresh.length} nouvelles demandes d\u2019approbation${where}.`;
+    return true;
   }
 
   /** An `approval` event: the open project's lists are read again; another project's are counted. */
