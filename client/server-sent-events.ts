@@ -1,10 +1,8 @@
 /**
- * The client's one reader of `text/event-stream` bodies, as the HTML standard's "event stream
- * interpretation" says: lines end with CRLF, LF or CR; a line starting with ":" is a comment;
- * `field: value` loses exactly one space after the colon (a second space or a tab is part of the
- * value); `data` lines are joined with LF; a blank line dispatches the event, unless it has no data.
- * `id` and `retry` are read and ignored: the consumers reconnect on their own schedule.
+ * The client's reader of `text/event-stream` bodies: undici's byte chunks decoded and fed to the
+ * parser the panel uses too (schemas/server-sent-events.ts).
  */
+import { SseParser } from '../schemas/server-sent-events.js';
 
 /** One dispatched event: its type (`message` when none was given) and its data. */
 export interface ServerSentEvent {
@@ -23,36 +21,17 @@ export async function readServerSentEvents(
   maxEventChars: number,
 ): Promise<string | undefined> {
   const decoder = new TextDecoder(); // strips a leading byte order mark, as the standard asks
-  let pending = '';
-  let type = '';
-  let data: string[] = [];
-  let size = 0;
+  const parser = new SseParser();
+  const tooLarge = `an event larger than ${describeChars(maxEventChars)}`;
   for await (const chunk of body) {
-    const text = pending + decoder.decode(chunk, { stream: true });
-    // A final CR may be the first half of a CRLF: keep it until the next chunk says.
-    const end = text.endsWith('\r') ? text.length - 1 : text.length;
-    const lines = text.slice(0, end).split(/\r\n|\r|\n/);
-    pending = (lines.pop() ?? '') + text.slice(end);
-    for (const line of lines) {
-      if (line === '') {
-        if (data.length > 0) onEvent({ type: type === '' ? 'message' : type, data: data.join('\n') });
-        type = '';
-        data = [];
-        size = 0;
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      let value = colon < 0 ? '' : line.slice(colon + 1);
-      if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'event') type = value;
-      else if (field === 'data') {
-        data.push(value);
-        size += value.length + 1;
-      }
+    let messages;
+    try {
+      messages = parser.push(decoder.decode(chunk, { stream: true }));
+    } catch {
+      return tooLarge; // a line past the parser's own bound
     }
-    if (size + pending.length > maxEventChars) return `an event larger than ${describeChars(maxEventChars)}`;
+    for (const { event, data } of messages) onEvent({ type: event, data });
+    if (parser.pendingChars > maxEventChars) return tooLarge;
   }
   return undefined;
 }

@@ -12,7 +12,7 @@ import { approvalEventOf, eventsNeedReload, policyEventOf, type ShownPolicy } fr
 import { GRANT_DURATIONS, answeredText, closedText } from '../../ui/src/requests-model.js';
 import type { Approval } from '../../schemas/approvals.js';
 import { LiveStream, type LiveState } from '../../ui/src/live-stream.js';
-import { MAX_SSE_LINE, SseParser, type SseMessage } from '../../ui/src/sse.js';
+import { MAX_SSE_LINE, SseParser, type SseMessage } from '../../schemas/server-sent-events.js';
 import { defined } from '../support/typed.js';
 import { elapse, waitFor } from '../support/wait.js';
 

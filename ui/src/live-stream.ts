@@ -3,7 +3,7 @@
  * (EventSource cannot send it), a stream reader fed to {@link SseParser}, and reconnection with
  * backoff. Every connection starts with the whole state, so a reconnection is also a resync.
  */
-import { SseParser, type SseMessage } from './sse.js';
+import { SseParser, type SseMessage } from '../../schemas/server-sent-events.js';
 
 /** What the panel shows of the stream. */
 export type LiveState = 'connecting' | 'open' | 'retrying' | 'refused' | 'stopped';

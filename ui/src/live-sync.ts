@@ -8,7 +8,7 @@
  */
 import type { ApprovalEvent, PolicyEvent } from '../../schemas/events.js';
 import { LiveStream, type LiveState } from './live-stream.js';
-import type { SseMessage } from './sse.js';
+import type { SseMessage } from '../../schemas/server-sent-events.js';
 import type { Store } from './store.js';
 
 /** Events of a burst arrive within a few milliseconds; one reload answers all of them. */

@@ -1,7 +1,11 @@
 /**
- * A Server-Sent Events parser (the `text/event-stream` format of the HTML standard) for the
- * panel's live stream: `EventSource` cannot send the token's `Authorization` header, so the panel
- * reads the stream with `fetch()` and feeds the decoded text here, chunk by chunk.
+ * The one Server-Sent Events parser (the `text/event-stream` format of the HTML standard) of the
+ * panel's live stream and of the client package's `GET /events` reader: both read the stream
+ * with `fetch()` or undici (`EventSource` cannot send the token's `Authorization` header) and feed
+ * the decoded text here, chunk by chunk. Lines end with CRLF, LF or CR (a CRLF split across two
+ * chunks is one break); a line starting with ":" is a comment; `field: value` loses exactly one
+ * space after the colon; `data` lines are joined with LF; a blank line dispatches the event,
+ * unless it has no data.
  */
 
 export interface SseMessage {
@@ -20,6 +24,13 @@ export class SseParser {
   private skipLineFeed = false;
   private event = '';
   private data: string[] = [];
+  /** The characters of the `data` lines of the event being read, one line break each. */
+  private dataChars = 0;
+
+  /** What the parser holds of the event not yet dispatched (its data and its unfinished line). */
+  get pendingChars(): number {
+    return this.dataChars + this.buffer.length;
+  }
 
   /** Parses one chunk of decoded text; returns the frames it completed, in order. */
   push(chunk: string): SseMessage[] {
@@ -53,6 +64,7 @@ export class SseParser {
       if (this.data.length > 0) messages.push({ event: this.event === '' ? 'message' : this.event, data: this.data.join('\n') });
       this.event = '';
       this.data = [];
+      this.dataChars = 0;
       return;
     }
     if (line.startsWith(':')) return; // a comment (`: ping`)
@@ -61,7 +73,10 @@ export class SseParser {
     let value = colon < 0 ? '' : line.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'event') this.event = value;
-    else if (field === 'data') this.data.push(value);
+    else if (field === 'data') {
+      this.data.push(value);
+      this.dataChars += value.length + 1;
+    }
     // `id` and `retry` are not used: the service resends the whole state on every connection.
   }
 }
