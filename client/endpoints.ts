@@ -7,6 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import {
   CatalogResponseSchema,
+  DecideBatchResponseSchema,
   DecisionSchema,
   EffectivePolicySchema,
   EphemeralDeletedSchema,
@@ -52,7 +53,7 @@ const permissions = '/projects/:project/mcp-tool-permissions';
 export const ENDPOINTS = {
   // A decision answer is read by answers.ts: one about another call is denied, never trusted.
   decide: endpoint('POST', '/decide', DecisionSchema, true),
-  decideBatch: endpoint('POST', '/decide/batch', DecisionSchema, true),
+  decideBatch: endpoint('POST', '/decide/batch', DecideBatchResponseSchema, true),
   catalog: endpoint('GET', '/catalog', CatalogResponseSchema),
   listProjects: endpoint('GET', '/projects', ProjectsResponseSchema),
   getPermissions: endpoint('GET', permissions, PermissionsViewSchema),

@@ -6,6 +6,7 @@
  */
 import { Pool } from 'undici';
 import { describeTransportError } from './causes.js';
+import type { Method } from './endpoints.js';
 
 /** The whole exchange (wait for a connection, connect, send, headers, body) failed; `message` is the cause. */
 export class TransportFailure extends Error {
@@ -13,7 +14,7 @@ export class TransportFailure extends Error {
 }
 
 /** A failure without a stack: it is only ever a cause in a message, and a burst makes thousands. */
-export function transportFailure(cause: string): TransportFailure {
+function transportFailure(cause: string): TransportFailure {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
@@ -30,7 +31,7 @@ export interface Exchange {
 }
 
 export interface ExchangeRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: Method;
   path: string;
   headers: Record<string, string>;
   body?: string | undefined;
