@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, call, decide, decideBatch, errorCode, suiteScope, type TestApp } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
-import { ALL_TOOLS, READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
+import { ALL_TOOLS, ISSUE_SCOPED_TOOLS, READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 
 describe('§5 POST /decide validation', () => {
   const suite = suiteScope();
@@ -178,16 +178,7 @@ describe('§5 GET /catalog', () => {
       issueScoped: false,
     });
     const issueScoped = body.tools.filter((t) => t.issueScoped).map((t) => t.name);
-    expect(issueScoped).toEqual([
-      'idea_ticket_read',
-      'idea_ticket_read_carnet',
-      'idea_ticket_update',
-      'idea_ticket_update_status',
-      'idea_ticket_update_priority',
-      'idea_ticket_update_carnet',
-      'idea_ticket_link',
-      'idea_ticket_unlink',
-    ]);
+    expect(issueScoped).toEqual(ISSUE_SCOPED_TOOLS);
     for (const tool of body.tools) expect(body.groups.map((g) => g.id)).toContain(tool.group);
   });
 });

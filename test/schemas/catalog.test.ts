@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG, TOOL_GROUPS, findTool, type ToolAccess, type ToolDefinition } from '../../schemas/index.js';
 import { PUBLISHED_SCHEMA_PATH, publishedSchemaText } from '../../schemas/publish.js';
+import { ISSUE_SCOPED_TOOLS, READ_TOOLS } from '../support/tools.js';
 
 describe('tool catalog', () => {
   it('has the 25 tools of the contract, each with exactly one access class, a known group and a French label', () => {
@@ -24,33 +25,12 @@ describe('tool catalog', () => {
   });
 
   it('derives the canonical read-only set: the 9 read tools, in catalog order', () => {
-    expect(READ_ONLY_DEFAULT).toEqual([
-      'idea_list_agents',
-      'idea_context_read',
-      'idea_memory_read',
-      'idea_skill_read',
-      'idea_workstate_read',
-      'idea_ticket_read',
-      'idea_ticket_list',
-      'idea_ticket_read_carnet',
-      'idea_sprint_list',
-    ]);
+    expect(READ_ONLY_DEFAULT).toEqual(READ_TOOLS);
   });
 
   it('marks exactly the one-ticket tools as issue-scoped', () => {
     const scoped = TOOL_CATALOG.filter((tool) => tool.issueScoped).map((tool) => tool.name);
-    expect(scoped.sort()).toEqual(
-      [
-        'idea_ticket_read',
-        'idea_ticket_read_carnet',
-        'idea_ticket_update',
-        'idea_ticket_update_status',
-        'idea_ticket_update_priority',
-        'idea_ticket_update_carnet',
-        'idea_ticket_link',
-        'idea_ticket_unlink',
-      ].sort(),
-    );
+    expect(scoped.sort()).toEqual([...ISSUE_SCOPED_TOOLS].sort());
   });
 
   it('finds tools by exact name only', () => {

@@ -36,6 +36,18 @@ export const WRITE_TOOLS: readonly string[] = [
   'idea_create_skill',
 ];
 
+/** The 8 tools that act on one ticket (`arguments.issueRef`), in catalog order. */
+export const ISSUE_SCOPED_TOOLS: readonly string[] = [
+  'idea_ticket_read',
+  'idea_ticket_read_carnet',
+  'idea_ticket_update',
+  'idea_ticket_update_status',
+  'idea_ticket_update_priority',
+  'idea_ticket_update_carnet',
+  'idea_ticket_link',
+  'idea_ticket_unlink',
+];
+
 /** All 25 tools in catalog order. */
 export const ALL_TOOLS: readonly string[] = [...READ_TOOLS, ...WRITE_TOOLS];
 
