@@ -5,10 +5,7 @@
  * the click.
  */
 
-/**
- * A safety net for a release the page never hears: a slow user or a loaded machine holds a press
- * for seconds (CI held one past 1.5 s and the click was lost), so only a press this long is dropped.
- */
+/** A release the page never hears is dropped after this: a hesitant user or a loaded machine outlasts 1.5 s. */
 const MAX_HOLD_MS = 10_000;
 
 export class PressHold {
@@ -16,7 +13,7 @@ export class PressHold {
   private held: (() => void) | null = null;
   private limit: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(target: Pick<Document, 'addEventListener'>, window?: Pick<Window, 'addEventListener'>) {
+  constructor(target: Pick<Document, 'addEventListener'>, view?: Pick<Window, 'addEventListener'>) {
     target.addEventListener(
       'pointerdown',
       (event) => {
@@ -63,7 +60,7 @@ export class PressHold {
         true,
       );
     }
-    window?.addEventListener('blur', () => {
+    view?.addEventListener('blur', () => {
       this.releaseSoon();
     });
     // Bubbling, so after the clicked control's own handler: its render then happens within the click.
