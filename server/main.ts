@@ -26,6 +26,7 @@ async function main(): Promise<void> {
     adminToken: config.adminToken,
     decideToken: config.decideToken,
     approverToken: config.approverToken,
+    approverProjects: config.approverProjects,
     auditFile: config.auditFile,
     loopbackHostsOnly: isLoopback(config.host),
     logger,

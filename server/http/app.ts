@@ -49,6 +49,8 @@ export interface BuildAppOptions {
   decideToken?: string | undefined;
   /** PDP_APPROVER_TOKEN: may answer approval requests (`once`, `for` up to 8 h, `deny`) and nothing else. */
   approverToken?: string | undefined;
+  /** PDP_APPROVER_PROJECTS: the only projects whose requests the approver token may answer (default: every project). */
+  approverProjects?: readonly string[] | undefined;
   /** `false` (default) for silence, `true` or pino options for JSON logs, or a pino logger. */
   logger?: boolean | LoggerOptions | Logger | undefined;
   /** Safety-net rescan period of the files in ms (default 2000, 0 disables). */
@@ -184,6 +186,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     hasProject: (project) => registry.get(project) !== undefined,
     logger,
     clock: options.clock,
+    approverProjects: options.approverProjects,
   });
   const decisions = new DecisionService({
     policyOf: (project) => registry.get(project)?.state.policy,
