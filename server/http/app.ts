@@ -136,7 +136,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
             logger.warn({ err: error }, 'audit file error');
           },
         });
-  const ephemeral = new EphemeralPolicies();
   // Built in dependency order: each service is created after everything it calls.
   const registry = new ProjectRegistry({
     projectsRoot: options.projectsRoot,
@@ -144,6 +143,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger,
     rescanMs: options.rescanMs,
   });
+  const ephemeral = new EphemeralPolicies({ folderOf: (project) => registry.folderOf(project) });
   const metrics = createMetrics({
     projectCounts: () => {
       const projects = registry.list();
@@ -232,6 +232,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // What was granted or armed for a folder is not inherited by the one that replaces it.
     folderReplaced: (project) => {
       approvals.dropProject(project);
+      ephemeral.folderReplaced(project);
     },
   });
   registry.subscribe({
