@@ -21,6 +21,8 @@ export interface OpenApprovalsOptions {
   readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
   /** Whether the project declares `requester` (see {@link ApprovalRequests}). */
   readonly isDeclared?: (project: string, requester: string) => boolean;
+  /** Runs a task on the project's policy as read from disk now (see {@link ApprovalRequests}). */
+  readonly withFreshPolicy?: <T>(project: string, task: () => T) => Promise<T>;
   /** The identity of a project's folder now, stamped on grants and `once` answers (folder-identity.ts). */
   readonly folderOf?: (project: string) => string | undefined;
   readonly onChange?: (change: ApprovalChange) => void;
@@ -69,6 +71,7 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
     makeAlways: options.makeAlways,
     ...(options.isOnAsk === undefined ? {} : { isOnAsk: options.isOnAsk }),
     ...(options.isDeclared === undefined ? {} : { isDeclared: options.isDeclared }),
+    ...(options.withFreshPolicy === undefined ? {} : { withFreshPolicy: options.withFreshPolicy }),
     clock,
     ...(options.approvalTtlSeconds === undefined ? {} : { ttlSeconds: options.approvalTtlSeconds }),
     ...(options.onChange === undefined ? {} : { onChange: options.onChange }),

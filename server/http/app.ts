@@ -176,6 +176,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         return state !== undefined && declaresAgent(state.agents, state.policy, requester);
       },
       folderOf: (project) => registry.folderOf(project),
+      withFreshPolicy: (project, task) => registry.get(project)?.freshly(task) ?? Promise.resolve().then(task),
       onChange: (change) => {
         events.approvalChanged(change);
       },
