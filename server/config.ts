@@ -24,6 +24,10 @@ export interface ServiceConfig {
   /** PDP_APPROVER_PROJECTS: the projects the approver token may answer in; undefined: every project. */
   approverProjects: readonly string[] | undefined;
   stateDir: string;
+  /** PDP_SOCKET: the unix socket to serve on too, or undefined (off, or a default path too long). */
+  socketPath: string | undefined;
+  /** Why the default socket is not served (its path is too long), for the log. */
+  socketWarning: string | undefined;
   auditFile: string | undefined;
   /** PDP_APPROVAL_TTL_SECONDS: how long an approval request stays pending (undefined: the default, 300 s). */
   approvalTtlSeconds: number | undefined;
@@ -52,6 +56,24 @@ function approverProjectsOf(value: string | undefined): string[] | undefined {
   const bad = ids.find((id) => !PROJECT_ID_REGEX.test(id));
   if (bad !== undefined) throw new ConfigError(`PDP_APPROVER_PROJECTS: invalid project id ${JSON.stringify(bad)}`);
   return [...new Set(ids)];
+}
+
+/** Linux's `sun_path` holds 107 bytes and a NUL. */
+const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * PDP_SOCKET: `off`, a path, or (unset or empty) `<stateDir>/pdp.sock`. A path longer than a unix
+ * socket's is a start-up error when given, and no socket and a warning when it is the default.
+ */
+function socketOf(value: string | undefined, stateDir: string): { path: string | undefined; warning: string | undefined } {
+  if (value === 'off') return { path: undefined, warning: undefined };
+  const given = value !== undefined && value !== '';
+  const socketPath = given ? path.resolve(value) : path.join(stateDir, 'pdp.sock');
+  const bytes = Buffer.byteLength(socketPath);
+  if (bytes <= MAX_SOCKET_PATH_BYTES) return { path: socketPath, warning: undefined };
+  const why = `${socketPath} is ${bytes} bytes long, more than a unix socket's ${MAX_SOCKET_PATH_BYTES}`;
+  if (given) throw new ConfigError(`PDP_SOCKET: ${why}. Choose a shorter path, or PDP_SOCKET=off.`);
+  return { path: undefined, warning: `No unix socket: ${why}. Set PDP_SOCKET to a shorter path in a 0700 folder.` };
 }
 
 export class ConfigError extends Error {
@@ -180,6 +202,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     );
   }
   const approverProjects = approverProjectsOf(env.PDP_APPROVER_PROJECTS);
+  const socket = socketOf(env.PDP_SOCKET, stateDir);
   return {
     host,
     port,
@@ -192,6 +215,8 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     approverToken,
     approverProjects,
     stateDir,
+    socketPath: socket.path,
+    socketWarning: socket.warning,
     auditFile: env.PDP_AUDIT_FILE || undefined,
     approvalTtlSeconds,
   };
