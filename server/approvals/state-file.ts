@@ -44,6 +44,8 @@ const PersistedGrantSchema = Type.Object(
     expiresAt: Type.String(),
     /** The identity of the project folder it was made for (server/projects/folder-identity.ts). */
     folder: Type.Optional(Type.String()),
+    /** Its end on the boot clock of the file's `bootId` (boot-clock.ts), in ms since that boot. */
+    expiresAtBootMs: Type.Optional(Type.Number()),
   },
   { additionalProperties: false },
 );
@@ -59,6 +61,7 @@ const PersistedOnceSchema = Type.Object(
     armedAt: Type.String(),
     expiresAt: Type.String(),
     folder: Type.Optional(Type.String()),
+    expiresAtBootMs: Type.Optional(Type.Number()),
   },
   { additionalProperties: false },
 );
@@ -67,6 +70,10 @@ export type PersistedOnce = Static<typeof PersistedOnceSchema>;
 const StateFileSchema = Type.Object(
   {
     version: Type.Literal(1),
+    /** The boot the file was written in (boot-clock.ts). */
+    bootId: Type.Optional(Type.String()),
+    /** The latest wall time the service had seen when it wrote the file. */
+    seenAt: Type.Optional(Type.String()),
     grants: Type.Array(PersistedGrantSchema),
     onces: Type.Array(PersistedOnceSchema),
   },
@@ -74,6 +81,8 @@ const StateFileSchema = Type.Object(
 );
 
 export interface ApprovalsState {
+  readonly bootId?: string | undefined;
+  readonly seenAt?: string | undefined;
   readonly grants: readonly PersistedGrant[];
   readonly onces: readonly PersistedOnce[];
 }
@@ -131,7 +140,7 @@ export class ApprovalsStateFile {
         warning: this.setAside(`does not have the expected shape (${first?.path || '/'}: ${first?.message ?? 'invalid'})`),
       };
     }
-    return { grants: parsed.grants, onces: parsed.onces };
+    return { bootId: parsed.bootId, seenAt: parsed.seenAt, grants: parsed.grants, onces: parsed.onces };
   }
 
   /**
@@ -140,7 +149,7 @@ export class ApprovalsStateFile {
    */
   write(state: ApprovalsState): void {
     if (this.unusable !== undefined) throw new Error(`approvals state folder ${this.unusable}`);
-    const text = `${JSON.stringify({ version: 1, grants: state.grants, onces: state.onces }, null, 2)}\n`;
+    const text = `${JSON.stringify({ version: 1, bootId: state.bootId, seenAt: state.seenAt, grants: state.grants, onces: state.onces }, null, 2)}\n`;
     const temp = path.join(this.directory, `.${STATE_FILE_NAME}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     const fd = openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
     try {

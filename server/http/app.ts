@@ -49,6 +49,8 @@ export interface BuildAppOptions {
   decideToken?: string | undefined;
   /** PDP_APPROVER_TOKEN: may answer approval requests (`once`, `for` up to 8 h, `deny`) and nothing else. */
   approverToken?: string | undefined;
+  /** PDP_APPROVER_PROJECTS: the only projects whose requests the approver token may answer (default: every project). */
+  approverProjects?: readonly string[] | undefined;
   /** `false` (default) for silence, `true` or pino options for JSON logs, or a pino logger. */
   logger?: boolean | LoggerOptions | Logger | undefined;
   /** Safety-net rescan period of the files in ms (default 2000, 0 disables). */
@@ -134,7 +136,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
             logger.warn({ err: error }, 'audit file error');
           },
         });
-  const ephemeral = new EphemeralPolicies();
   // Built in dependency order: each service is created after everything it calls.
   const registry = new ProjectRegistry({
     projectsRoot: options.projectsRoot,
@@ -142,6 +143,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger,
     rescanMs: options.rescanMs,
   });
+  const ephemeral = new EphemeralPolicies({ folderOf: (project) => registry.folderOf(project) });
   const metrics = createMetrics({
     projectCounts: () => {
       const projects = registry.list();
@@ -174,6 +176,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         return state !== undefined && declaresAgent(state.agents, state.policy, requester);
       },
       folderOf: (project) => registry.folderOf(project),
+      withFreshPolicy: (project, task) => registry.get(project)?.freshly(task) ?? Promise.resolve().then(task),
       onChange: (change) => {
         events.approvalChanged(change);
       },
@@ -184,6 +187,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     hasProject: (project) => registry.get(project) !== undefined,
     logger,
     clock: options.clock,
+    approverProjects: options.approverProjects,
   });
   const decisions = new DecisionService({
     policyOf: (project) => registry.get(project)?.state.policy,
@@ -229,6 +233,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // What was granted or armed for a folder is not inherited by the one that replaces it.
     folderReplaced: (project) => {
       approvals.dropProject(project);
+      ephemeral.folderReplaced(project);
     },
   });
   registry.subscribe({

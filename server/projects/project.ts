@@ -110,6 +110,20 @@ export class Project {
     });
   }
 
+  /**
+   * Reads the files again under the folder's write lock, makes them what decisions see, and runs
+   * `task` at once on that state, before any other write or reload of the folder starts: what
+   * `task` decides is judged on the disk as it is now (an approval answer racing an editor's save).
+   */
+  freshly<T>(task: () => T): Promise<T> {
+    return this.enqueue(async () =>
+      serializedOn(await writeFolderKey(this.root), async () => {
+        this.adopt((await this.readState()).state);
+        return task();
+      }),
+    );
+  }
+
   /** Whether the files on disk look different from what was last read (cheap: two stats). */
   async changedOnDisk(): Promise<boolean> {
     const [policy, agents] = await Promise.all([statKey(this.policyPath), statKey(this.agentsPath)]);
