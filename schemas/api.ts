@@ -26,6 +26,7 @@ export const DECISION_REASONS = [
   'invalid_requester',
   'approval_required',
   'approval_denied',
+  'invalid_arguments',
 ] as const;
 export const DecisionReasonSchema = Type.Union(DECISION_REASONS.map((reason) => Type.Literal(reason)));
 export type DecisionReason = Static<typeof DecisionReasonSchema>;

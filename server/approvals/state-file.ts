@@ -17,6 +17,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readdirSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -108,6 +109,7 @@ export class ApprovalsStateFile {
     this.unusable = checkFolder(this.directory);
     if (this.unusable !== undefined)
       return { ...EMPTY, warning: `Approvals state not loaded: ${this.unusable}; no grant or approval is active.` };
+    removeDeadTemps(this.directory);
     let text: string;
     try {
       text = readOwnFile(this.file);
@@ -178,6 +180,35 @@ export class ApprovalsStateFile {
       kept = `it could not be moved aside (${(error as Error).message}) and the next change replaces it`;
     }
     return `Approvals state file ${this.file} ${problem}: no grant or approval from it is active; ${kept}.`;
+  }
+}
+
+/** The temp file of a write (see {@link ApprovalsStateFile.write}): the writer's pid, then 12 hex digits. */
+const TEMP_FILE = new RegExp(`^\\.${STATE_FILE_NAME.replaceAll('.', '\\.')}\\.(\\d+)\\.[0-9a-f]{12}\\.tmp$`);
+/** A write takes milliseconds: a temp file this old belongs to no write under way, whatever its pid. */
+const DEAD_TEMP_MS = 60_000;
+
+/** Removes the temp files of writes killed half-way (a crash before the rename): those of a process that is gone, or old. Best effort. */
+function removeDeadTemps(directory: string): void {
+  try {
+    for (const name of readdirSync(directory)) {
+      const pid = Number(TEMP_FILE.exec(name)?.[1] ?? Number.NaN);
+      if (Number.isNaN(pid) || pid === process.pid) continue;
+      const file = path.join(directory, name);
+      const stats = lstatSync(file);
+      if (stats.isFile() && (!processAlive(pid) || Date.now() - stats.mtimeMs > DEAD_TEMP_MS)) rmSync(file, { force: true });
+    }
+  } catch {
+    // What cannot be removed now takes a little room, and grants nothing: it is never read.
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -203,6 +203,7 @@ export function decide(
     );
   }
   if (resolution.boundIssue !== null && tool.issueScoped) {
+    if (!issueRefReadable(input)) return invalidIssueRef(subject, source);
     const issueRef = input.arguments?.issueRef;
     const asked = typeof issueRef === 'string' || typeof issueRef === 'number' ? normalizeIssueRef(String(issueRef)) : null;
     if (asked !== resolution.boundIssue) {
@@ -236,6 +237,7 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
     return answer(subject, true, 'allowed', 'grant', `${allowedFor} (temporary grant).`);
   }
   if (!allowlist.ask.has(tool.name)) return undefined;
+  if (!issueRefReadable(input)) return invalidIssueRef(subject, allowlist.source);
   const issueRef = issueRefOf(input);
   if (approvals.consumeOnce(input.project, requester.id, tool.name, issueRef)) {
     return answer(subject, true, 'allowed', 'approval', `${allowedFor} (approved once by the user).`);
@@ -296,6 +298,22 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
  */
 export function lookingApprovals(granted: ApprovalsPort['granted'] = () => false): ApprovalsPort {
   return { granted, consumeOnce: () => false, request: () => ({ kind: 'preview' }) };
+}
+
+/** Whether `arguments.issueRef` is absent, a string or a number: a list or an object names no ticket and must not match "no ticket". */
+function issueRefReadable(input: DecisionInput): boolean {
+  const issueRef = input.arguments?.issueRef;
+  return issueRef === undefined || typeof issueRef === 'string' || typeof issueRef === 'number';
+}
+
+function invalidIssueRef(subject: Subject, source: PolicySource): DecisionBody {
+  return answer(
+    subject,
+    false,
+    'invalid_arguments',
+    source,
+    `${deniedFor(subject)} (policy: ${source}): its argument issueRef must be a ticket as a string or a number (e.g. "#82" or 82).`,
+  );
 }
 
 /** The ticket a call names in `arguments.issueRef`, as written. */

@@ -72,7 +72,7 @@ export interface BuildAppOptions {
   maxEventStreamsPerClient?: number | undefined;
   /** An idle keep-alive connection is closed after this many ms (default 10 s). */
   keepAliveTimeoutMs?: number | undefined;
-  /** A connection that has not sent a request's headers within this many ms is closed (default 10 s). */
+  /** A connection that has not sent a request's headers within this many ms is closed (default 5 s). */
   headersTimeoutMs?: number | undefined;
   /**
    * PDP_STATE_DIR: temporary grants and `once` approvals are kept in `approvals.json` there and
@@ -96,7 +96,8 @@ function makeLogger(option: BuildAppOptions['logger']): Logger {
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const logger = makeLogger(options.logger);
-  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  // Seconds, not a minute: 1,024 sockets that never finish a request would otherwise hold every place for 20 s.
+  const headersTimeout = options.headersTimeoutMs ?? 5_000;
   const app = Fastify({
     // The service logs its own lines (decisions, writes, reloads, unexpected errors) through `logger`;
     // Fastify's request logs would carry the request's headers, tokens included.
@@ -106,10 +107,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // A path parameter (an agent id or a requester) may be 1,024 characters (schemas/api.ts); the
     // router's default of 100 would refuse longer ids before validation could name the problem.
     routerOptions: { maxParamLength: 1024 },
-    // A request still incomplete after 30 s is cut, so held-open connections cannot pin the sockets.
-    requestTimeout: 30_000,
+    // A request still incomplete after 10 s is cut (a 1 MiB body takes milliseconds on loopback), so held-open connections cannot pin the sockets.
+    requestTimeout: Math.max(headersTimeout, 10_000),
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
-    http: { headersTimeout, connectionsCheckingInterval: Math.min(headersTimeout, 30_000) },
+    // Checked every second: a timeout is then at most a second late.
+    http: { headersTimeout, connectionsCheckingInterval: Math.min(headersTimeout, 1_000) },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // A bad percent-encoding (`%C0%AE`) or an over-long parameter is refused by the router before

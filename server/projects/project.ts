@@ -22,6 +22,7 @@ import {
   type ProjectFiles,
 } from './file-read.js';
 import { serializedOn, writeFolderKey } from './folder-lock.js';
+import { HardLinkMemory } from './hard-links.js';
 import { agentsOf, policyOf } from './compiled-files.js';
 import { compilePolicy } from './parse.js';
 import { removeStaleTemps, restoreMovedAside } from './recovery.js';
@@ -67,6 +68,7 @@ export class Project {
   private vanishedAt: number | undefined;
   private graceTimer: NodeJS.Timeout | undefined;
   private staleTimer: NodeJS.Timeout | undefined;
+  private readonly hardLinks = new HardLinkMemory();
 
   private constructor(
     readonly id: string,
@@ -301,7 +303,8 @@ export class Project {
       if (!files.policy.ok && isAbsence(files.policy.code) && (await restoreMovedAside(this.policyPath))) {
         files = await readProjectFiles(this.root);
       }
-      const [policy, agents] = await Promise.all([policyOf(files.policy), agentsOf(files.agents)]);
+      const [compiled, agents] = await Promise.all([policyOf(files.policy), agentsOf(files.agents)]);
+      const policy = this.hardLinks.judge(files.policy, compiled);
       return {
         state: { policy, agents: sameAgents(this.current.agents, agents), fingerprint: `${files.policy.key}|${files.agents.key}` },
         files,
