@@ -190,12 +190,13 @@ class Ring {
   }
 
   snapshot(): RingSnapshot {
+    // Two copies (oldest slot to the end of the buffer, then its start), not one per record: a
+    // full ring took 0.54 ms record by record, which 32 saves a second paid on the main thread.
     const records = new Uint8Array(this.size * RECORD_BYTES);
-    let offset = 0;
-    for (const slot of this.slots()) {
-      records.set(this.u8.subarray(slot * RECORD_BYTES, (slot + 1) * RECORD_BYTES), offset);
-      offset += RECORD_BYTES;
-    }
+    const oldest = (this.next - this.size + this.capacity) % this.capacity;
+    const toEnd = Math.min(this.size, this.capacity - oldest);
+    records.set(this.u8.subarray(oldest * RECORD_BYTES, (oldest + toEnd) * RECORD_BYTES));
+    records.set(this.u8.subarray(0, (this.size - toEnd) * RECORD_BYTES), toEnd * RECORD_BYTES);
     return { names: this.names.list(), records };
   }
 

@@ -61,6 +61,21 @@ describe('RecentDecisionsFile', () => {
     expect(after.query('demo', undefined, 1)[0]?.decisionId).toBe('bbbb-1');
   });
 
+  it('writes exactly what JSON.stringify writes of the saved ring, fields in their order', async () => {
+    const stateDir = await tempFolder();
+    const before = new RecentDecisions('aaaa', 10);
+    for (let sequence = 1; sequence <= 13; sequence++) before.record('demo', decision(sequence, `#${sequence}`), sequence * 1000);
+    before.record('demo', { ...decision(14), requester: 'Agent "quoted" \u2028 é' }, 14_000);
+    const saving = new RecentDecisionsFile({ stateDir, recent: before, logger: collectingLogger().logger });
+    await saving.start();
+    await saving.close();
+    const text = await readFile(path.join(stateDir, 'recent-decisions', 'demo.json'), 'utf8');
+    const saved = JSON.parse(text) as Record<string, unknown>;
+    expect(Object.keys(saved)).toEqual(['format', 'project', 'littleEndian', 'names', 'records']);
+    expect(text).toBe(JSON.stringify(saved));
+    expect(saved.names).toContain('Agent "quoted" \u2028 é');
+  });
+
   it('reads a corrupt file as an empty history, with a warning, and starts', async () => {
     const stateDir = await tempFolder();
     const { logger, lines } = collectingLogger();

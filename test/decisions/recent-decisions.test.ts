@@ -131,6 +131,12 @@ describe('recent decisions ring', () => {
             expect(ring.query(current.project, current.allow, current.limit)).toEqual(
               expected(current.project, current.allow, current.limit),
             );
+            // What a save writes reads back as the same ring, however full or wrapped it is.
+            for (const saved of ring.takeDirty()) {
+              const readBack = new RecentDecisions('y', capacity);
+              expect(readBack.restore(saved.project, saved.snapshot)).toBe(true);
+              expect(readBack.query(saved.project, undefined, capacity)).toEqual(expected(saved.project, undefined, capacity));
+            }
           }
           // Every entry of both projects after every step, so a name table compaction that loses one is seen at once.
           for (const each of ['a', 'b']) expect(ring.query(each, undefined, capacity)).toEqual(expected(each, undefined, capacity));
