@@ -38,6 +38,8 @@ export interface EventStreamTarget {
   /** `/events` with the base URL's prefix and the `project` query, if any. */
   path: string;
   headers: Record<string, string>;
+  /** The service's unix socket, when the client goes through it. */
+  socketPath?: string | undefined;
 }
 
 export function followEvents(target: EventStreamTarget, handlers: EventHandlers, onClosed: () => void): EventSubscription {
@@ -45,6 +47,7 @@ export function followEvents(target: EventStreamTarget, handlers: EventHandlers,
     headersTimeout: 10_000,
     // Three missed pings: the connection is dead even if no error says so.
     bodyTimeout: EVENTS_PING_SECONDS * 3 * 1000,
+    ...(target.socketPath === undefined ? {} : { socketPath: target.socketPath }),
   });
   const abort = new AbortController();
   let retryTimer: NodeJS.Timeout | undefined;

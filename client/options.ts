@@ -10,7 +10,15 @@ export interface PdpClientOptions {
    * Where the service listens: an absolute `http://` or `https://` URL such as
    * `http://127.0.0.1:8787`. A path is kept as a prefix of every route (`http://gw/pdp`).
    */
-  baseUrl: string;
+  baseUrl?: string | undefined;
+  /**
+   * The service's unix domain socket (`PDP_SOCKET`, by default `.pdp/pdp.sock` beside the service):
+   * every request goes through it, never through TCP. `baseUrl` then only gives the path prefix and
+   * the `Host` header (default `http://localhost`). Prefer it on one machine: while the service is
+   * down another local process can take its TCP port, never its socket in a folder only the
+   * service's user may write.
+   */
+  socketPath?: string | undefined;
   /** Sent as `Authorization: Bearer <token>`: the decide token, or the admin token for writes. */
   token?: string | undefined;
   /**
@@ -27,6 +35,7 @@ export interface PdpClientOptions {
 
 export interface CheckedOptions {
   url: URL;
+  socketPath: string | undefined;
   token: string | undefined;
   timeoutMs: number;
   adminTimeoutMs: number;
@@ -41,13 +50,26 @@ export function checkOptions(options: PdpClientOptions): CheckedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError('PdpClient: expected options such as { baseUrl: "http://127.0.0.1:8787" }');
   }
+  const socketPath = socketPathOf(options.socketPath);
   return {
-    url: baseUrlOf(options.baseUrl),
+    url: baseUrlOf(socketPath !== undefined && options.baseUrl === undefined ? SOCKET_BASE_URL : options.baseUrl),
+    socketPath,
     token: tokenOf(options.token),
     timeoutMs: durationOf('timeoutMs', options.timeoutMs, 500),
     adminTimeoutMs: durationOf('adminTimeoutMs', options.adminTimeoutMs, 10_000),
     connections: connectionsOf(options.connections),
   };
+}
+
+/** What `baseUrl` is with a `socketPath` and no `baseUrl`: a loopback name the service's Host check accepts. */
+const SOCKET_BASE_URL = 'http://localhost';
+
+function socketPathOf(raw: unknown): string | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || raw === '' || raw.includes('\0')) {
+    throw new TypeError('PdpClient: socketPath must be the path of the service\'s unix socket, such as "/home/me/.pdp/pdp.sock"');
+  }
+  return raw;
 }
 
 function baseUrlOf(raw: unknown): URL {

@@ -24,7 +24,7 @@ const codePoint = (character: string): string => `U+${(character.codePointAt(0) 
 /**
  * Why `id` cannot be an agent id, or undefined when it can. Refused: what the agent id pattern
  * refuses; the anonymous ids `""` and `mcp`; invisible characters (U+200B, bidi controls,
- * variation selectors...); unpaired surrogates; whitespace other than inner spaces; ids whose NFKC
+ * variation selectors...); unpaired surrogates; U+FFFD; whitespace other than inner spaces; ids whose NFKC
  * form differs (`ＱＡ` reads as `QA`); and letters of more than one of Latin, Cyrillic and Greek
  * in one id (`QА`).
  */
@@ -38,6 +38,7 @@ export function agentIdProblem(id: string): string | undefined {
   const invisible = INVISIBLE.exec(id);
   if (invisible) return `it contains the invisible character ${codePoint(invisible[0])}`;
   if (LONE_SURROGATE.test(id)) return 'it contains an unpaired UTF-16 surrogate';
+  if (id.includes('\ufffd')) return 'it contains U+FFFD, the replacement character of bytes that were not UTF-8';
   const space = ODD_SPACE.exec(id);
   if (space) return `it contains the whitespace character ${codePoint(space[0])} (only inner U+0020 spaces are allowed)`;
   const normalized = id.normalize('NFKC');

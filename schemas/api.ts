@@ -27,8 +27,8 @@ export const DECISION_REASONS = [
   'invalid_requester',
   'approval_required',
   'approval_denied',
-  'argument_not_allowed',
   'invalid_arguments',
+  'argument_not_allowed',
 ] as const;
 export const DecisionReasonSchema = Type.Union(DECISION_REASONS.map((reason) => Type.Literal(reason)));
 export type DecisionReason = Static<typeof DecisionReasonSchema>;

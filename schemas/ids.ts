@@ -27,17 +27,19 @@ export const INVISIBLE_CHARACTER_SOURCE =
   '|\\ud804[\\udcbd\\udccd]|\\ud80d[\\udc30-\\udc3f]|\\ud82f[\\udca0-\\udca3]|\\ud834[\\udd73-\\udd7a]|[\\udb40-\\udb43][\\udc00-\\udfff]';
 /** A UTF-16 surrogate without its other half. */
 const LONE_SURROGATE_SOURCE = '[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?:^|[^\\ud800-\\udbff])[\\udc00-\\udfff]';
+/** U+FFFD, which a body's bytes that are not UTF-8 decode to: `QA\xff` must not be an agent of its own. */
+const REPLACEMENT_CHARACTER_SOURCE = '\\ufffd';
 /** Whitespace other than U+0020 anywhere, or a space at the end (a leading one is refused by the agent id pattern). */
 const ODD_SPACE_SOURCE = '[^\\S ]| $';
 
 /**
  * Agent ids a policy document may hold: the agent id pattern, minus the reserved anonymous id
- * `mcp` (an override for it would never apply), invisible characters, lone surrogates and
+ * `mcp` (an override for it would never apply), invisible characters, lone surrogates, U+FFFD and
  * whitespace other than inner spaces. Lookalikes that are not in NFKC form (`ＱＡ`) cannot be said
  * in a pattern: the service refuses them too (server/domain/agent-id.ts).
  */
 // The agent id pattern first, in a lookahead, so the scan for invisible characters never runs over more than 128 code units.
-export const WRITABLE_AGENT_ID_PATTERN = `^(?=${AGENT_ID_PATTERN.slice(1)})(?!mcp$)(?![\\s\\S]*(?:${INVISIBLE_CHARACTER_SOURCE}|${LONE_SURROGATE_SOURCE}|${ODD_SPACE_SOURCE}))`;
+export const WRITABLE_AGENT_ID_PATTERN = `^(?=${AGENT_ID_PATTERN.slice(1)})(?!mcp$)(?![\\s\\S]*(?:${INVISIBLE_CHARACTER_SOURCE}|${LONE_SURROGATE_SOURCE}|${REPLACEMENT_CHARACTER_SOURCE}|${ODD_SPACE_SOURCE}))`;
 // eslint-disable-next-line no-misleading-character-class -- surrogate halves are matched on purpose, without the 'u' flag like TypeBox.
 export const WRITABLE_AGENT_ID_REGEX = new RegExp(WRITABLE_AGENT_ID_PATTERN);
 

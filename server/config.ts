@@ -21,7 +21,13 @@ export interface ServiceConfig {
   decideToken: string | undefined;
   /** PDP_APPROVER_TOKEN(_FILE): answers approval requests (once, for up to 8 h, deny), nothing else. */
   approverToken: string | undefined;
+  /** PDP_APPROVER_PROJECTS: the projects the approver token may answer in; undefined: every project. */
+  approverProjects: readonly string[] | undefined;
   stateDir: string;
+  /** PDP_SOCKET: the unix socket to serve on too, or undefined (off, or a default path too long). */
+  socketPath: string | undefined;
+  /** Why the default socket is not served (its path is too long), for the log. */
+  socketWarning: string | undefined;
   auditFile: string | undefined;
   /** PDP_APPROVAL_TTL_SECONDS: how long an approval request stays pending (undefined: the default, 300 s). */
   approvalTtlSeconds: number | undefined;
@@ -38,6 +44,36 @@ function approvalTtlOf(value: string | undefined): number | undefined {
     throw new ConfigError(`PDP_APPROVAL_TTL_SECONDS: not an integer from 1 to ${MAX_APPROVAL_TTL_SECONDS}: ${value}`);
   }
   return parsed;
+}
+
+/** PDP_APPROVER_PROJECTS: a comma list of project ids, or undefined (unset or empty) for every project. */
+function approverProjectsOf(value: string | undefined): string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const ids = value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  const bad = ids.find((id) => !PROJECT_ID_REGEX.test(id));
+  if (bad !== undefined) throw new ConfigError(`PDP_APPROVER_PROJECTS: invalid project id ${JSON.stringify(bad)}`);
+  return [...new Set(ids)];
+}
+
+/** Linux's `sun_path` holds 107 bytes and a NUL. */
+const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * PDP_SOCKET: `off`, a path, or (unset or empty) `<stateDir>/pdp.sock`. A path longer than a unix
+ * socket's is a start-up error when given, and no socket and a warning when it is the default.
+ */
+function socketOf(value: string | undefined, stateDir: string): { path: string | undefined; warning: string | undefined } {
+  if (value === 'off') return { path: undefined, warning: undefined };
+  const given = value !== undefined && value !== '';
+  const socketPath = given ? path.resolve(value) : path.join(stateDir, 'pdp.sock');
+  const bytes = Buffer.byteLength(socketPath);
+  if (bytes <= MAX_SOCKET_PATH_BYTES) return { path: socketPath, warning: undefined };
+  const why = `${socketPath} is ${bytes} bytes long, more than a unix socket's ${MAX_SOCKET_PATH_BYTES}`;
+  if (given) throw new ConfigError(`PDP_SOCKET: ${why}. Choose a shorter path, or PDP_SOCKET=off.`);
+  return { path: undefined, warning: `No unix socket: ${why}. Set PDP_SOCKET to a shorter path in a 0700 folder.` };
 }
 
 export class ConfigError extends Error {
@@ -76,8 +112,50 @@ async function secret(env: NodeJS.ProcessEnv, name: string): Promise<string | un
   if (direct !== undefined && direct !== '') return direct;
   const file = env[`${name}_FILE`];
   if (file === undefined || file === '') return undefined;
-  const value = (await fs.readFile(file, 'utf8')).trim();
-  return value === '' ? undefined : value;
+  return readTokenFile(`${name}_FILE`, file);
+}
+
+/** The fewest characters a token file may hold (docs/api.md §7): 16 is 96 bits in base64. */
+const MIN_TOKEN_FILE_CHARACTERS = 16;
+
+/**
+ * The token in a `*_TOKEN_FILE`, refused like sshd's StrictModes (docs/api.md §7) when the file is a
+ * symbolic link, not a regular file, owned by another user than the service's or root, readable or
+ * writable by group or others, or holds fewer than 16 characters: each refusal names the file and the fix.
+ */
+async function readTokenFile(variable: string, file: string): Promise<string> {
+  const refuse = (why: string, fix: string) => new ConfigError(`${variable} ${file} ${why}: refusing to start. ${fix}`);
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(file, constants.O_RDONLY | NO_FOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw refuse('is a symbolic link', `Point ${variable} at the file itself, not at a link to it.`);
+    throw refuse(`cannot be opened (${code ?? String(error)})`, `Check that ${variable} names a readable file.`);
+  }
+  try {
+    // The checks are made on the file that was opened, so nothing can be swapped in between.
+    const info = await handle.stat();
+    if (!info.isFile()) throw refuse('is not a regular file', `Point ${variable} at a regular file holding the token.`);
+    const uid = serviceUid();
+    if (uid !== undefined && info.uid !== uid && info.uid !== 0) {
+      throw refuse(`belongs to uid ${info.uid}, neither the service's (uid ${uid}) nor root`, `Run: chown ${uid} ${file}`);
+    }
+    if ((info.mode & 0o077) !== 0) {
+      throw refuse(`is readable or writable by group or others (mode ${octal(info.mode)})`, `Run: chmod 600 ${file}`);
+    }
+    if (info.size > 4096) throw refuse('is too large to hold a token', 'Put the token alone in the file.');
+    const token = (await handle.readFile('utf8')).trim();
+    if (token.length < MIN_TOKEN_FILE_CHARACTERS) {
+      throw refuse(
+        `holds ${token.length} characters, fewer than ${MIN_TOKEN_FILE_CHARACTERS}`,
+        'Put a long random token in it, e.g. `openssl rand -hex 32`.',
+      );
+    }
+    return token;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The bundled demo projects, next to the sources or to the build output. */
@@ -123,6 +201,8 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       'PDP_APPROVER_TOKEN must differ from PDP_DECIDE_TOKEN: an enforcement point could otherwise approve its own calls.',
     );
   }
+  const approverProjects = approverProjectsOf(env.PDP_APPROVER_PROJECTS);
+  const socket = socketOf(env.PDP_SOCKET, stateDir);
   return {
     host,
     port,
@@ -133,7 +213,10 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     adminTokenReused,
     decideToken,
     approverToken,
+    approverProjects,
     stateDir,
+    socketPath: socket.path,
+    socketWarning: socket.warning,
     auditFile: env.PDP_AUDIT_FILE || undefined,
     approvalTtlSeconds,
   };

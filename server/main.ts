@@ -4,6 +4,7 @@
  */
 import { ConfigError, isLoopback, loadConfig, prepareStateDir } from './config.js';
 import { buildApp } from './http/app.js';
+import { closeSocketServer, serveAppOnSocket } from './http/unix-socket.js';
 import { createLogger } from './ops/logger.js';
 
 const logger = createLogger();
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
     adminToken: config.adminToken,
     decideToken: config.decideToken,
     approverToken: config.approverToken,
+    approverProjects: config.approverProjects,
     auditFile: config.auditFile,
     loopbackHostsOnly: isLoopback(config.host),
     logger,
@@ -39,6 +41,8 @@ async function main(): Promise<void> {
     const how = config.adminTokenReused ? 'reused' : 'generated';
     logger.info({ file: config.generatedTokenFile }, `admin token ${how} (PDP_ADMIN_TOKEN unset)`);
   }
+  if (config.socketWarning !== undefined) logger.warn({ stateDir: config.stateDir }, config.socketWarning);
+  let socketServer: Awaited<ReturnType<typeof serveAppOnSocket>> | undefined;
   let closing = false;
   const shutdown = (signal: string): void => {
     if (closing) return;
@@ -49,7 +53,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 10_000);
     force.unref();
-    app.close().then(
+    Promise.all([app.close(), socketServer === undefined ? undefined : closeSocketServer(socketServer)]).then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'error while closing');
@@ -64,6 +68,15 @@ async function main(): Promise<void> {
     shutdown('SIGINT');
   });
   const address = await app.listen({ host: config.host, port: config.port });
+  // After TCP, whose server's limits it copies; before "listening" is logged, so that a client told the service is up finds both.
+  if (config.socketPath !== undefined) {
+    try {
+      socketServer = await serveAppOnSocket(app, config.socketPath);
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+  }
   logger.info(
     {
       address,
@@ -71,6 +84,7 @@ async function main(): Promise<void> {
       projects: Object.keys(config.projects),
       decideTokenRequired: config.decideToken !== undefined,
       approverToken: config.approverToken !== undefined,
+      socket: config.socketPath ?? null,
     },
     `policy decision service listening at ${address}`,
   );

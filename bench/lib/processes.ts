@@ -131,6 +131,8 @@ export function freePort(): Promise<number> {
 export interface MainProcess {
   readonly pid: number;
   readonly origin: string;
+  /** Its unix socket (`PDP_STATE_DIR/pdp.sock`, the default). */
+  readonly socketPath: string;
   /** `performance.now()` just before the spawn. */
   readonly spawnedAt: number;
   readonly entry: string;
@@ -170,6 +172,7 @@ export async function startMain(projectsRoot: string, useDist: boolean, cpuProfD
   return {
     pid: child.pid ?? 0,
     origin: `http://127.0.0.1:${port}`,
+    socketPath: path.join(stateDir, 'pdp.sock'),
     spawnedAt,
     entry: entry.label,
     stop: async () => {

@@ -1,13 +1,13 @@
 /**
  * A revocation heard through each linked layout of the policy file the service accepts
- * (docs/design.md "Links"): a hard link edited through its other name, a symlink to a file in
+ * (docs/design.md "Links"; a hard-linked file is refused, so it has no row): a symlink to a file in
  * `.ideai` (the file edited in place, or the link swapped), a symlinked `.ideai` (its file edited in
  * place, or the folder replaced). Each layout gets its own service; grants and revocations
  * alternate, 150-300 ms apart, and the clock runs from just before the edit to the first `/decide`
  * answer that reflects it. The default 2 s rescan would show as figures near a second: what is heard
  * at once is heard by the watcher.
  */
-import { link, mkdir, mkdtemp, open, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DecideQuery } from '../../schemas/index.js';
@@ -45,15 +45,6 @@ interface Layout {
 }
 
 const LAYOUTS: readonly Layout[] = [
-  {
-    name: 'hard link edited through its other name',
-    setUp: async (project, outside) => {
-      await writeFile(path.join(outside, 'policy.json'), policy(true));
-      await mkdir(path.join(project, '.ideai'));
-      await link(path.join(outside, 'policy.json'), path.join(project, '.ideai', FILE_NAME));
-    },
-    edit: (_project, outside, granted) => editInPlace(path.join(outside, 'policy.json'), policy(granted)),
-  },
   {
     name: 'symlink to a file in .ideai, edited in place',
     setUp: async (project) => {

@@ -8,7 +8,9 @@
  * not): set the variable in the launcher's server entry (its `env` block). Unset, the requester is
  * anonymous (read-only tools only) and the guard logs a warning once.
  *
- * Env: IDEA_AGENT_ID (the agent id of this session), PDP_URL (default http://127.0.0.1:8787),
+ * Env: IDEA_AGENT_ID (the agent id of this session), PDP_SOCKET (the service's unix socket, e.g.
+ * /home/me/idea/.pdp/pdp.sock: preferred when set, since no other process can take its place),
+ * PDP_URL (default http://127.0.0.1:8787, used when PDP_SOCKET is unset),
  * PDP_PROJECT (default demo), PDP_DECIDE_TOKEN, PDP_TIMEOUT_MS (default 500),
  * PDP_FILTER_TOOLS_LIST=1 to list only the tools the agent may call (and follow changes live),
  * PDP_APPROVAL_WAIT_MS (how long a call on ask waits for the user's answer; default 0, no wait),
@@ -27,8 +29,9 @@ const logger = pino({ name: 'idea-mcp-server-example' }, pino.destination(2));
 const env = process.env;
 const requester = env['IDEA_AGENT_ID'] ?? '';
 const project = env['PDP_PROJECT'] || 'demo';
+const socketPath = env['PDP_SOCKET'] === 'off' ? undefined : env['PDP_SOCKET'] || undefined;
 const client = new PdpClient({
-  baseUrl: env['PDP_URL'] || 'http://127.0.0.1:8787',
+  ...(socketPath === undefined ? { baseUrl: env['PDP_URL'] || 'http://127.0.0.1:8787' } : { socketPath }),
   token: env['PDP_DECIDE_TOKEN'],
   timeoutMs: env['PDP_TIMEOUT_MS'] === undefined ? undefined : Number(env['PDP_TIMEOUT_MS']),
 });

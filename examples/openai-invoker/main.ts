@@ -7,7 +7,8 @@
  *
  * The loop runs as one agent: its id comes from IDEA_AGENT_ID (unset: the anonymous, read-only
  * requester). Env: OPENAI_BASE_URL (default: the OpenAI API), OPENAI_API_KEY, OPENAI_MODEL
- * (default gpt-4o-mini), PDP_URL (default http://127.0.0.1:8787), PDP_PROJECT (default demo),
+ * (default gpt-4o-mini), PDP_SOCKET (the service's unix socket: preferred when set), PDP_URL
+ * (default http://127.0.0.1:8787, used when PDP_SOCKET is unset), PDP_PROJECT (default demo),
  * PDP_DECIDE_TOKEN, PDP_APPROVAL_WAIT_MS (how long a call on ask waits for the user's answer;
  * default 0, no wait), IDEA_TOOL_LOG (file the stubs append to).
  */
@@ -21,7 +22,11 @@ const logger = pino({ name: 'idea-openai-invoker-example' }, pino.destination(2)
 const env = process.env;
 const requester = env['IDEA_AGENT_ID'] ?? ''; // the agent this loop runs as
 const prompt = process.argv.slice(2).join(' ') || 'List the agents of the project, then write a note to the project memory.';
-const pdp = new PdpClient({ baseUrl: env['PDP_URL'] || 'http://127.0.0.1:8787', token: env['PDP_DECIDE_TOKEN'] });
+const socketPath = env['PDP_SOCKET'] === 'off' ? undefined : env['PDP_SOCKET'] || undefined;
+const pdp = new PdpClient({
+  ...(socketPath === undefined ? { baseUrl: env['PDP_URL'] || 'http://127.0.0.1:8787' } : { socketPath }),
+  token: env['PDP_DECIDE_TOKEN'],
+});
 const openai = new OpenAI({ apiKey: env['OPENAI_API_KEY'] || 'not-needed-for-local-endpoints', baseURL: env['OPENAI_BASE_URL'] || null });
 const recorder = new ToolRunRecorder(env['IDEA_TOOL_LOG'] || undefined);
 

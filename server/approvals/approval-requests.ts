@@ -66,6 +66,12 @@ export interface ApprovalRequestsOptions {
   readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
   /** Whether `tool` is still on ask for `requester` in the project's policy now (default: always). */
   readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
+  /**
+   * Runs `task` right after the project's policy file was read again from disk under the folder's
+   * write lock (memory then follows the file), before any other write or reload of that folder:
+   * an answer is judged on the file as it is, not on what the watcher has heard so far. Default: runs it now.
+   */
+  readonly withFreshPolicy?: <T>(project: string, task: () => T) => Promise<T>;
   /** Whether the project declares `requester` (`.ideai/agents.json` or an override); default: every requester. */
   readonly isDeclared?: (project: string, requester: string) => boolean;
   /** Lifetime of a pending request (`PDP_APPROVAL_TTL_SECONDS`). */
@@ -189,11 +195,7 @@ export class ApprovalRequests {
     now: number,
     attribution: AnswerAttribution = { by: 'admin' },
   ): Promise<AnswerOutcome> {
-    const record = this.projects.get(project)?.byId.get(id);
-    if (record === undefined) throw new ApiError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`);
-    this.expireIfDue(record, now);
-    if (record.status === 'pending' && !record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
-    if (record.status !== 'pending' || record.answering) throw closedError(record);
+    const record = this.answerable(project, id, now);
     if (answer === 'for' ? !isGrantTtl(ttlSeconds) : ttlSeconds !== undefined) {
       throw new ApiError(
         'invalid_ttl',
@@ -203,14 +205,23 @@ export class ApprovalRequests {
     let grant: Grant | undefined;
     switch (answer) {
       case 'deny':
-        this.projects.get(project)?.refusedUntil.set(record.requester, record.tool, now + APPROVAL_DENIAL_COOLDOWN_SECONDS * 1000);
-        break;
       case 'once':
-        this.options.onces.arm(project, record.id, record.requester, record.tool, record.issueRef?.key, now);
-        break;
-      case 'for':
-        grant = this.options.grants.create(project, record.requester, [record.tool], ttlSeconds as number, now);
-        break;
+      case 'for': {
+        // An editor's save that took the tool off ask a moment ago wins, even before the watcher hears it.
+        const fresh = this.options.withFreshPolicy ?? (<T>(_project: string, task: () => T) => Promise.resolve(task()));
+        return fresh(project, () => {
+          const at = this.clock();
+          this.answerable(project, id, at);
+          if (answer === 'deny') {
+            this.projects.get(project)?.refusedUntil.set(record.requester, record.tool, at + APPROVAL_DENIAL_COOLDOWN_SECONDS * 1000);
+          } else if (answer === 'once') {
+            this.options.onces.arm(project, record.id, record.requester, record.tool, record.issueRef?.key, at);
+          } else {
+            grant = this.options.grants.create(project, record.requester, [record.tool], ttlSeconds as number, at);
+          }
+          return this.closeAnswered(record, answer, at, attribution, grant);
+        });
+      }
       case 'always':
         record.answering = true;
         try {
@@ -219,13 +230,33 @@ export class ApprovalRequests {
           record.answering = false;
           // The write found the tool no longer on ask in the file it read: the request closes with nothing written.
           if ((error as { code?: unknown }).code !== 'approval_closed') throw error;
-          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the await above may have closed it
+          // The await above may have closed it.
           if (record.status === 'pending') this.closeForPolicy(record, this.clock());
           throw closedError(record);
         }
         record.answering = false;
-        break;
+        return this.closeAnswered(record, answer, now, attribution, undefined);
     }
+  }
+
+  /** The request if it may be answered now: pending, not being answered, its tool still on ask (else closed); throws otherwise. */
+  private answerable(project: string, id: string, now: number): RequestRecord {
+    const record = this.projects.get(project)?.byId.get(id);
+    if (record === undefined) throw new ApiError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`);
+    this.expireIfDue(record, now);
+    if (record.status === 'pending' && !record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
+    if (record.status !== 'pending' || record.answering) throw closedError(record);
+    return record;
+  }
+
+  /** Closes a request whose answer's effect is in place. */
+  private closeAnswered(
+    record: RequestRecord,
+    answer: ApprovalAnswer,
+    now: number,
+    attribution: AnswerAttribution,
+    grant: Grant | undefined,
+  ): AnswerOutcome {
     record.answeredBy = attribution.by;
     if (attribution.via !== undefined) record.via = attribution.via;
     this.closeRequest(record, answer === 'deny' ? 'denied' : 'approved', now, answer);

@@ -26,6 +26,8 @@ export interface ApprovalsServiceOptions {
   readonly logger: Logger;
   /** Its monotonic time times every expiry (clock.ts). */
   readonly clock?: ServiceClock | undefined;
+  /** The only projects the approver token may answer in; undefined: every project. */
+  readonly approverProjects?: readonly string[] | undefined;
 }
 
 /** Who changes grants: only the admin token reaches those routes (docs/api.md §7). */
@@ -36,8 +38,10 @@ export class ApprovalsService {
   readonly port: ApprovalsPort;
   private readonly clock: () => number;
   private closed = false;
+  private readonly approverProjects: ReadonlySet<string> | undefined;
 
   constructor(private readonly options: ApprovalsServiceOptions) {
+    this.approverProjects = options.approverProjects === undefined ? undefined : new Set(options.approverProjects);
     const serviceClock = options.clock ?? SYSTEM_CLOCK;
     const clock = (): number => serviceClock.monotonic();
     this.clock = clock;
@@ -75,7 +79,15 @@ export class ApprovalsService {
     ttlSeconds: number | undefined,
     attribution: AnswerAttribution = { by: 'admin' },
   ): Promise<ApprovalAnswerResponse> {
-    if (attribution.by === 'approver') checkApproverAnswer(answer, ttlSeconds);
+    if (attribution.by === 'approver') {
+      if (this.approverProjects !== undefined && !this.approverProjects.has(project)) {
+        throw new ApiError(
+          'forbidden',
+          `The approver token may not answer requests of project ${project} (PDP_APPROVER_PROJECTS); the admin token can.`,
+        );
+      }
+      checkApproverAnswer(answer, ttlSeconds);
+    }
     this.check(project);
     const outcome = await this.options.approvals.requests.answer(project, id, answer, ttlSeconds, this.clock(), attribution).catch(rethrow);
     const { approval, grant } = outcome;

@@ -6,6 +6,7 @@
 import { MAX_GRANT_TTL_SECONDS } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
+import { leftByBoot, type RestartBounds } from './boot-clock.js';
 import { restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApiError } from '../errors.js';
 import { parseIssueRef } from './issue-ref.js';
@@ -149,7 +150,7 @@ export class OnceAllowances {
   }
 
   /** The live allowances of every project as the state file keeps them: absolute times, as the wall clock reads them now. */
-  persisted(now: number): PersistedOnce[] {
+  persisted(now: number, bootExpiry?: (expiresAt: number) => number): PersistedOnce[] {
     const wallOffset = wallOffsetOf(this.options.clock);
     const entries: PersistedOnce[] = [];
     for (const [project, armed] of this.byProject) {
@@ -165,6 +166,7 @@ export class OnceAllowances {
           folder: once.folder,
         };
         if (once.issueKey !== undefined) entry.issueRef = once.issueKey;
+        if (bootExpiry !== undefined) entry.expiresAtBootMs = bootExpiry(once.expiresAt);
         entries.push(entry);
       }
     }
@@ -172,7 +174,7 @@ export class OnceAllowances {
   }
 
   /** Takes back the allowances of a state file that {@link arm} could have made; returns what was dropped. */
-  restore(entries: readonly PersistedOnce[], now: number): string[] {
+  restore(entries: readonly PersistedOnce[], now: number, bounds?: RestartBounds): string[] {
     const warnings: string[] = [];
     const wallOffset = wallOffsetOf(this.options.clock);
     const wallNow = now + wallOffset;
@@ -193,7 +195,8 @@ export class OnceAllowances {
         dropped += 1;
         continue;
       }
-      const endsAt = restoredExpiry(expiresAt, expiresAt - armedAt, now, wallNow);
+      const left = bounds === undefined ? Number.POSITIVE_INFINITY : leftByBoot(bounds, expiresAt, entry.expiresAtBootMs);
+      const endsAt = restoredExpiry(expiresAt, Math.min(expiresAt - armedAt, left), now, wallNow);
       if (endsAt === undefined) continue;
       let armed = this.byProject.get(entry.project);
       if (armed === undefined) {

@@ -5,7 +5,8 @@
 import { ApprovalRequests, type ApprovalChange } from './approval-requests.js';
 import { SYSTEM_CLOCK, type ServiceClock } from './clock.js';
 import { OnceAllowances } from './once-allowances.js';
-import { ApprovalsStateFile } from './state-file.js';
+import { bootDeadline, readBootTime, type BootTime, type RestartBounds } from './boot-clock.js';
+import { ApprovalsStateFile, type ApprovalsState } from './state-file.js';
 import { TemporaryGrants } from './temporary-grants.js';
 
 export interface OpenApprovalsOptions {
@@ -21,12 +22,16 @@ export interface OpenApprovalsOptions {
   readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
   /** Whether the project declares `requester` (see {@link ApprovalRequests}). */
   readonly isDeclared?: (project: string, requester: string) => boolean;
+  /** Runs a task on the project's policy as read from disk now (see {@link ApprovalRequests}). */
+  readonly withFreshPolicy?: <T>(project: string, task: () => T) => Promise<T>;
   /** The identity of a project's folder now, stamped on grants and `once` answers (folder-identity.ts). */
   readonly folderOf?: (project: string) => string | undefined;
   readonly onChange?: (change: ApprovalChange) => void;
   /** Told about a failed save that no caller is waiting for, to log it. */
   readonly onPersistFailure?: (error: Error) => void;
   readonly clock?: ServiceClock | undefined;
+  /** The boot and the time since it (default: the system's, boot-clock.ts); tests replace it. */
+  readonly bootTime?: (() => BootTime | undefined) | undefined;
 }
 
 export interface Approvals {
@@ -41,14 +46,29 @@ export interface Approvals {
 export function openApprovals(options: OpenApprovalsOptions): Approvals {
   const clock = options.clock ?? SYSTEM_CLOCK;
   const file = options.stateDirectory === undefined ? undefined : new ApprovalsStateFile(options.stateDirectory);
-  const loaded = file?.load() ?? { grants: [], onces: [] };
+  const loaded: ApprovalsState & { warning?: string } = file?.load() ?? { grants: [], onces: [] };
+  const bootTime = options.bootTime ?? readBootTime;
+  // The latest wall time seen, kept in the file: after a reboot nothing is judged earlier than it.
+  let seenWallMs = Math.max(Date.parse(loaded.seenAt ?? '') || 0, clock.wall());
+  const persist = (target: ApprovalsStateFile): void => {
+    const now = clock.monotonic();
+    const boot = bootTime();
+    seenWallMs = Math.max(seenWallMs, clock.wall());
+    // Each end also on the boot clock, which a wall clock set back while the service is stopped does not move.
+    const bootExpiry = boot === undefined ? undefined : (expiresAt: number) => bootDeadline(boot, now, expiresAt);
+    target.write({
+      bootId: boot?.id,
+      seenAt: new Date(seenWallMs).toISOString(),
+      grants: grants.persisted(now, bootExpiry),
+      onces: onces.persisted(now, bootExpiry),
+    });
+  };
   const saving = {
     ...(file === undefined
       ? {}
       : {
           persist: () => {
-            const now = clock.monotonic();
-            file.write({ grants: grants.persisted(now), onces: onces.persisted(now) });
+            persist(file);
           },
         }),
     ...(options.onPersistFailure === undefined ? {} : { onPersistFailure: options.onPersistFailure }),
@@ -58,10 +78,15 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
   const grants = new TemporaryGrants(saving);
   const onces = new OnceAllowances({ ...saving, ...(options.onceTtlSeconds === undefined ? {} : { ttlSeconds: options.onceTtlSeconds }) });
   const now = clock.monotonic();
+  const bounds: RestartBounds = {
+    boot: bootTime(),
+    savedBootId: loaded.bootId,
+    seenWallMs: loaded.seenAt === undefined ? undefined : Date.parse(loaded.seenAt) || undefined,
+  };
   const warnings = [
     ...(loaded.warning === undefined ? [] : [loaded.warning]),
-    ...grants.restore(loaded.grants, now),
-    ...onces.restore(loaded.onces, now),
+    ...grants.restore(loaded.grants, now, bounds),
+    ...onces.restore(loaded.onces, now, bounds),
   ];
   const requests = new ApprovalRequests({
     onces,
@@ -69,6 +94,7 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
     makeAlways: options.makeAlways,
     ...(options.isOnAsk === undefined ? {} : { isOnAsk: options.isOnAsk }),
     ...(options.isDeclared === undefined ? {} : { isDeclared: options.isDeclared }),
+    ...(options.withFreshPolicy === undefined ? {} : { withFreshPolicy: options.withFreshPolicy }),
     clock,
     ...(options.approvalTtlSeconds === undefined ? {} : { ttlSeconds: options.approvalTtlSeconds }),
     ...(options.onChange === undefined ? {} : { onChange: options.onChange }),
@@ -80,6 +106,14 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
     warnings,
     close: () => {
       requests.close();
+      // The wall time of the stop is the latest one seen: what is still live is saved with it.
+      const at = clock.monotonic();
+      if (file === undefined || (grants.persisted(at).length === 0 && onces.persisted(at).length === 0)) return;
+      try {
+        persist(file);
+      } catch (error) {
+        options.onPersistFailure?.(error as Error);
+      }
     },
   };
 }

@@ -17,6 +17,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readdirSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -44,6 +45,8 @@ const PersistedGrantSchema = Type.Object(
     expiresAt: Type.String(),
     /** The identity of the project folder it was made for (server/projects/folder-identity.ts). */
     folder: Type.Optional(Type.String()),
+    /** Its end on the boot clock of the file's `bootId` (boot-clock.ts), in ms since that boot. */
+    expiresAtBootMs: Type.Optional(Type.Number()),
   },
   { additionalProperties: false },
 );
@@ -59,6 +62,7 @@ const PersistedOnceSchema = Type.Object(
     armedAt: Type.String(),
     expiresAt: Type.String(),
     folder: Type.Optional(Type.String()),
+    expiresAtBootMs: Type.Optional(Type.Number()),
   },
   { additionalProperties: false },
 );
@@ -67,6 +71,10 @@ export type PersistedOnce = Static<typeof PersistedOnceSchema>;
 const StateFileSchema = Type.Object(
   {
     version: Type.Literal(1),
+    /** The boot the file was written in (boot-clock.ts). */
+    bootId: Type.Optional(Type.String()),
+    /** The latest wall time the service had seen when it wrote the file. */
+    seenAt: Type.Optional(Type.String()),
     grants: Type.Array(PersistedGrantSchema),
     onces: Type.Array(PersistedOnceSchema),
   },
@@ -74,6 +82,8 @@ const StateFileSchema = Type.Object(
 );
 
 export interface ApprovalsState {
+  readonly bootId?: string | undefined;
+  readonly seenAt?: string | undefined;
   readonly grants: readonly PersistedGrant[];
   readonly onces: readonly PersistedOnce[];
 }
@@ -99,6 +109,7 @@ export class ApprovalsStateFile {
     this.unusable = checkFolder(this.directory);
     if (this.unusable !== undefined)
       return { ...EMPTY, warning: `Approvals state not loaded: ${this.unusable}; no grant or approval is active.` };
+    removeDeadTemps(this.directory);
     let text: string;
     try {
       text = readOwnFile(this.file);
@@ -131,7 +142,7 @@ export class ApprovalsStateFile {
         warning: this.setAside(`does not have the expected shape (${first?.path || '/'}: ${first?.message ?? 'invalid'})`),
       };
     }
-    return { grants: parsed.grants, onces: parsed.onces };
+    return { bootId: parsed.bootId, seenAt: parsed.seenAt, grants: parsed.grants, onces: parsed.onces };
   }
 
   /**
@@ -140,7 +151,7 @@ export class ApprovalsStateFile {
    */
   write(state: ApprovalsState): void {
     if (this.unusable !== undefined) throw new Error(`approvals state folder ${this.unusable}`);
-    const text = `${JSON.stringify({ version: 1, grants: state.grants, onces: state.onces }, null, 2)}\n`;
+    const text = `${JSON.stringify({ version: 1, bootId: state.bootId, seenAt: state.seenAt, grants: state.grants, onces: state.onces }, null, 2)}\n`;
     const temp = path.join(this.directory, `.${STATE_FILE_NAME}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     const fd = openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
     try {
@@ -169,6 +180,35 @@ export class ApprovalsStateFile {
       kept = `it could not be moved aside (${(error as Error).message}) and the next change replaces it`;
     }
     return `Approvals state file ${this.file} ${problem}: no grant or approval from it is active; ${kept}.`;
+  }
+}
+
+/** The temp file of a write (see {@link ApprovalsStateFile.write}): the writer's pid, then 12 hex digits. */
+const TEMP_FILE = new RegExp(`^\\.${STATE_FILE_NAME.replaceAll('.', '\\.')}\\.(\\d+)\\.[0-9a-f]{12}\\.tmp$`);
+/** A write takes milliseconds: a temp file this old belongs to no write under way, whatever its pid. */
+const DEAD_TEMP_MS = 60_000;
+
+/** Removes the temp files of writes killed half-way (a crash before the rename): those of a process that is gone, or old. Best effort. */
+function removeDeadTemps(directory: string): void {
+  try {
+    for (const name of readdirSync(directory)) {
+      const pid = Number(TEMP_FILE.exec(name)?.[1] ?? Number.NaN);
+      if (Number.isNaN(pid) || pid === process.pid) continue;
+      const file = path.join(directory, name);
+      const stats = lstatSync(file);
+      if (stats.isFile() && (!processAlive(pid) || Date.now() - stats.mtimeMs > DEAD_TEMP_MS)) rmSync(file, { force: true });
+    }
+  } catch {
+    // What cannot be removed now takes a little room, and grants nothing: it is never read.
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

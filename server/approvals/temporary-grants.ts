@@ -8,6 +8,7 @@ import { MAX_GRANT_TTL_SECONDS, type Grant } from '../../schemas/approvals.js';
 import { isToolName, sortByCatalogOrder, type ToolName } from '../../schemas/catalog.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
 import { parseRequester } from '../../schemas/requester.js';
+import { leftByBoot, type RestartBounds } from './boot-clock.js';
 import { persistedOffset, restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApiError } from '../errors.js';
 import type { PersistedGrant } from './state-file.js';
@@ -183,14 +184,22 @@ export class TemporaryGrants {
     }
   }
 
-  /** The live grants of every project as the state file keeps them: absolute times, as the wall clock reads them now. */
-  persisted(now: number): PersistedGrant[] {
+  /**
+   * The live grants of every project as the state file keeps them: absolute times, as the wall clock
+   * reads them now, and each end on the boot clock when `bootExpiry` turns a monotonic time into it.
+   */
+  persisted(now: number, bootExpiry?: (expiresAt: number) => number): PersistedGrant[] {
     const wallOffset = wallOffsetOf(this.options.clock);
     const entries: PersistedGrant[] = [];
     for (const grants of this.byProject.values()) {
       for (const record of grants.values()) {
         if (record.expiresAt > now) {
-          entries.push({ ...toWire({ ...record, wallOffset: persistedOffset(record.wallOffset, wallOffset) }), folder: record.folder });
+          const entry: PersistedGrant = {
+            ...toWire({ ...record, wallOffset: persistedOffset(record.wallOffset, wallOffset) }),
+            folder: record.folder,
+          };
+          if (bootExpiry !== undefined) entry.expiresAtBootMs = bootExpiry(record.expiresAt);
+          entries.push(entry);
         }
       }
     }
@@ -201,10 +210,10 @@ export class TemporaryGrants {
    * Takes back the grants of a state file, keeping only what {@link create} could have made: an
    * expired grant is dropped, a name outside the catalog never grants; returns what was dropped.
    */
-  restore(entries: readonly PersistedGrant[], now: number): string[] {
+  restore(entries: readonly PersistedGrant[], now: number, bounds?: RestartBounds): string[] {
     const problems: string[] = [];
     for (const entry of entries) {
-      const problem = this.restoreOne(entry, now);
+      const problem = this.restoreOne(entry, now, bounds);
       if (problem !== undefined) problems.push(problem);
     }
     const warnings = problems.slice(0, MAX_RESTORE_WARNINGS);
@@ -212,7 +221,7 @@ export class TemporaryGrants {
     return warnings;
   }
 
-  private restoreOne(entry: PersistedGrant, now: number): string | undefined {
+  private restoreOne(entry: PersistedGrant, now: number, bounds: RestartBounds | undefined): string | undefined {
     const wallOffset = wallOffsetOf(this.options.clock);
     const wallNow = now + wallOffset;
     const where = `Saved grant ${JSON.stringify(entry.id).slice(0, 80)}`;
@@ -223,7 +232,8 @@ export class TemporaryGrants {
     if (entry.id === '' || entry.id.length > 64 || this.byProject.get(entry.project)?.has(entry.id))
       return `${where} dropped: invalid or repeated id.`;
     if (!Number.isFinite(createdAt) || !Number.isFinite(expiresAt)) return `${where} dropped: invalid times.`;
-    const endsAt = restoredExpiry(expiresAt, expiresAt - createdAt, now, wallNow);
+    const left = bounds === undefined ? Number.POSITIVE_INFINITY : leftByBoot(bounds, expiresAt, entry.expiresAtBootMs);
+    const endsAt = restoredExpiry(expiresAt, Math.min(expiresAt - createdAt, left), now, wallNow);
     if (endsAt === undefined) return undefined;
     if (expiresAt - wallNow > MAX_GRANT_TTL_SECONDS * 1000) return `${where} dropped: it expires later than a grant can last.`;
     const tools = sortByCatalogOrder(new Set(entry.tools.filter(isToolName)));

@@ -3,7 +3,7 @@
  * run on project folders, offline. Each returns its exit code and writes to the streams it is given.
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { promises as fs } from 'node:fs';
+import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { DecideQuerySchema, type PolicyProblem } from '../../schemas/index.js';
 import { NO_EPHEMERAL, decide, lookingApprovals } from '../domain/decide.js';
@@ -134,17 +134,39 @@ export async function testCommand(
   return failed === 0 ? 0 : 1;
 }
 
-/** The test file's text, or null when there is none; one bigger than a policy file may be is refused. */
+/**
+ * The test file's text, or null when there is none. Only a regular file up to the size of a policy
+ * file is read, opened non-blocking: a link to `/dev/zero` or `/dev/stdin` must not hang a CI job.
+ */
 async function readTestFile(file: string): Promise<string | null> {
+  let handle;
   try {
-    const stats = await fs.stat(file);
-    if (stats.size > MAX_FILE_BYTES) throw new UsageError(`${file}: larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB`);
-    return await fs.readFile(file, 'utf8');
+    handle = await fs.open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return null;
+    // ENXIO: a socket (the `/dev/stdin` of a process that Node started, for one).
+    throw code === 'ENXIO' ? notRegular(file) : error;
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw notRegular(file);
+    if (stats.size > MAX_FILE_BYTES)
+      throw new Error(`${file}: larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; idea-pdp test reads smaller files only`);
+    // The size just checked, even if the file grows meanwhile.
+    const bytes = Buffer.alloc(stats.size);
+    let filled = 0;
+    for (let read = -1; read !== 0 && filled < bytes.length; filled += read) {
+      read = (await handle.read(bytes, filled, bytes.length - filled, filled)).bytesRead;
+    }
+    return bytes.toString('utf8', 0, filled);
+  } finally {
+    await handle.close();
   }
 }
+
+const notRegular = (file: string): Error =>
+  new Error(`${file}: not a regular file (a folder, a device, a pipe or a socket); idea-pdp test reads regular files only`);
 
 const queryCheck = TypeCompiler.Compile(DecideQuerySchema);
 

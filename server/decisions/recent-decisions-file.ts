@@ -72,7 +72,14 @@ export class RecentDecisionsFile {
 
   private async load(name: string): Promise<void> {
     const file = path.join(this.folder, name);
-    const project = decodeURIComponent(name.slice(0, -SUFFIX.length));
+    let project: string;
+    try {
+      project = decodeURIComponent(name.slice(0, -SUFFIX.length));
+    } catch {
+      // Not a name this service writes: skipped, so it cannot keep the other rings from loading.
+      this.options.logger.warn({ file }, `${name} is not a saved ring (its name is not a %-encoded project id): not read back`);
+      return;
+    }
     const problem = await this.restore(file, project);
     if (problem !== undefined) {
       this.options.logger.warn(

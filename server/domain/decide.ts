@@ -282,7 +282,7 @@ function invalidArguments(subject: Subject, source: PolicySource): DecisionBody 
     false,
     'invalid_arguments',
     source,
-    `${deniedFor(subject)} (policy: ${source}): argument ${ISSUE_REF} must be a ticket reference, a string or a number.`,
+    `${deniedFor(subject)} (policy: ${source}): its argument issueRef must be a ticket as a string or a number (e.g. "#82" or 82).`,
   );
 }
 

@@ -49,6 +49,8 @@ export interface BuildAppOptions {
   decideToken?: string | undefined;
   /** PDP_APPROVER_TOKEN: may answer approval requests (`once`, `for` up to 8 h, `deny`) and nothing else. */
   approverToken?: string | undefined;
+  /** PDP_APPROVER_PROJECTS: the only projects whose requests the approver token may answer (default: every project). */
+  approverProjects?: readonly string[] | undefined;
   /** `false` (default) for silence, `true` or pino options for JSON logs, or a pino logger. */
   logger?: boolean | LoggerOptions | Logger | undefined;
   /** Safety-net rescan period of the files in ms (default 2000, 0 disables). */
@@ -70,7 +72,7 @@ export interface BuildAppOptions {
   maxEventStreamsPerClient?: number | undefined;
   /** An idle keep-alive connection is closed after this many ms (default 10 s). */
   keepAliveTimeoutMs?: number | undefined;
-  /** A connection that has not sent a request's headers within this many ms is closed (default 10 s). */
+  /** A connection that has not sent a request's headers within this many ms is closed (default 5 s). */
   headersTimeoutMs?: number | undefined;
   /**
    * PDP_STATE_DIR: temporary grants and `once` approvals are kept in `approvals.json` there and
@@ -94,7 +96,8 @@ function makeLogger(option: BuildAppOptions['logger']): Logger {
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const logger = makeLogger(options.logger);
-  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  // Seconds, not a minute: 1,024 sockets that never finish a request would otherwise hold every place for 20 s.
+  const headersTimeout = options.headersTimeoutMs ?? 5_000;
   const app = Fastify({
     // The service logs its own lines (decisions, writes, reloads, unexpected errors) through `logger`;
     // Fastify's request logs would carry the request's headers, tokens included.
@@ -104,10 +107,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // A path parameter (an agent id or a requester) may be 1,024 characters (schemas/api.ts); the
     // router's default of 100 would refuse longer ids before validation could name the problem.
     routerOptions: { maxParamLength: 1024 },
-    // A request still incomplete after 30 s is cut, so held-open connections cannot pin the sockets.
-    requestTimeout: 30_000,
+    // A request still incomplete after 10 s is cut (a 1 MiB body takes milliseconds on loopback), so held-open connections cannot pin the sockets.
+    requestTimeout: Math.max(headersTimeout, 10_000),
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
-    http: { headersTimeout, connectionsCheckingInterval: Math.min(headersTimeout, 30_000) },
+    // Checked every second: a timeout is then at most a second late.
+    http: { headersTimeout, connectionsCheckingInterval: Math.min(headersTimeout, 1_000) },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // A bad percent-encoding (`%C0%AE`) or an over-long parameter is refused by the router before
@@ -134,7 +138,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
             logger.warn({ err: error }, 'audit file error');
           },
         });
-  const ephemeral = new EphemeralPolicies();
   // Built in dependency order: each service is created after everything it calls.
   const registry = new ProjectRegistry({
     projectsRoot: options.projectsRoot,
@@ -142,6 +145,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger,
     rescanMs: options.rescanMs,
   });
+  const ephemeral = new EphemeralPolicies({ folderOf: (project) => registry.folderOf(project) });
   const metrics = createMetrics({
     projectCounts: () => {
       const projects = registry.list();
@@ -174,6 +178,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         return state !== undefined && declaresAgent(state.agents, state.policy, requester);
       },
       folderOf: (project) => registry.folderOf(project),
+      withFreshPolicy: (project, task) => registry.get(project)?.freshly(task) ?? Promise.resolve().then(task),
       onChange: (change) => {
         events.approvalChanged(change);
       },
@@ -184,6 +189,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     hasProject: (project) => registry.get(project) !== undefined,
     logger,
     clock: options.clock,
+    approverProjects: options.approverProjects,
   });
   const decisions = new DecisionService({
     policyOf: (project) => registry.get(project)?.state.policy,
@@ -229,6 +235,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // What was granted or armed for a folder is not inherited by the one that replaces it.
     folderReplaced: (project) => {
       approvals.dropProject(project);
+      ephemeral.folderReplaced(project);
     },
   });
   registry.subscribe({

@@ -1,7 +1,9 @@
 /**
  * Ephemeral ticket-assistant policies (docs/api.md §6): in memory only, per project, with a TTL.
  * Expired entries are never used (checked on read) and are swept periodically, so memory stays
- * bounded; a project that disappears for a while keeps its policies until they expire.
+ * bounded. Each belongs to the project folder it was registered for (docs/design.md, "A grant
+ * belongs to its folder"): a project whose folder disappears for a while and comes back keeps its
+ * policies, a folder deleted and made again under the same id inherits none.
  */
 import { compareIds } from '../../schemas/ids.js';
 import type { EphemeralPolicy } from '../../schemas/index.js';
@@ -15,13 +17,24 @@ const MAX_EPHEMERAL_PER_PROJECT = 1000;
 interface Entry extends EphemeralGrant {
   readonly requester: string;
   readonly expiresAt: number;
+  /** The identity of the project folder it was registered for (undefined: there was none). */
+  readonly folder: string | undefined;
+}
+
+export interface EphemeralPoliciesOptions {
+  /** Epoch milliseconds now. */
+  readonly now?: () => number;
+  /** The identity of a project's folder now (server/projects/folder-identity.ts); without it, folders are not compared. */
+  readonly folderOf?: (project: string) => string | undefined;
 }
 
 export class EphemeralPolicies {
   private readonly byProject = new Map<string, Map<string, Entry>>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly now: () => number;
 
-  constructor(private readonly now: () => number = Date.now) {
+  constructor(private readonly options: EphemeralPoliciesOptions = {}) {
+    this.now = options.now ?? Date.now;
     this.sweeper = setInterval(() => {
       this.sweep();
     }, 30_000);
@@ -32,10 +45,13 @@ export class EphemeralPolicies {
   grant(project: string, requester: string): EphemeralGrant | undefined {
     const entry = this.byProject.get(project)?.get(requester);
     if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
+    const folder = this.folderNow(project);
+    if (entry.expiresAt <= this.now() || this.otherFolder(entry, folder)) {
       this.byProject.get(project)?.delete(requester);
       return undefined;
     }
+    // Its folder is away for now (renamed, being checked out): unused, and kept for when it comes back.
+    if (folder !== entry.folder) return undefined;
     return entry;
   }
 
@@ -46,7 +62,7 @@ export class EphemeralPolicies {
       this.byProject.set(project, entries);
     }
     if (!entries.has(requester)) {
-      this.sweepProject(entries);
+      this.sweepProject(entries, project);
       if (entries.size >= MAX_EPHEMERAL_PER_PROJECT) {
         throw new ApiError('limit_exceeded', `Project ${project} already has ${MAX_EPHEMERAL_PER_PROJECT} ephemeral policies.`);
       }
@@ -55,6 +71,7 @@ export class EphemeralPolicies {
       requester,
       ...ephemeralGrant(tools, boundIssue === undefined ? null : normalizeIssueRef(boundIssue)),
       expiresAt: this.now() + ttlSeconds * 1000,
+      folder: this.folderNow(project),
     };
     entries.set(requester, entry);
     return toWire(project, entry);
@@ -70,8 +87,18 @@ export class EphemeralPolicies {
   list(project: string): EphemeralPolicy[] {
     const entries = this.byProject.get(project);
     if (!entries) return [];
-    this.sweepProject(entries);
-    return [...entries.values()].map((entry) => toWire(project, entry)).sort((a, b) => compareIds(a.requester, b.requester));
+    this.sweepProject(entries, project);
+    const folder = this.folderNow(project);
+    return [...entries.values()]
+      .filter((entry) => entry.folder === folder)
+      .map((entry) => toWire(project, entry))
+      .sort((a, b) => compareIds(a.requester, b.requester));
+  }
+
+  /** Forgets the policies registered for another folder than the project's now (it was replaced). */
+  folderReplaced(project: string): void {
+    const entries = this.byProject.get(project);
+    if (entries !== undefined) this.sweepProject(entries, project);
   }
 
   close(): void {
@@ -80,14 +107,25 @@ export class EphemeralPolicies {
 
   private sweep(): void {
     for (const [project, entries] of this.byProject) {
-      this.sweepProject(entries);
+      this.sweepProject(entries, project);
       if (entries.size === 0) this.byProject.delete(project);
     }
   }
 
-  private sweepProject(entries: Map<string, Entry>): void {
+  /** Drops the expired entries and those of a folder that is no longer the project's. */
+  private sweepProject(entries: Map<string, Entry>, project: string): void {
     const now = this.now();
-    for (const [requester, entry] of entries) if (entry.expiresAt <= now) entries.delete(requester);
+    const folder = this.folderNow(project);
+    for (const [requester, entry] of entries) if (entry.expiresAt <= now || this.otherFolder(entry, folder)) entries.delete(requester);
+  }
+
+  private folderNow(project: string): string | undefined {
+    return this.options.folderOf?.(project);
+  }
+
+  /** True when the project has a folder now and it is not the one the entry was registered for. */
+  private otherFolder(entry: Entry, folder: string | undefined): boolean {
+    return this.options.folderOf !== undefined && folder !== undefined && folder !== entry.folder;
   }
 }
 

@@ -6,10 +6,11 @@ import type { AgentsFileState } from '../domain/agents-file.js';
 import { NO_AGENTS_FILE } from '../domain/agents-file.js';
 import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy } from '../domain/compile.js';
 import { OUTSIDE_LINK, UNHEARD_LINK, isAbsence, readProjectFiles, type FileRead } from './file-read.js';
+import { hardLinkedPolicy } from './hard-links.js';
 import { compilePolicy, parseAgents } from './parse.js';
 
 export async function policyOf(file: FileRead): Promise<CompiledPolicy> {
-  if (file.ok) return compilePolicy(file.bytes);
+  if (file.ok) return file.links > 1 ? hardLinkedPolicy(file.bytes, file.links) : compilePolicy(file.bytes);
   if (isAbsence(file.code)) return builtinPolicy();
   if (file.code === OUTSIDE_LINK) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: `.ideai is ${OUTSIDE_LINK}` });
   if (file.code.startsWith(UNHEARD_LINK)) return invalidPolicy(revisionOf(`unreadable:${file.code}`), { message: file.code });

@@ -6,6 +6,7 @@
  */
 import { constants, promises as fs, type BigIntStats } from 'node:fs';
 import path from 'node:path';
+import { namesElsewhere } from './hard-links.js';
 
 /** 1,000 agents that each list every tool take ~0.9 MB; a bigger file is invalid. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
@@ -17,7 +18,14 @@ export const MAX_FILE_BYTES = 4 * 1024 * 1024;
  * the fingerprint a write compares before replacing the file (see write-guard.ts).
  */
 export type FileRead =
-  | { readonly ok: true; readonly bytes: Buffer; readonly key: string; readonly identity: string }
+  | {
+      readonly ok: true;
+      readonly bytes: Buffer;
+      readonly key: string;
+      readonly identity: string;
+      /** Its names (`st_nlink`), the service's own leftover names in `.ideai` not counted (see hard-links.ts). */
+      readonly links: number;
+    }
   | { readonly ok: false; readonly code: string; readonly key: string };
 
 /** Missing file or folder: the project simply has no such file. */
@@ -37,6 +45,9 @@ export function keyOf(stats: BigIntStats): string {
 export function identityOf(stats: BigIntStats): string {
   return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}`;
 }
+
+/** The file (device, inode) of an {@link identityOf}, without its content's size and time. */
+export const inodeOf = (identity: string): string => identity.split(':', 2).join(':');
 
 /**
  * The key of a file that could not be read for a reason that may pass (no permission yet, too many
@@ -78,7 +89,7 @@ async function readFile(file: string): Promise<FileRead> {
     for (let read = -1; read !== 0 && filled < bytes.length; filled += read) {
       read = (await handle.read(bytes, filled, bytes.length - filled, filled)).bytesRead;
     }
-    return { ok: true, bytes: bytes.subarray(0, filled), key, identity: identityOf(stats) };
+    return { ok: true, bytes: bytes.subarray(0, filled), key, identity: identityOf(stats), links: Number(stats.nlink) };
   } catch (error) {
     return { ok: false, code: codeOf(error), key: READ_AGAIN };
   } finally {
@@ -168,5 +179,5 @@ export async function readProjectFiles(root: string): Promise<ProjectFiles> {
     linkProblem === undefined ? readFile(policyPath) : ({ ok: false, code: linkProblem, key: READ_AGAIN } as const),
     readFile(agentsPath),
   ]);
-  return { policy, agents };
+  return { policy: policy.ok && policy.links > 1 ? { ...policy, links: await namesElsewhere(policyPath, policy) } : policy, agents };
 }

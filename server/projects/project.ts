@@ -22,6 +22,7 @@ import {
   type ProjectFiles,
 } from './file-read.js';
 import { serializedOn, writeFolderKey } from './folder-lock.js';
+import { HardLinkMemory } from './hard-links.js';
 import { agentsOf, policyOf } from './compiled-files.js';
 import { compilePolicy } from './parse.js';
 import { removeStaleTemps, restoreMovedAside } from './recovery.js';
@@ -67,6 +68,7 @@ export class Project {
   private vanishedAt: number | undefined;
   private graceTimer: NodeJS.Timeout | undefined;
   private staleTimer: NodeJS.Timeout | undefined;
+  private readonly hardLinks = new HardLinkMemory();
 
   private constructor(
     readonly id: string,
@@ -108,6 +110,20 @@ export class Project {
       const state = await serializedOn(await writeFolderKey(this.root), async () => (await this.readState()).state);
       return this.adopt(state);
     });
+  }
+
+  /**
+   * Reads the files again under the folder's write lock, makes them what decisions see, and runs
+   * `task` at once on that state, before any other write or reload of the folder starts: what
+   * `task` decides is judged on the disk as it is now (an approval answer racing an editor's save).
+   */
+  freshly<T>(task: () => T): Promise<T> {
+    return this.enqueue(async () =>
+      serializedOn(await writeFolderKey(this.root), async () => {
+        this.adopt((await this.readState()).state);
+        return task();
+      }),
+    );
   }
 
   /** Whether the files on disk look different from what was last read (cheap: two stats). */
@@ -287,7 +303,8 @@ export class Project {
       if (!files.policy.ok && isAbsence(files.policy.code) && (await restoreMovedAside(this.policyPath))) {
         files = await readProjectFiles(this.root);
       }
-      const [policy, agents] = await Promise.all([policyOf(files.policy), agentsOf(files.agents)]);
+      const [compiled, agents] = await Promise.all([policyOf(files.policy), agentsOf(files.agents)]);
+      const policy = this.hardLinks.judge(files.policy, compiled);
       return {
         state: { policy, agents: sameAgents(this.current.agents, agents), fingerprint: `${files.policy.key}|${files.agents.key}` },
         files,

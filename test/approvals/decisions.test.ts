@@ -99,6 +99,20 @@ describe('the answers', () => {
     expect(await service.decide(write('QA', ticket))).toMatchObject({ allow: false, reason: 'approval_required' });
   });
 
+  it('once for no ticket: a call whose issueRef is a list or an object is invalid_arguments and does not use it up', async (t) => {
+    const service = await buildApprovalsApp(t, ASK_WRITE);
+    const id = approvalOf(await service.decide(write('QA', { tool: 'idea_ticket_update' })));
+    await service.answer('demo', id, { answer: 'once' });
+    for (const issueRef of [['82'], { id: '82' }, null, false]) {
+      const refused = await service.decide(write('QA', { tool: 'idea_ticket_update', arguments: { issueRef } }));
+      expect(refused, JSON.stringify(issueRef)).toMatchObject({ allow: false, reason: 'invalid_arguments', source: 'project-default' });
+      expect(refused.message).toContain('issueRef');
+    }
+    // Nothing was opened for them, and the once is still there for the call it was given for.
+    expect(await service.approvals('demo', 'pending')).toEqual([]);
+    expect(await service.decide(write('QA', { tool: 'idea_ticket_update' }))).toMatchObject({ allow: true, source: 'approval' });
+  });
+
   it('for: a temporary grant of ttlSeconds, listed, that allows with source grant until it is revoked', async (t) => {
     const service = await buildApprovalsApp(t, ASK_WRITE);
     const id = approvalOf(await service.decide(write()));

@@ -3,7 +3,7 @@
  * written atomically; whatever cannot be trusted in it grants nothing and is reported.
  */
 import { execFileSync } from 'node:child_process';
-import { chmod, chown, lstat, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, readdir, readFile, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApprovalsStateFile, CORRUPT_FILE_NAME, STATE_FILE_NAME } from '../../server/approvals/state-file.js';
@@ -31,6 +31,21 @@ async function folderWith(text: string): Promise<string> {
 }
 
 describe('state file', () => {
+  it('removes at start the temp files of writes that died (their process gone, or a minute old), and nothing else', async () => {
+    const folder = await folderWith(stateText([]));
+    const temp = (pid: number, hex = '0123456789ab') => `.${STATE_FILE_NAME}.${String(pid)}.${hex}.tmp`;
+    // 4194304 is above Linux's largest pid: that process is gone.
+    const dead = temp(4_194_304);
+    const oldOfLive = temp(process.ppid, 'aaaaaaaaaaaa');
+    const youngOfLive = temp(process.ppid, 'bbbbbbbbbbbb');
+    const others = ['.approvals.json.notes.tmp', 'approvals.json.bak'];
+    for (const name of [dead, oldOfLive, youngOfLive, ...others]) await writeFile(path.join(folder, name), '{}', { mode: 0o600 });
+    const minutesAgo = new Date(Date.now() - 120_000);
+    await utimes(path.join(folder, oldOfLive), minutesAgo, minutesAgo);
+    open({ stateDirectory: folder });
+    expect((await readdir(folder)).sort()).toEqual([STATE_FILE_NAME, youngOfLive, ...others].sort());
+  });
+
   it('keeps grants across a restart (same id, tools and expiry); an expired or revoked one does not come back', async () => {
     const folder = await tempFolder();
     const clock = new TestClock();

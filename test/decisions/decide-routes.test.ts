@@ -49,6 +49,30 @@ describe('§5 POST /decide validation', () => {
     }
   });
 
+  it('denies with invalid_requester a requester holding bytes that are not UTF-8 (never a separate agent on the project default)', async (t) => {
+    const { app } = await buildTestApp(t, {
+      demo: {
+        policy: {
+          version: 1,
+          projectDefault: { allowedTools: ['idea_memory_write'] },
+          agents: [{ agentId: 'QA', policy: { allowedTools: [] } }],
+        },
+      },
+    });
+    const raw = Buffer.concat([
+      Buffer.from('{"project":"demo","requester":"QA'),
+      Buffer.from([0xff]),
+      Buffer.from('","tool":"idea_memory_write"}'),
+    ]);
+    const response = await app.inject({ method: 'POST', url: '/decide', headers: { 'content-type': 'application/json' }, payload: raw });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ allow: false, reason: 'invalid_requester', requester: { kind: 'invalid' } });
+    expect(await decide(app, { project: 'demo', requester: 'QA\ufffd', tool: 'idea_memory_write' })).toMatchObject({
+      allow: false,
+      reason: 'invalid_requester',
+    });
+  });
+
   it('answers 400 for a missing body', async () => {
     const { app } = server;
     const response = await app.inject({ method: 'POST', url: '/decide' });

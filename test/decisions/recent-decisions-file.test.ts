@@ -83,6 +83,25 @@ describe('RecentDecisionsFile', () => {
   });
 });
 
+describe('RecentDecisionsFile names', () => {
+  it('skips a file whose name is not %-encoded (logged) and reads back every other ring', async () => {
+    const stateDir = await tempFolder();
+    const before = new RecentDecisions('aaaa');
+    for (const project of ['a1', 'b2', 'c3']) before.record(project, decision(1), 1000);
+    const { logger, lines } = collectingLogger();
+    const saving = new RecentDecisionsFile({ stateDir, recent: before, logger });
+    await saving.start();
+    await saving.close();
+    for (const bad of ['%E0%A4%A.json', '%.json', '%FF.json']) await writeFile(path.join(stateDir, 'recent-decisions', bad), '{}');
+    const after = new RecentDecisions('bbbb');
+    const reading = new RecentDecisionsFile({ stateDir, recent: after, logger });
+    await reading.start();
+    await reading.close();
+    for (const project of ['a1', 'b2', 'c3']) expect(after.replayable(project), project).toHaveLength(1);
+    expect(lines.filter((line) => line.includes('not a saved ring'))).toHaveLength(3);
+  });
+});
+
 describe('schemas/mcp-tool-permissions.test.schema.json', () => {
   it('is what npm run schema:publish writes', async () => {
     expect(await readFile(PUBLISHED_TEST_SCHEMA_PATH, 'utf8')).toBe(publishedTestSchemaText());

@@ -28,6 +28,7 @@ describe('agentIdProblem', () => {
     ['QA\u{e0041}', /invisible character U\+E0041/],
     ['Q\ud800A', /unpaired UTF-16 surrogate/],
     ['QA\udc00', /unpaired UTF-16 surrogate/],
+    ['QA\ufffd', /U\+FFFD/],
     ['Q\u00a0A', /whitespace character U\+00A0/],
     ['Q\u2028A', /whitespace character U\+2028/],
     ['QA ', /ends with a space/],
@@ -45,7 +46,7 @@ describe('agentIdProblem', () => {
     const id = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 12 }),
       fc.string({ unit: 'grapheme', maxLength: 12 }),
-      fc.constantFrom('mcp', 'QA ', 'Q A', 'x'.repeat(128), 'x'.repeat(129), '😀'.repeat(64), '😀'.repeat(65)),
+      fc.constantFrom('mcp', 'QA\ufffd', 'QA ', 'Q A', 'x'.repeat(128), 'x'.repeat(129), '😀'.repeat(64), '😀'.repeat(65)),
     );
     fc.assert(
       fc.property(id, (value) => {
@@ -76,11 +77,15 @@ describe('agentIdProblem', () => {
 });
 
 describe('agent ids in a policy file', () => {
-  it.each(['mcp', 'QA\u200b', 'ＱＡ', 'QA ', 'Q\ud800'])('makes a file with an override for %j invalid, naming the id and where', (id) => {
-    const policy = compilePolicyFile(override(id));
-    expect(policy).toMatchObject({ status: 'invalid', error: { path: '/agents/0/agentId' } });
-    if (policy.status === 'invalid') expect(policy.error.message).toContain(`invalid agent id ${JSON.stringify(id)} at /agents/0/agentId`);
-  });
+  it.each(['mcp', 'QA\u200b', 'ＱＡ', 'QA ', 'Q\ud800', 'QA\ufffd'])(
+    'makes a file with an override for %j invalid, naming the id and where',
+    (id) => {
+      const policy = compilePolicyFile(override(id));
+      expect(policy).toMatchObject({ status: 'invalid', error: { path: '/agents/0/agentId' } });
+      if (policy.status === 'invalid')
+        expect(policy.error.message).toContain(`invalid agent id ${JSON.stringify(id)} at /agents/0/agentId`);
+    },
+  );
 
   it('keeps a file whose ids are all fine', () => {
     expect(compilePolicyFile(override('Q A'))).toMatchObject({ status: 'ok' });

@@ -149,6 +149,49 @@ describe('connections', () => {
   );
 });
 
+describe('connections that hold a place without a request to answer', () => {
+  const EVENTS = 'GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+
+  it('closes the connection of a refused /events stream (429) right after the answer, so refused streams cannot fill maxConnections', async (t) => {
+    const { port } = await listening(t, { maxConnections: 8, maxEventStreamsPerClient: 2 });
+    const streams = [await connect(port), await connect(port)];
+    for (const stream of streams) stream.socket.write(EVENTS);
+    await waitFor(() => streams.every((stream) => stream.received().startsWith('HTTP/1.1 200')), 'two streams open');
+    const refused = [];
+    for (let i = 0; i < 6; i++) {
+      const raw = await connect(port);
+      raw.socket.write(EVENTS);
+      refused.push(raw);
+    }
+    // Before, each held its place for the 10 s keep-alive: the service took no new connection.
+    await within(Promise.all(refused.map((raw) => raw.closed)), 3_000, 'the refused connections closed');
+    for (const raw of refused) expect(raw.received()).toMatch(/^HTTP\/1\.1 429 [^]*too_many_streams/);
+    const fresh = await connect(port);
+    await within(healthz(fresh), 3_000, 'an answer on a new connection');
+  });
+
+  it('closes, by default within 9 s, a connection that sends nothing or never finishes its headers', async (t) => {
+    const { port } = await listening(t);
+    const silent = await connect(port);
+    const partial = await connect(port);
+    partial.socket.write('POST /decide HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const started = Date.now();
+    // The default headers timeout (5 s), checked every second; it was 10 s checked every 10 s (up to 20 s).
+    await within(Promise.all([silent.closed, partial.closed]), 9_000, 'both connections closed');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+  }, 15_000);
+
+  it('closes, by default within 14 s, a connection that sends its headers but never its whole body', async (t) => {
+    const { port } = await listening(t);
+    const raw = await connect(port);
+    raw.socket.write('POST /decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"project"');
+    const started = Date.now();
+    await within(raw.closed, 14_000, 'the connection closed');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(8_000);
+    expect(raw.received()).not.toContain('"allow"');
+  }, 20_000);
+});
+
 describe('decision bodies', () => {
   /** `{"project":...,"arguments":{"a":[[[...]]]}}` of about `bytes` bytes, nested as deep as it goes. */
   const nestedQuery = (bytes: number): string => {

@@ -1,13 +1,15 @@
 /**
  * An acknowledged ephemeral ticket-assistant policy outlives its project's disappearance: when the
  * folder comes back, the policy applies again until its TTL (a transient loss of
- * the projects must not lose what the API acknowledged).
+ * the projects must not lose what the API acknowledged). But it belongs to that folder: a folder
+ * deleted and made again under the same id inherits none (docs/api.md §11, invariants).
  */
-import { rename } from 'node:fs/promises';
+import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision, ProjectsResponse } from '../../schemas/index.js';
 import { adminHeaders, buildTestApp } from '../support/app.js';
+import { writeProject } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
 
 describe('ephemeral policies', () => {
@@ -35,5 +37,51 @@ describe('ephemeral policies', () => {
     await rename(join(root, '.away'), join(root, 'demo'));
     await waitFor(listed, 'the project to come back', 20_000, 50);
     expect(await decide()).toMatchObject({ allow: true, source: 'ephemeral' });
+  });
+
+  it('do not apply to a folder deleted and made again under the same id, nor are they listed there', async (t) => {
+    const { app, root } = await buildTestApp(t, { demo: {} }, { rescanMs: 200 });
+    const requester = 'ticket-assistant:demo:7';
+    const put = await app.inject({
+      method: 'PUT',
+      url: `/projects/demo/ephemeral-policies/${encodeURIComponent(requester)}`,
+      headers: adminHeaders,
+      payload: { allowedTools: ['idea_memory_write'], ttlSeconds: 3600 },
+    });
+    expect(put.statusCode).toBe(200);
+    const decide = async (): Promise<Decision> =>
+      (
+        await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester, tool: 'idea_memory_write' } })
+      ).json<Decision>();
+    expect(await decide()).toMatchObject({ allow: true, source: 'ephemeral' });
+
+    // rm -rf and mkdir again, until the new folder differs in inode or birth time (a freed inode may be used again at once).
+    const folder = join(root, 'demo');
+    const identity = async (): Promise<string> => {
+      const stats = await stat(folder, { bigint: true });
+      return `${stats.ino}:${stats.birthtimeNs}`;
+    };
+    const old = await identity();
+    await waitFor(
+      async () => {
+        await rm(folder, { recursive: true, force: true });
+        await writeProject(root, 'demo', {});
+        return (await identity()) !== old;
+      },
+      'a demo folder that differs from the old one',
+      5_000,
+      1,
+    );
+    // Once the watcher has heard of it (as for grants), and then for good.
+    await waitFor(async () => !(await decide()).allow, "the new folder served without the old one's policy", 5_000, 5);
+    const until = performance.now() + 1500;
+    while (performance.now() < until) {
+      const decision = await decide();
+      if (decision.allow) expect.fail(`the new folder was allowed: ${JSON.stringify(decision)}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await decide()).toMatchObject({ allow: false, source: 'builtin-read-only' });
+    const listed = await app.inject({ method: 'GET', url: '/projects/demo/ephemeral-policies', headers: adminHeaders });
+    expect(listed.json()).toEqual({ policies: [] });
   });
 });

@@ -114,6 +114,21 @@ describe('§6 ephemeral policies', () => {
     });
   });
 
+  it('denies with invalid_arguments an issueRef that is neither a string nor a number (a list naming the ticket included)', async (t) => {
+    const { app } = await buildTestApp(t, { demo: {} });
+    await register(app, { allowedTools: ['idea_ticket_update_carnet'], boundIssue: '#82' });
+    for (const issueRef of [['#82'], ['82'], { id: '82' }, true, null]) {
+      const d = await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef } });
+      expect(d, JSON.stringify(issueRef)).toMatchObject({ allow: false, reason: 'invalid_arguments', source: 'ephemeral' });
+      expect(d.message).toContain('issueRef');
+    }
+    expect(
+      await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef: 82 } }),
+    ).toMatchObject({
+      allow: true,
+    });
+  });
+
   it('lists registered policies and removes one with DELETE', async (t) => {
     const { app } = await buildTestApp(t, { demo: {} });
     await register(app, { allowedTools: ['idea_ticket_update_carnet'], boundIssue: '#82', ttlSeconds: 600 });

@@ -4,12 +4,13 @@
  * changes cannot all be heard is refused (`policy_invalid`, naming the link). Real files, real
  * links, the real watcher. How fast each layout is heard: `npm run bench -- --sections=links`.
  */
-import { link, mkdir, open, rename, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { POLICY_FILE, policyText } from '../support/files.js';
+import { runSourceCli } from '../support/cli.js';
+import { POLICY_FILE, policyText, saveAtomically } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, startRegistry, timeUntil } from './support.js';
+import { decideWith, policyPathOf, startRegistry, timeUntil } from './support.js';
 
 const GRANT = policyText(['idea_memory_write']);
 const REVOKE = policyText([]);
@@ -48,15 +49,98 @@ async function revocationHeard(name: string, projects: string, revoke: () => Pro
   expect(memoryWrite(registry).reason).toBe('not_in_allowlist');
 }
 
-describe('a policy file with a second name (hard link) edited through the other name', () => {
-  it('is heard at once, in place or truncated', async () => {
-    const elsewhere = path.join(await tempFolder(), 'policy.json');
-    await writeFile(elsewhere, GRANT);
-    const { projects } = await projectsWith(async (_root, ideai) => {
+describe('a policy file with a second name (hard link)', () => {
+  /** `demo` whose policy file is a second name of `<folder>/policy.json`, which grants. */
+  async function hardLinked(): Promise<{ projects: string; root: string; other: string }> {
+    const other = path.join(await tempFolder(), 'policy.json');
+    await writeFile(other, GRANT);
+    const { projects, root } = await projectsWith(async (_root, ideai) => {
       await mkdir(ideai);
-      await link(elsewhere, path.join(ideai, POLICY_FILE));
+      await link(other, path.join(ideai, POLICY_FILE));
     });
-    await revocationHeard('hard link edited elsewhere', projects, () => editInPlace(elsewhere, REVOKE));
+    return { projects, root, other };
+  }
+
+  const policyError = (registry: Awaited<ReturnType<typeof startRegistry>>['registry']): string => {
+    const policy = registry.get('demo')?.state.policy;
+    return policy?.status === 'invalid' ? policy.error.message : '';
+  };
+
+  it('is refused with policy_invalid saying why and how to fix it, and idea-pdp check agrees', async () => {
+    const { projects, root } = await hardLinked();
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(memoryWrite(registry)).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_read')).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    expect(policyError(registry)).toContain('hard link');
+    expect(policyError(registry)).toContain('2 names');
+    expect(policyError(registry)).toContain('replace the whole document');
+    const check = await runSourceCli(['check', root], root);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain('hard link');
+  });
+
+  it('made while the file is served, is refused at once (the watcher, no rescan)', async () => {
+    const { projects, root } = await projectsWith(async (_project, ideai) => {
+      await mkdir(ideai);
+      await writeFile(path.join(ideai, POLICY_FILE), GRANT);
+    });
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(memoryWrite(registry)).toMatchObject({ allow: true });
+    await link(policyPathOf(root), path.join(await tempFolder(), 'second-name.json'));
+    await timeUntil(() => !memoryWrite(registry).allow, 'the second name heard', 5_000);
+    expect(memoryWrite(registry).reason).toBe('policy_invalid');
+  });
+
+  it('stays refused after a rename-style save through the other name drops the link count to 1, until the file itself is rewritten', async () => {
+    const { projects, root, other } = await hardLinked();
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(memoryWrite(registry)).toMatchObject({ reason: 'policy_invalid' });
+    // The editor saves the revocation through the other name: that name now holds another file.
+    await writeFile(`${other}.new`, REVOKE);
+    await rename(`${other}.new`, other);
+    await timeUntil(() => policyError(registry).includes('not been rewritten'), 'the drop to one name heard', 5_000);
+    expect(memoryWrite(registry)).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_read')).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    // The same bytes written again in place are still the refused content.
+    await editInPlace(policyPathOf(root), GRANT);
+    await registry.get('demo')?.reload();
+    expect(memoryWrite(registry)).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    // New content in the file itself comes into force.
+    await editInPlace(policyPathOf(root), REVOKE);
+    await timeUntil(() => memoryWrite(registry).reason === 'not_in_allowlist', 'the rewrite heard', 5_000);
+  });
+
+  it('stays refused until replaced: a file renamed over it comes into force', async () => {
+    const { projects, root } = await hardLinked();
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(memoryWrite(registry)).toMatchObject({ reason: 'policy_invalid' });
+    await saveAtomically(policyPathOf(root), GRANT);
+    await timeUntil(() => memoryWrite(registry).allow, 'the replacement heard', 5_000);
+  });
+
+  it('is repaired by the whole-document write, which leaves the other name untouched; other writes refuse it', async () => {
+    const { projects, other } = await hardLinked();
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    const project = registry.get('demo');
+    await expect(project?.write(() => ({ version: 1, projectDefault: { allowedTools: [] } }))).rejects.toMatchObject({
+      code: 'policy_invalid',
+    });
+    await project?.write(() => ({ version: 1, projectDefault: { allowedTools: [] } }), { allowInvalid: true });
+    expect(memoryWrite(registry)).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
+    expect(await readFile(other, 'utf8')).toBe(GRANT);
+  });
+
+  it("does not count a write's own leftover temp name in .ideai as a second name", async () => {
+    const { projects, ideai } = await projectsWith(async (_project, folder) => {
+      await mkdir(folder);
+      await writeFile(path.join(folder, POLICY_FILE), GRANT);
+      await link(path.join(folder, POLICY_FILE), path.join(folder, `.${POLICY_FILE}.4242.0123456789ab.tmp`));
+    });
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    expect(memoryWrite(registry)).toMatchObject({ allow: true });
+    // Any other second name in .ideai counts.
+    await link(path.join(ideai, POLICY_FILE), path.join(ideai, 'backup.json'));
+    await timeUntil(() => !memoryWrite(registry).allow, 'the second name heard', 5_000);
   });
 });
 

@@ -102,6 +102,34 @@ describe('the approver token', () => {
     expect(await readFile(service.policyPath('demo'), 'utf8')).toBe(policyBefore);
     expect((await service.call('GET', '/projects/demo/grants', undefined, decider)).json<{ grants: unknown[] }>().grants).toHaveLength(1);
   });
+
+  it('answers only in the projects of PDP_APPROVER_PROJECTS: elsewhere 403 forbidden, the request stays pending', async (t) => {
+    const projects = { ...ASK, other: ASK.demo, third: ASK.demo };
+    const service = await buildApprovalsApp(t, projects, { ...tokens, approverProjects: ['other'] });
+    const pending = async (project: string): Promise<string> =>
+      approvalOf((await service.call('POST', '/decide', { ...WRITE, project }, decider)).json());
+    for (const project of ['demo', 'third']) {
+      const id = await pending(project);
+      for (const answer of ['once', 'for', 'deny']) {
+        const refused = await service.call('POST', `/projects/${project}/approvals/${id}`, { answer, ttlSeconds: 60 }, approver);
+        expect(refused.statusCode, `${project} ${answer}`).toBe(403);
+        expect(refused.json<ErrorReply>().error).toMatchObject({
+          code: 'forbidden',
+          message: expect.stringContaining(`may not answer requests of project ${project} (PDP_APPROVER_PROJECTS)`) as unknown,
+        });
+      }
+      expect((await service.approvals(project))[0]).toMatchObject({ id, status: 'pending' });
+      expect((await service.call('POST', '/decide', { ...WRITE, project }, decider)).json()).toMatchObject({ allow: false });
+      // The admin token still answers there.
+      expect((await service.call('POST', `/projects/${project}/approvals/${id}`, { answer: 'deny' }, admin)).statusCode).toBe(200);
+    }
+    const inScope = await pending('other');
+    expect((await service.call('POST', `/projects/other/approvals/${inScope}`, { answer: 'once' }, approver)).statusCode).toBe(200);
+    expect((await service.call('POST', '/decide', { ...WRITE, project: 'other' }, decider)).json()).toMatchObject({
+      allow: true,
+      source: 'approval',
+    });
+  });
 });
 
 describe('refused credentials in the log', () => {

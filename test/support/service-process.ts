@@ -31,9 +31,13 @@ interface Spawned {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** The environment of a child: this process's, without any PDP_* variable, plus `env`. */
+/**
+ * The environment of a child: this process's, without any PDP_* variable, plus `env`. No unix
+ * socket unless `env` names PDP_SOCKET: children sharing the default state folder would otherwise
+ * refuse to start over each other's socket.
+ */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const clean: NodeJS.ProcessEnv = {};
+  const clean: NodeJS.ProcessEnv = { PDP_SOCKET: 'off' };
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('PDP_')) clean[key] = value;
   return { ...clean, ...env };
 }

@@ -18,6 +18,7 @@ export const DENIAL_REASONS: Readonly<Record<DecisionReason, string>> = {
   invalid_requester: 'demandeur invalide',
   approval_required: 'en attente d\u2019approbation',
   approval_denied: 'approbation refusée',
+  invalid_arguments: 'arguments invalides',
 };
 
 /** Reasons a change of the policy can fix; the others (unknown tool, bad requester…) get no button. */

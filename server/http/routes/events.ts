@@ -28,7 +28,8 @@ export async function eventsRoute(
       const client = request.socket.remoteAddress ?? '';
       const refusal = events.refusal(client);
       if (refusal !== undefined) {
-        void reply.header('retry-after', '5');
+        // Closed after the answer: a refused stream must not keep its connection (1,023 of them would hold every place).
+        void reply.header('retry-after', '5').header('connection', 'close');
         const who = refusal.limit === 'total' ? 'the service' : `client ${client}`;
         throw new ApiError(
           'too_many_streams',

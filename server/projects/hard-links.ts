@@ -1,0 +1,72 @@
+/**
+ * A policy file with more than one name (hard link) is refused (docs/design.md, "Links"): an editor
+ * saving through the other name replaces that name only, and no watch of the project hears it.
+ * Content refused so stays refused until the file itself is rewritten or replaced, even once its
+ * other name is gone: the link count dropping back to 1 never brings it into force by itself.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { invalidPolicy, revisionOf, type CompiledPolicy } from '../domain/compile.js';
+import { SERVICE_TEMP_FILE } from './atomic-write.js';
+import { inodeOf, type FileRead } from './file-read.js';
+
+/** Start of the message of a policy refused for its hard links (`policy_invalid`). */
+export const HARD_LINKED = 'the policy file has another name (a hard link)';
+
+const FIX =
+  'give the file a name of its own (e.g. `cp .ideai/mcp-tool-permissions.json new.json && mv new.json .ideai/mcp-tool-permissions.json`), or replace the whole document to repair it';
+
+/**
+ * The names of the read file, without the service's own temp and aside names of it in `.ideai`
+ * (a write killed between its link and its unlink leaves one, removed by recovery.ts): those are
+ * never saved through.
+ */
+export async function namesElsewhere(policyPath: string, read: FileRead & { ok: true }): Promise<number> {
+  const folder = path.dirname(policyPath);
+  const name = path.basename(policyPath);
+  const inode = inodeOf(read.identity);
+  let own = 0;
+  for (const entry of await fs.readdir(folder).catch(() => [])) {
+    if (SERVICE_TEMP_FILE.exec(entry)?.[1] !== name) continue;
+    const stats = await fs.lstat(path.join(folder, entry), { bigint: true }).catch(() => undefined);
+    if (stats !== undefined && `${stats.dev}:${stats.ino}` === inode) own++;
+  }
+  return Math.max(1, read.links - own);
+}
+
+/** The policy of a file with `links` names: refused, its revision following its content. */
+export function hardLinkedPolicy(bytes: Buffer, links: number): CompiledPolicy {
+  return invalidPolicy(revisionOf(`hard-linked:${revisionOf(bytes)}`), {
+    message: `${HARD_LINKED}: it has ${String(links)} names, and a save through another name would not be seen; ${FIX}`,
+  });
+}
+
+/** What a project refused: the file and the revision of its bytes then. */
+interface Refused {
+  readonly inode: string;
+  readonly revision: string;
+}
+
+/** Remembers, for one project, the content it refused for its hard links (see the module's comment). */
+export class HardLinkMemory {
+  private refused: Refused | undefined;
+
+  /** The policy to serve for `read` compiled as `policy`: refused while it is, or still is, the refused file and content. */
+  judge(read: FileRead, policy: CompiledPolicy): CompiledPolicy {
+    // Absent or unreadable: the refused file may come back to the path (renamed away and back).
+    if (!read.ok || (read.links === 1 && this.refused === undefined)) return policy;
+    const revision = revisionOf(read.bytes);
+    const inode = inodeOf(read.identity);
+    if (read.links > 1) {
+      this.refused = { inode, revision };
+      return policy;
+    }
+    if (this.refused?.inode === inode && this.refused.revision === revision) {
+      return invalidPolicy(revisionOf(`hard-linked:${revision}`), {
+        message: `${HARD_LINKED} when it was read, and it has not been rewritten or replaced since: the content refused then does not come into force by itself; ${FIX}`,
+      });
+    }
+    this.refused = undefined;
+    return policy;
+  }
+}
