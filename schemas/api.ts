@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DecisionApprovalSchema } from './approvals.js';
+import type { PolicyConditions } from './conditions.js';
 import { AllowlistSchema, MAX_ALLOWLIST_ITEMS, MAX_TOOL_NAME_LENGTH, type PolicyDocument } from './policy.js';
 
 const str = (maxLength: number, description?: string) =>
@@ -27,6 +28,7 @@ export const DECISION_REASONS = [
   'approval_required',
   'approval_denied',
   'invalid_arguments',
+  'argument_not_allowed',
 ] as const;
 export const DecisionReasonSchema = Type.Union(DECISION_REASONS.map((reason) => Type.Literal(reason)));
 export type DecisionReason = Static<typeof DecisionReasonSchema>;
@@ -35,21 +37,21 @@ export const POLICY_SOURCES = ['agent-override', 'project-default', 'builtin-rea
 export const PolicySourceSchema = Type.Union(POLICY_SOURCES.map((source) => Type.Literal(source)));
 export type PolicySource = Static<typeof PolicySourceSchema>;
 
-const ScalarSchema = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
-/** A value of the decide query's `arguments`: nothing deeper, so a body cannot make validation or parsing costly. */
-export const ShallowArgumentSchema = Type.Union([ScalarSchema, Type.Array(ScalarSchema), Type.Record(Type.String(), ScalarSchema)]);
-export type ShallowArgument = Static<typeof ShallowArgumentSchema>;
+/**
+ * The decide query's `arguments`: any JSON object (real tools take nested arguments); only the arguments
+ * a condition or a ticket binding names are read, and a body's size is bounded by the route's limit.
+ */
+export const CallArgumentsSchema = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'The call arguments, as the tool receives them; only issueRef and the arguments a condition names are read.',
+});
+export type CallArguments = Static<typeof CallArgumentsSchema>;
 
 export const DecideQuerySchema = Type.Object(
   {
     project: str(256, 'Project id.'),
     requester: str(512, 'Who calls: "" or "mcp" (anonymous), "ticket-assistant:<project>:<issue>", or an agent id.'),
     tool: str(256, 'Tool name as the model called it.'),
-    arguments: Type.Optional(
-      Type.Record(Type.String(), ShallowArgumentSchema, {
-        description: 'The call arguments (only issueRef is read). Shallow: each value is a scalar, or an array or object of scalars.',
-      }),
-    ),
+    arguments: Type.Optional(CallArgumentsSchema),
   },
   {
     additionalProperties: false,
@@ -77,6 +79,9 @@ export const DecisionSchema = Type.Object(
       description: 'Revision of the policy the decision used ("builtin" without a file, "none" for an unknown project).',
     }),
     decisionId: Type.String(),
+    argument: Type.Optional(
+      Type.String({ description: 'With reason argument_not_allowed: the argument whose condition refused the call.' }),
+    ),
     approval: Type.Optional(
       Type.Object(DecisionApprovalSchema.properties, {
         description:
@@ -122,6 +127,9 @@ export const CatalogResponseSchema = Type.Object({
       group: Type.String(),
       label: Type.String(),
       issueScoped: Type.Boolean(),
+      arguments: Type.Optional(
+        Type.Array(Type.String(), { description: 'The arguments this tool is known to take (names a condition may use); always sent.' }),
+      ),
     }),
   ),
   groups: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
@@ -198,6 +206,11 @@ export const AgentPermissionsSchema = Type.Object({
   removed: Type.Array(Type.String()),
   redundant: Type.Boolean(),
   unknownTools: Type.Array(Type.String()),
+  conditions: Type.Optional(
+    Type.Unsafe<PolicyConditions>(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'Effective conditions on arguments, by tool (docs/api.md §14).' }),
+    ),
+  ),
 });
 export type AgentPermissions = Static<typeof AgentPermissionsSchema>;
 
@@ -212,6 +225,11 @@ export const PermissionsViewSchema = Type.Object({
     allowedTools: Type.Array(Type.String()),
     askTools: Type.Optional(Type.Array(Type.String(), { description: "Tools on ask (run with the user's approval), catalog order." })),
     unknownTools: Type.Array(Type.String()),
+    conditions: Type.Optional(
+      Type.Unsafe<PolicyConditions>(
+        Type.Record(Type.String(), Type.Unknown(), { description: 'Conditions on arguments, by tool (docs/api.md §14).' }),
+      ),
+    ),
   }),
   agents: Type.Array(AgentPermissionsSchema),
   agentsFile: Type.Optional(
@@ -259,6 +277,7 @@ export const RecentDecisionSchema = Type.Object({
   allow: Type.Boolean(),
   reason: DecisionReasonSchema,
   source: PolicySourceSchema,
+  argument: Type.Optional(Type.String({ description: 'With reason argument_not_allowed: the argument whose condition refused the call.' })),
 });
 export type RecentDecision = Static<typeof RecentDecisionSchema>;
 export const RecentDecisionsResponseSchema = Type.Object({ decisions: Type.Array(RecentDecisionSchema) });

@@ -93,3 +93,41 @@ export const READ_ONLY_DEFAULT: readonly ToolName[] = TOOL_CATALOG.filter((tool)
 export function sortByCatalogOrder<T extends string>(names: Iterable<T>): T[] {
   return [...names].sort((a, b) => (CATALOG_INDEX.get(a) ?? Number.MAX_SAFE_INTEGER) - (CATALOG_INDEX.get(b) ?? Number.MAX_SAFE_INTEGER));
 }
+
+/**
+ * The arguments each tool is known to take, by IdeA's names (docs/api.md §14): what the panel offers
+ * in a condition and what `idea-pdp check` compares a condition with. The one place to adjust when a
+ * tool's arguments change; a tool missing here does not compile.
+ */
+export const TOOL_ARGUMENTS: Readonly<Record<ToolName, readonly string[]>> = {
+  idea_list_agents: [],
+  idea_context_read: ['agentId'],
+  idea_memory_read: ['key'],
+  idea_skill_read: ['name'],
+  idea_workstate_read: ['agentId'],
+  idea_ticket_read: ['issueRef'],
+  idea_ticket_list: ['status', 'sprint'],
+  idea_ticket_read_carnet: ['issueRef'],
+  idea_sprint_list: [],
+  idea_ask_agent: ['agentId', 'message'],
+  idea_launch_agent: ['agentId', 'prompt'],
+  idea_stop_agent: ['agentId'],
+  idea_update_context: ['agentId', 'content'],
+  idea_context_propose: ['target', 'content'],
+  idea_memory_write: ['key', 'content'],
+  idea_ticket_create: ['title', 'description', 'priority', 'sprint'],
+  idea_ticket_update: ['issueRef', 'title', 'description'],
+  idea_ticket_update_status: ['issueRef', 'status'],
+  idea_ticket_update_priority: ['issueRef', 'priority'],
+  idea_ticket_update_carnet: ['issueRef', 'content'],
+  idea_ticket_link: ['issueRef', 'targetRef', 'kind'],
+  idea_ticket_unlink: ['issueRef', 'targetRef'],
+  idea_run_in_background: ['command', 'cwd', 'label'],
+  idea_workstate_set: ['state'],
+  idea_create_skill: ['name', 'content'],
+};
+
+/** The arguments `name` is known to take (none for a name outside the catalog). */
+export function knownArguments(name: string): readonly string[] {
+  return isToolName(name) ? TOOL_ARGUMENTS[name] : [];
+}

@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   'not_found',
   'unknown_project',
   'invalid_tools',
+  'invalid_conditions',
   'invalid_agent_id',
   'invalid_requester',
   'revision_mismatch',

@@ -4,7 +4,6 @@
  * `schemas/mcp-tool-permissions.test.schema.json`), and the preview route's body and answer.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ShallowArgumentSchema } from './api.js';
 import type { PolicyDocument } from './policy.js';
 
 export const PROBLEM_CODES = [
@@ -20,6 +19,9 @@ export const PROBLEM_CODES = [
   'unknown_tool',
   'agents_file',
   'invalid_test_file',
+  'condition_unlisted_tool',
+  'invalid_condition',
+  'unknown_argument',
 ] as const;
 export const ProblemCodeSchema = Type.Union(PROBLEM_CODES.map((code) => Type.Literal(code)));
 export type ProblemCode = Static<typeof ProblemCodeSchema>;
@@ -49,9 +51,7 @@ export const PolicyTestCaseSchema = Type.Object(
     }),
     tool: Type.String({ maxLength: 256 }),
     expect: ExpectationSchema,
-    arguments: Type.Optional(
-      Type.Record(Type.String(), ShallowArgumentSchema, { description: 'As in a /decide query (only issueRef is read).' }),
-    ),
+    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'As in a /decide query.' })),
   },
   { additionalProperties: false },
 );
@@ -93,6 +93,9 @@ export const PreviewAgentSchema = Type.Object({
   after: EffectiveListsSchema,
   added: Type.Array(Type.String(), { description: 'Tools allowed after and not before.' }),
   removed: Type.Array(Type.String(), { description: 'Tools allowed before and not after.' }),
+  conditionsChanged: Type.Optional(
+    Type.Array(Type.String(), { description: 'Tools whose conditions on arguments change (docs/api.md §14); always sent.' }),
+  ),
 });
 export type PreviewAgent = Static<typeof PreviewAgentSchema>;
 
@@ -117,6 +120,12 @@ export const PreviewReplaySchema = Type.Object({
     allowToDeny: Type.Integer({ minimum: 0 }),
     denyToAllow: Type.Integer({ minimum: 0 }),
     toAsk: Type.Integer({ minimum: 0 }),
+    notReplayable: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'Calls not decided again: a condition names an argument the ring did not keep for them (always sent).',
+      }),
+    ),
   }),
   changed: Type.Array(ReplayChangeSchema),
 });

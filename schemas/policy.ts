@@ -4,6 +4,7 @@
  * `schemas/mcp-tool-permissions.schema.json` is generated from `PolicyDocumentSchema`.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { PolicyConditionsSchema } from './conditions.js';
 import { WRITABLE_AGENT_ID_PATTERN } from './ids.js';
 
 export {
@@ -32,6 +33,7 @@ export const AllowlistSchema = Type.Object(
         description: "Tools that run only with the user's approval (names from the catalog, none of them in allowedTools); absent = none.",
       }),
     ),
+    conditions: Type.Optional(PolicyConditionsSchema),
   },
   { additionalProperties: false },
 );

@@ -9,6 +9,7 @@ import {
   READ_ONLY_DEFAULT,
   findTool,
   sortByCatalogOrder,
+  type PolicyConditions,
   type PolicyDocument,
   type PolicyError,
   type PolicySource,
@@ -19,6 +20,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { createHash } from 'node:crypto';
 import { quoteForMessage } from '../../schemas/requester.js';
 import { agentIdProblem } from './agent-id.js';
+import { ISSUE_REF, compileToolConditions, conditionProblem, type ToolChecks } from './conditions.js';
 import { checkStrictJson, lineColumn, type StrictJsonProblem } from './strict-json.js';
 
 const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
@@ -36,6 +38,10 @@ export interface Allowlist {
   readonly askTools: readonly ToolName[];
   /** Names in the document that are not catalog tools: reported, never granted. */
   readonly unknownTools: readonly string[];
+  /** Compiled conditions on arguments, by tool (docs/api.md §14); only tools of `allowed` or `ask`. */
+  readonly conditions: ReadonlyMap<string, ToolChecks>;
+  /** The same conditions as written in the document (the permissions view shows them). */
+  readonly writtenConditions: Readonly<PolicyConditions>;
 }
 
 export interface ValidPolicy {
@@ -45,6 +51,11 @@ export interface ValidPolicy {
   readonly document: PolicyDocument | null;
   readonly projectDefault: Allowlist;
   readonly overrides: ReadonlyMap<string, Allowlist>;
+  /**
+   * The arguments any policy of the document conditions, by tool, `issueRef` always among them: what
+   * the recent-decisions ring keeps of a call so that a preview can decide it again.
+   */
+  readonly keptArguments: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface InvalidPolicy {
@@ -71,22 +82,36 @@ const MAX_ALLOWLISTS = 1024;
 /** Longer than every catalog tool listed once (~600 characters): such lists are built, not kept. */
 const MAX_SHARED_KEY_LENGTH = 2048;
 
+const NO_CONDITIONS: Readonly<PolicyConditions> = Object.freeze({});
+
 /** Builds an allowlist: catalog tools are granted (or put on ask), other names are only reported. */
-export function makeAllowlist(source: PolicySource, names: readonly string[], askNames: readonly string[] = []): Allowlist {
+export function makeAllowlist(
+  source: PolicySource,
+  names: readonly string[],
+  askNames: readonly string[] = [],
+  conditions: Readonly<PolicyConditions> = NO_CONDITIONS,
+): Allowlist {
   // JSON keeps the key unambiguous whatever the names contain (["a\u0000b"] is not ["a", "b"]);
-  // a list with tools on ask is keyed as a pair, which starts with `[[` where a plain list cannot.
-  const key = `${source}${JSON.stringify(askNames.length === 0 ? names : [names, askNames])}`;
-  if (key.length > MAX_SHARED_KEY_LENGTH) return buildAllowlist(source, names, askNames);
+  // a list with tools on ask or conditions is keyed as a pair or a triple, which start with `[[` where a plain list cannot.
+  const withConditions = Object.keys(conditions).length > 0;
+  const parts = withConditions ? [names, askNames, conditions] : askNames.length === 0 ? names : [names, askNames];
+  const key = `${source}${JSON.stringify(parts)}`;
+  if (key.length > MAX_SHARED_KEY_LENGTH) return buildAllowlist(source, names, askNames, conditions);
   let allowlist = ALLOWLISTS.get(key);
   if (allowlist === undefined) {
     if (ALLOWLISTS.size >= MAX_ALLOWLISTS) ALLOWLISTS.clear();
-    allowlist = buildAllowlist(source, names, askNames);
+    allowlist = buildAllowlist(source, names, askNames, conditions);
     ALLOWLISTS.set(key, allowlist);
   }
   return allowlist;
 }
 
-function buildAllowlist(source: PolicySource, names: readonly string[], askNames: readonly string[]): Allowlist {
+function buildAllowlist(
+  source: PolicySource,
+  names: readonly string[],
+  askNames: readonly string[],
+  conditions: Readonly<PolicyConditions>,
+): Allowlist {
   const known = new Set<ToolName>();
   const asked = new Set<ToolName>();
   const unknown: string[] = [];
@@ -104,6 +129,13 @@ function buildAllowlist(source: PolicySource, names: readonly string[], askNames
   for (const tool of known) asked.delete(tool);
   const tools = sortByCatalogOrder(known);
   const askTools = sortByCatalogOrder(asked);
+  const checks = new Map<string, ToolChecks>();
+  for (const [tool, toolConditions] of Object.entries(conditions)) {
+    // A valid document conditions only listed tools; a check on any other tool would have nothing to narrow.
+    if ((known.has(tool as ToolName) || asked.has(tool as ToolName)) && Object.keys(toolConditions).length > 0) {
+      checks.set(tool, compileToolConditions(toolConditions));
+    }
+  }
   return Object.freeze({
     source,
     allowed: new Set<string>(tools),
@@ -111,8 +143,25 @@ function buildAllowlist(source: PolicySource, names: readonly string[], askNames
     ask: new Set<string>(askTools),
     askTools: Object.freeze(askTools),
     unknownTools: Object.freeze(unknown),
+    conditions: checks,
+    writtenConditions: conditions,
   });
 }
+
+/** Union, by tool, of the arguments the allowlists condition, with `issueRef` first. */
+function keptArgumentsOf(allowlists: Iterable<Allowlist>): ReadonlyMap<string, readonly string[]> {
+  const kept = new Map<string, Set<string>>();
+  for (const allowlist of allowlists) {
+    for (const [tool, checks] of allowlist.conditions) {
+      let names = kept.get(tool);
+      if (names === undefined) kept.set(tool, (names = new Set([ISSUE_REF])));
+      for (const check of checks) names.add(check.argument);
+    }
+  }
+  return new Map([...kept].map(([tool, names]) => [tool, Object.freeze([...names])]));
+}
+
+const NO_KEPT_ARGUMENTS: ReadonlyMap<string, readonly string[]> = new Map();
 
 /** The canonical read-only allowlist (builtin default, anonymous requesters). */
 export const READ_ONLY_ALLOWLIST: Allowlist = makeAllowlist('builtin-read-only', READ_ONLY_DEFAULT);
@@ -131,6 +180,7 @@ export function builtinPolicy(): ValidPolicy {
     document: null,
     projectDefault: READ_ONLY_ALLOWLIST,
     overrides: new Map(),
+    keptArguments: NO_KEPT_ARGUMENTS,
   };
 }
 
@@ -143,17 +193,25 @@ export function invalidPolicy(revision: string, error: Omit<PolicyError, 'file'>
 export function compileDocument(document: PolicyDocument, revision: string): ValidPolicy {
   const overrides = new Map<string, Allowlist>();
   for (const agent of document.agents ?? []) {
-    overrides.set(agent.agentId, makeAllowlist('agent-override', agent.policy.allowedTools, agent.policy.askTools));
+    const { allowedTools, askTools, conditions } = agent.policy;
+    overrides.set(agent.agentId, makeAllowlist('agent-override', allowedTools, askTools, conditions));
   }
+  const projectDefault = document.projectDefault
+    ? makeAllowlist(
+        'project-default',
+        document.projectDefault.allowedTools,
+        document.projectDefault.askTools,
+        document.projectDefault.conditions,
+      )
+    : READ_ONLY_ALLOWLIST;
   return {
     status: 'ok',
     revision,
     fileExists: true,
     document,
-    projectDefault: document.projectDefault
-      ? makeAllowlist('project-default', document.projectDefault.allowedTools, document.projectDefault.askTools)
-      : READ_ONLY_ALLOWLIST,
+    projectDefault,
     overrides,
+    keptArguments: keptArgumentsOf([projectDefault, ...overrides.values()]),
   };
 }
 
@@ -208,6 +266,7 @@ export function documentProblem(value: unknown): { message: string; path?: strin
       return { message: `unsupported version ${shown} (expected 1)`, path: '/version', code: 'unsupported_version' };
     }
     if (AGENT_ID_PATH.test(path) && typeof first?.value === 'string') return agentIdMessage(first.value, path);
+    if (CONDITIONS_PATH.test(path)) return { message: conditionShapeMessage(path, first?.message), path, code: 'invalid_condition' };
     return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/', code: 'invalid_shape' };
   }
   const seen = new Set<string>();
@@ -232,6 +291,41 @@ export function documentProblem(value: unknown): { message: string; path?: strin
       return { message: `${names} in both allowedTools and askTools at ${path}`, path: `${path}/askTools`, code: 'ask_conflict' };
     }
   }
+  for (const [path, policy] of policies) {
+    const found = policy === undefined ? null : conditionsProblem(path, policy);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/** Escapes one JSON pointer segment. */
+function pointerSegment(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** The first condition of a policy on a tool it does not list, or that can never be met. */
+function conditionsProblem(
+  path: string,
+  policy: NonNullable<PolicyDocument['projectDefault']>,
+): { message: string; path: string; code: ProblemCode } | null {
+  const listed = new Set([...policy.allowedTools, ...(policy.askTools ?? [])]);
+  for (const [tool, conditions] of Object.entries(policy.conditions ?? {})) {
+    const at = `${path}/conditions/${pointerSegment(tool)}`;
+    if (!listed.has(tool)) {
+      return {
+        message: `condition on ${quoteForMessage(tool)} at ${at}: the tool is in neither allowedTools nor askTools of this policy`,
+        path: at,
+        code: 'condition_unlisted_tool',
+      };
+    }
+    for (const [argument, condition] of Object.entries(conditions)) {
+      const why = conditionProblem(condition);
+      if (why !== undefined) {
+        const where = `${at}/${pointerSegment(argument)}`;
+        return { message: `invalid condition at ${where}: ${why}`, path: where, code: 'invalid_condition' };
+      }
+    }
+  }
   return null;
 }
 
@@ -243,6 +337,19 @@ export function askConflicts(allowedNames: readonly string[], askNames: readonly
 }
 
 const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$/;
+const CONDITIONS_PATH = /^(?:\/projectDefault|\/agents\/\d+\/policy)\/conditions(?:\/|$)/;
+
+/** What a malformed condition should look like, by how deep in `conditions` the problem is. */
+function conditionShapeMessage(path: string, found: string | undefined): string {
+  const depth = path.replace(CONDITIONS_PATH, '').split('/').filter(Boolean).length;
+  const expected =
+    depth < 2
+      ? 'conditions map tool names to { argument: condition }'
+      : depth === 2 && found === 'Unexpected property'
+        ? 'an argument name matches ^[A-Za-z_][A-Za-z0-9_]{0,63}$'
+        : 'a condition is exactly one of { "in": [1 to 100 strings or numbers] }, { "notIn": [...] }, { "prefix": [1 to 100 non-empty strings] } or { "absent": true }';
+  return `invalid condition at ${path}: ${expected}${found === undefined ? '' : ` (${found})`}`;
+}
 
 function agentIdMessage(agentId: string, path: string): { message: string; path: string; code: ProblemCode } {
   const why = agentIdProblem(agentId) ?? 'it does not match the agent id pattern';

@@ -2,14 +2,60 @@
  * Pure edits of a policy document, and its canonical serialization: pretty-printed, tools in
  * catalog order, agents sorted by id (docs/api.md §5).
  */
-import { isToolName, sortByCatalogOrder, type InvalidToolsDetails, type PolicyDocument } from '../../schemas/index.js';
+import {
+  isToolName,
+  sortByCatalogOrder,
+  type ConditionProblem,
+  type InvalidToolsDetails,
+  type PolicyConditions,
+  type PolicyDocument,
+} from '../../schemas/index.js';
 import { compareIds } from '../../schemas/ids.js';
 import { askConflicts, type ValidPolicy } from './compile.js';
+import { conditionProblem } from './conditions.js';
 
 /** The lists of one policy (the project default or an override) as a client sends them. */
 export interface ToolLists {
   readonly allowedTools: readonly string[];
   readonly askTools?: readonly string[] | undefined;
+  /** Absent: a write keeps the conditions of the tools still listed (docs/api.md §14). */
+  readonly conditions?: Readonly<PolicyConditions> | undefined;
+}
+
+/** A policy as the document holds it. */
+interface StoredPolicy {
+  allowedTools: string[];
+  askTools?: string[];
+  conditions?: PolicyConditions;
+}
+
+/**
+ * What is wrong with the conditions a client sent: a tool the same lists do not name, or a condition
+ * that could never be met (docs/api.md §14). Empty when there is nothing to refuse.
+ */
+export function conditionProblems(lists: ToolLists | undefined): ConditionProblem[] {
+  if (lists?.conditions === undefined) return [];
+  const listed = new Set([...lists.allowedTools, ...(lists.askTools ?? [])]);
+  const problems: ConditionProblem[] = [];
+  for (const [tool, conditions] of Object.entries(lists.conditions)) {
+    if (!listed.has(tool)) {
+      problems.push({ tool, message: `${tool} is in neither allowedTools nor askTools: a condition narrows a tool the policy lists` });
+      continue;
+    }
+    for (const [argument, condition] of Object.entries(conditions)) {
+      const why = conditionProblem(condition);
+      if (why !== undefined) problems.push({ tool, argument, message: why });
+    }
+  }
+  return problems;
+}
+
+/** The conditions of `previous` on the tools `lists` still names. */
+function keptConditions(previous: Readonly<PolicyConditions> | undefined, lists: ToolLists): PolicyConditions | undefined {
+  if (previous === undefined) return undefined;
+  const listed = new Set([...lists.allowedTools, ...(lists.askTools ?? [])]);
+  const kept = Object.entries(previous).filter(([tool]) => listed.has(tool));
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
 }
 
 /**
@@ -58,13 +104,19 @@ export function mergeProblems(all: readonly (InvalidToolsDetails | null)[]): Inv
 
 const EMPTY_DOCUMENT: PolicyDocument = { version: 1 };
 
-/** A policy of the document: `askTools` only when it lists something, so that files without it stay as they were. */
-function policyOf(given: ToolLists | readonly string[]): { allowedTools: string[]; askTools?: string[] } {
+/**
+ * A policy of the document: `askTools` and `conditions` only when they hold something, so that files
+ * without them stay as they were. Without `conditions` in `given`, those of `previous` on the tools
+ * still listed are kept.
+ */
+function policyOf(given: ToolLists | readonly string[], previous?: Readonly<PolicyConditions>): StoredPolicy {
   const lists = toolLists(given);
   const askTools = lists.askTools ?? [];
-  return askTools.length === 0
-    ? { allowedTools: [...lists.allowedTools] }
-    : { allowedTools: [...lists.allowedTools], askTools: [...askTools] };
+  const policy: StoredPolicy = { allowedTools: [...lists.allowedTools] };
+  if (askTools.length > 0) policy.askTools = [...askTools];
+  const conditions = lists.conditions ?? keptConditions(previous, lists);
+  if (conditions !== undefined && Object.keys(conditions).length > 0) policy.conditions = { ...conditions };
+  return policy;
 }
 
 /** A bare array is an allowlist with nothing on ask. */
@@ -78,19 +130,26 @@ function isStringArray(given: ToolLists | readonly string[]): given is readonly 
 
 /** The document with the project default set to `lists` (a bare array: allowed tools only), or removed when `lists` is null. */
 export function withProjectDefault(document: PolicyDocument | null, lists: ToolLists | readonly string[] | null): PolicyDocument {
-  const { projectDefault: _previous, ...rest } = document ?? EMPTY_DOCUMENT;
-  return lists === null ? rest : { ...rest, projectDefault: policyOf(lists) };
+  const { projectDefault: previous, ...rest } = document ?? EMPTY_DOCUMENT;
+  return lists === null ? rest : { ...rest, projectDefault: policyOf(lists, previous?.conditions) };
 }
 
-/** The document with the override of `agentId` set to `lists` (a bare array: allowed tools only), or removed when `lists` is null. */
+/**
+ * The document with the override of `agentId` set to `lists` (a bare array: allowed tools only), or
+ * removed when `lists` is null. Without `conditions` in `lists`, the conditions that applied to the
+ * agent (its override's, else the project default's) are kept on the tools still listed: creating an
+ * override never widens what a condition narrowed.
+ */
 export function withAgentOverride(
   document: PolicyDocument | null,
   agentId: string,
   lists: ToolLists | readonly string[] | null,
 ): PolicyDocument {
   const base = document ?? EMPTY_DOCUMENT;
+  const own = base.agents?.find((agent) => agent.agentId === agentId);
   const others = (base.agents ?? []).filter((agent) => agent.agentId !== agentId);
-  const agents = lists === null ? others : [...others, { agentId, policy: policyOf(lists) }];
+  const previous = own === undefined ? base.projectDefault?.conditions : own.policy.conditions;
+  const agents = lists === null ? others : [...others, { agentId, policy: policyOf(lists, previous) }];
   return { ...base, agents };
 }
 
@@ -105,7 +164,13 @@ export function withToolAlwaysAllowed(policy: ValidPolicy, agentId: string, tool
   const allowedTools = own === undefined ? [...effective.tools] : [...own.allowedTools];
   const askTools = own === undefined ? [...effective.askTools] : [...(own.askTools ?? [])];
   if (!allowedTools.includes(tool)) allowedTools.push(tool);
-  return withAgentOverride(policy.document, agentId, { allowedTools, askTools: askTools.filter((name) => name !== tool) });
+  // The conditions that applied stay: `always` lifts the ask, never a condition (docs/api.md §14).
+  const conditions = own === undefined ? effective.writtenConditions : own.conditions;
+  return withAgentOverride(policy.document, agentId, {
+    allowedTools,
+    askTools: askTools.filter((name) => name !== tool),
+    ...(conditions === undefined ? {} : { conditions }),
+  });
 }
 
 /** Canonical bytes of a document. Unknown names kept in a hand-edited file are kept, after the known ones. */
@@ -120,8 +185,19 @@ export function serializeDocument(document: PolicyDocument): string {
   return `${JSON.stringify(ordered, null, 2)}\n`;
 }
 
-function canonicalPolicy(lists: ToolLists): { allowedTools: string[]; askTools?: string[] } {
-  return policyOf({ allowedTools: canonicalTools(lists.allowedTools), askTools: canonicalTools(lists.askTools ?? []) });
+function canonicalPolicy(lists: ToolLists): StoredPolicy {
+  const conditions = lists.conditions === undefined ? undefined : canonicalConditions(lists.conditions);
+  return policyOf({
+    allowedTools: canonicalTools(lists.allowedTools),
+    askTools: canonicalTools(lists.askTools ?? []),
+    ...(conditions === undefined ? {} : { conditions }),
+  });
+}
+
+/** Conditions by tool in catalog order (then other names as written); each tool's arguments as written. */
+function canonicalConditions(conditions: Readonly<PolicyConditions>): PolicyConditions {
+  const tools = canonicalTools(Object.keys(conditions));
+  return Object.fromEntries(tools.map((tool) => [tool, conditions[tool] ?? {}]));
 }
 
 function canonicalTools(names: readonly string[]): string[] {

@@ -24,7 +24,7 @@ export function buildPermissionsView(
       status: 'invalid',
       error: policy.error,
       fileExists: true,
-      projectDefault: { mode: 'builtin', allowedTools: [], unknownTools: [] },
+      projectDefault: { mode: 'builtin', allowedTools: [], unknownTools: [], conditions: {} },
       agents: agentsFile.agents
         .map((agent) => ({
           agentId: agent.id,
@@ -36,6 +36,7 @@ export function buildPermissionsView(
           removed: [],
           redundant: false,
           unknownTools: [],
+          conditions: {},
         }))
         .sort(byAgentId),
       agentsFile: agentsFileInfo,
@@ -52,6 +53,7 @@ export function buildPermissionsView(
     const added = override ? effective.tools.filter((tool) => !defaults.allowed.has(tool)) : [];
     const removed = override ? defaults.tools.filter((tool) => !effective.allowed.has(tool)) : [];
     const sameAsk = effective.askTools.length === defaults.askTools.length && effective.askTools.every((tool) => defaults.ask.has(tool));
+    const sameConditions = JSON.stringify(effective.writtenConditions) === JSON.stringify(defaults.writtenConditions);
     agents.push({
       agentId,
       name: names.get(agentId) ?? agentId,
@@ -61,9 +63,10 @@ export function buildPermissionsView(
       ...askToolsOf(effective),
       added,
       removed,
-      // An override that only changes which tools are on ask still changes something.
-      redundant: override !== undefined && added.length === 0 && removed.length === 0 && sameAsk,
+      // An override that only changes which tools are on ask, or a condition, still changes something.
+      redundant: override !== undefined && added.length === 0 && removed.length === 0 && sameAsk && sameConditions,
       unknownTools: override ? [...override.unknownTools] : [],
+      conditions: { ...effective.writtenConditions },
     });
   }
   agents.sort(byAgentId);
@@ -78,6 +81,7 @@ export function buildPermissionsView(
       allowedTools: [...defaults.tools],
       ...askToolsOf(defaults),
       unknownTools: [...defaults.unknownTools],
+      conditions: { ...defaults.writtenConditions },
     },
     agents,
     agentsFile: agentsFileInfo,

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import {
   DEFAULT_EPHEMERAL_TTL_SECONDS,
   TOOL_CATALOG,
+  type ConditionProblem,
   type EffectivePolicy,
   type EphemeralPolicy,
   type InvalidToolsDetails,
@@ -19,6 +20,7 @@ import { documentProblem } from '../domain/compile.js';
 import { isOnAsk, resolveEffective } from '../domain/decide.js';
 import {
   allowlistProblems,
+  conditionProblems,
   mergeProblems,
   toolListsProblems,
   withAgentOverride,
@@ -137,6 +139,7 @@ export class PermissionsService {
     ]);
     // Before the document's own check, which refuses a tool both allowed and on ask too, but without the details.
     if (tools?.conflicts?.length) throw invalidTools(tools);
+    checkConditions([document.projectDefault, ...(document.agents ?? []).map((agent) => agent.policy)].flatMap(conditionProblems));
     const problem = documentProblem(document);
     if (problem) {
       const where = problem.path === undefined ? {} : { path: problem.path };
@@ -199,6 +202,15 @@ function checkTools(tools: readonly string[]): void {
 function checkLists(lists: ToolLists): void {
   const problems = toolListsProblems(lists);
   if (problems) throw invalidTools(problems);
+  checkConditions(conditionProblems(lists));
+}
+
+function checkConditions(problems: readonly ConditionProblem[]): void {
+  if (problems.length === 0) return;
+  const first = problems[0];
+  const where = first === undefined ? '' : `${first.tool}${first.argument === undefined ? '' : `.${first.argument}`}: ${first.message}`;
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  throw new ApiError('invalid_conditions', `Invalid conditions (${where}${more}); nothing was written.`, { problems: [...problems] });
 }
 
 function checkAgentId(agentId: string): void {

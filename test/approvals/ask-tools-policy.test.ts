@@ -44,7 +44,7 @@ describe('askTools in the policy file', () => {
     expect(byId.get('DevFrontend')).toMatchObject({ mode: 'inherit', askTools: ['idea_ask_agent', 'idea_memory_write'] });
 
     const plain = await view(service, 'plain');
-    expect(plain.projectDefault).toEqual({ mode: 'custom', allowedTools: ['idea_ticket_read'], unknownTools: [] });
+    expect(plain.projectDefault).toEqual({ mode: 'custom', allowedTools: ['idea_ticket_read'], unknownTools: [], conditions: {} });
     expect(plain.agents[0]).not.toHaveProperty('askTools');
 
     const effective = async (requester: string, project = 'demo') =>

@@ -20,9 +20,6 @@ describe('§5 POST /decide validation', () => {
     ['requester is null', { ...valid, requester: null }],
     ['project is an array', { ...valid, project: ['demo'] }],
     ['arguments is a string', { ...valid, arguments: 'issueRef=82' }],
-    ['arguments nested two levels deep', { ...valid, arguments: { issueRef: '#1', nested: { a: [1] } } }],
-    ['an issueRef that is an object of objects', { ...valid, arguments: { issueRef: { deep: { x: 1 } } } }],
-    ['deeply nested arguments', { ...valid, arguments: { a: JSON.parse(`${'['.repeat(500)}${']'.repeat(500)}`) as unknown } }],
     ['body is an array', [valid]],
     ['body is a string', '"demo"'],
     ['empty object', {}],
@@ -37,6 +34,19 @@ describe('§5 POST /decide validation', () => {
     expect(parsed.error.code).toBe('invalid_request');
     expect(typeof parsed.error.message).toBe('string');
     expect(parsed.error.message).not.toBe('');
+  });
+
+  it('accepts any JSON object as arguments and reads none it has no reason to (§14)', async () => {
+    const { app } = server;
+    for (const args of [
+      { issueRef: '#1', nested: { a: [1] } },
+      { issueRef: { deep: { x: 1 } } },
+      { a: JSON.parse(`${'['.repeat(500)}${']'.repeat(500)}`) as unknown },
+    ]) {
+      const response = await call(app, 'POST', '/decide', { body: { ...valid, arguments: args } });
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json<{ allow: boolean; reason: string }>()).toMatchObject({ allow: true, reason: 'allowed' });
+    }
   });
 
   it('denies with invalid_requester a requester holding bytes that are not UTF-8 (never a separate agent on the project default)', async (t) => {
@@ -195,12 +205,18 @@ describe('§5 GET /catalog', () => {
       group: 'tickets',
       label: "Modifier le carnet d'un ticket",
       issueScoped: true,
+      arguments: ['issueRef', 'content'],
     });
     expect(byName.get('idea_ask_agent')).toMatchObject({
       group: 'delegation',
       label: 'Déléguer une demande à un agent',
       issueScoped: false,
+      arguments: ['agentId', 'message'],
     });
+    expect(byName.get('idea_run_in_background')).toMatchObject({ arguments: expect.arrayContaining(['command']) as unknown });
+    for (const tool of body.tools.filter((one) => one.issueScoped)) {
+      expect((tool as { arguments?: string[] }).arguments, tool.name).toContain('issueRef');
+    }
     const issueScoped = body.tools.filter((t) => t.issueScoped).map((t) => t.name);
     expect(issueScoped).toEqual(ISSUE_SCOPED_TOOLS);
     for (const tool of body.tools) expect(body.groups.map((g) => g.id)).toContain(tool.group);

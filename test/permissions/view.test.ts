@@ -23,6 +23,7 @@ const inherit = (agentId: string, name = agentId, allowedTools: readonly string[
   removed: [],
   redundant: false,
   unknownTools: [],
+  conditions: {},
 });
 
 describe('§5 permissions view', () => {
@@ -89,7 +90,7 @@ describe('§5 permissions view', () => {
     const view = await getView(app);
     expect(view).toMatchObject({ status: 'ok', error: null, fileExists: true });
     expect(view.revision).not.toBe('builtin');
-    expect(view.projectDefault).toEqual({ mode: 'custom', allowedTools: projectDefault, unknownTools: [] });
+    expect(view.projectDefault).toEqual({ mode: 'custom', allowedTools: projectDefault, unknownTools: [], conditions: {} });
     expect(view.agents.map((a) => a.agentId)).toEqual(['Architect', 'DevFrontend', 'Git', 'Main', 'QA', 'Zed']);
     const byId = new Map(view.agents.map((a) => [a.agentId, a]));
     expect(byId.get('Architect')).toEqual(inherit('Architect', 'Architect', projectDefault));
@@ -104,6 +105,7 @@ describe('§5 permissions view', () => {
       removed: ['idea_memory_write'],
       redundant: false,
       unknownTools: [],
+      conditions: {},
     });
     expect(byId.get('Git')).toMatchObject({
       mode: 'override',
@@ -136,7 +138,7 @@ describe('§5 permissions view', () => {
   it('compares overrides with the builtin default when there is no projectDefault', async (t) => {
     const { app } = await buildTestApp(t, { demo: { policy: policyDoc(undefined, { QA: [...READ_TOOLS], Git: ['idea_workstate_set'] }) } });
     const view = await getView(app);
-    expect(view.projectDefault).toEqual({ mode: 'builtin', allowedTools: [...READ_TOOLS], unknownTools: [] });
+    expect(view.projectDefault).toEqual({ mode: 'builtin', allowedTools: [...READ_TOOLS], unknownTools: [], conditions: {} });
     const byId = new Map(view.agents.map((a) => [a.agentId, a]));
     expect(byId.get('QA')).toMatchObject({ mode: 'override', redundant: true, added: [], removed: [], declared: false });
     expect(byId.get('Git')).toMatchObject({ added: ['idea_workstate_set'], removed: [...READ_TOOLS], redundant: false });

@@ -76,7 +76,7 @@ describe('§5 PUT/DELETE project default', () => {
   it('DELETE default goes back to builtin read-only and keeps the overrides', async (t) => {
     const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write'], { QA: ['idea_ask_agent'] }) } });
     const answered = await write(server.app, 'DELETE', defaultUrl('demo'));
-    expect(answered.projectDefault).toEqual({ mode: 'builtin', allowedTools: [...READ_TOOLS], unknownTools: [] });
+    expect(answered.projectDefault).toEqual({ mode: 'builtin', allowedTools: [...READ_TOOLS], unknownTools: [], conditions: {} });
     const parsed = JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as Record<string, unknown>;
     expect(parsed.projectDefault).toBeUndefined();
     expect(parsed.agents).toEqual([{ agentId: 'QA', policy: { allowedTools: ['idea_ask_agent'] } }]);

@@ -3,6 +3,7 @@ import {
   CatalogResponseSchema,
   ProjectsResponseSchema,
   READ_ONLY_DEFAULT,
+  TOOL_ARGUMENTS,
   TOOL_CATALOG,
   TOOL_GROUPS,
   type CatalogResponse,
@@ -11,7 +12,14 @@ import type { PermissionsService } from '../../permissions/permissions-service.j
 import { errors, type TypedApp } from './common.js';
 
 const CATALOG: CatalogResponse = {
-  tools: TOOL_CATALOG.map(({ name, access, group, label, issueScoped }) => ({ name, access, group, label, issueScoped })),
+  tools: TOOL_CATALOG.map(({ name, access, group, label, issueScoped }) => ({
+    name,
+    access,
+    group,
+    label,
+    issueScoped,
+    arguments: [...TOOL_ARGUMENTS[name]],
+  })),
   groups: TOOL_GROUPS.map(({ id, label }) => ({ id, label })),
   readOnlyDefault: [...READ_ONLY_DEFAULT],
 };

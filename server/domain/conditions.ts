@@ -1,0 +1,140 @@
+/**
+ * Conditions on a tool's arguments (docs/api.md §14), compiled once per policy into checks a decision
+ * runs in a few comparisons. Pure. A check never quotes the value it refused: messages say what is
+ * allowed, the value sent may be a secret.
+ */
+import type { Condition, ToolConditions } from '../../schemas/index.js';
+import { normalizeIssueRef } from '../../schemas/requester.js';
+
+/** The argument that names a ticket: compared as a ticket number (`82`, `"82"` and `"#82"` are one ticket). */
+export const ISSUE_REF = 'issueRef';
+
+/** Values a refusal message lists at most: the rest are counted. */
+const LISTED_VALUES = 10;
+/** Characters of one listed value a message shows at most. */
+const LISTED_VALUE_LENGTH = 80;
+
+/**
+ * What makes a `prefix` value never match: the shell's control operators and substitutions (`;` `&`
+ * `|` backtick `$(` `>` `<`), line breaks, and any other control character or whitespace than the
+ * space and the tab, which a shell could read as a separator where the words here would not.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses.
+const UNSAFE_COMMAND = /[;&|`<>\u0000-\u0008\n-\u001f\u007f-\u009f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]|\$\(/;
+const WORD_SEPARATOR = /[ \t]+/;
+
+/** One compiled condition: its argument, and whether a call's arguments meet it. */
+export interface ArgumentCheck {
+  readonly argument: string;
+  /** What is allowed, for a refusal message: "must be one of QA, DevFrontend". */
+  readonly allowed: string;
+  /** True when the call meets the condition; `value` is undefined when the argument is missing. */
+  readonly accepts: (value: unknown, present: boolean) => boolean;
+}
+
+/** The compiled conditions of one tool: all must hold. */
+export type ToolChecks = readonly ArgumentCheck[];
+
+/** What a call's arguments give against a tool's checks. */
+export type ArgumentsVerdict =
+  | { readonly kind: 'ok' }
+  | { readonly kind: 'refused'; readonly check: ArgumentCheck }
+  /** `issueRef` present but neither a string nor a number (docs/api.md §6). */
+  | { readonly kind: 'invalid_arguments' };
+
+const OK: ArgumentsVerdict = { kind: 'ok' };
+const INVALID: ArgumentsVerdict = { kind: 'invalid_arguments' };
+
+/** Whether a string value holds a shell control sequence or a separator a shell may read differently. */
+export function unsafeCommand(value: string): boolean {
+  return UNSAFE_COMMAND.test(value);
+}
+
+/** The words of a command: split on runs of spaces and tabs, leading and trailing ones ignored. */
+export function wordsOf(value: string): string[] {
+  const trimmed = value.replace(/^[ \t]+|[ \t]+$/g, '');
+  return trimmed === '' ? [] : trimmed.split(WORD_SEPARATOR);
+}
+
+/** Runs `checks` on a call's arguments (undefined: the call sent none). */
+export function checkArguments(checks: ToolChecks, args: Readonly<Record<string, unknown>> | undefined): ArgumentsVerdict {
+  for (const check of checks) {
+    // Own properties only: an argument named `constructor` must not find Object.prototype's.
+    const present = args !== undefined && Object.hasOwn(args, check.argument);
+    const value = present ? args[check.argument] : undefined;
+    if (present && check.argument === ISSUE_REF && typeof value !== 'string' && typeof value !== 'number') return INVALID;
+    if (!check.accepts(value, present)) return { kind: 'refused', check };
+  }
+  return OK;
+}
+
+/** Compiles the conditions of one tool, in the order they are written. */
+export function compileToolConditions(conditions: ToolConditions): ToolChecks {
+  return Object.freeze(Object.entries(conditions).map(([argument, condition]) => compileCondition(argument, condition)));
+}
+
+function compileCondition(argument: string, condition: Condition): ArgumentCheck {
+  if ('absent' in condition) return { argument, allowed: 'must not be given', accepts: (_value, present) => !present };
+  if ('prefix' in condition) {
+    const prefixes = condition.prefix.map(wordsOf);
+    return {
+      argument,
+      allowed: `must be a command starting with one of ${listed(condition.prefix)} (without ; & | \` $( > < or a line break)`,
+      accepts: (value) => typeof value === 'string' && !unsafeCommand(value) && startsWithOne(wordsOf(value), prefixes),
+    };
+  }
+  const isIn = 'in' in condition;
+  const values = isIn ? condition.in : condition.notIn;
+  const member = argument === ISSUE_REF ? ticketMembership(values) : exactMembership(values);
+  return isIn
+    ? { argument, allowed: `must be one of ${listed(values)}`, accepts: member }
+    : {
+        argument,
+        allowed: `must be given and be none of ${listed(values)}`,
+        accepts: (value, present) => present && (typeof value === 'string' || typeof value === 'number') && !member(value),
+      };
+}
+
+/** Equal by type and value: the string "1" is not the number 1. */
+function exactMembership(values: readonly (string | number)[]): (value: unknown) => boolean {
+  const strings = new Set(values.filter((value) => typeof value === 'string'));
+  const numbers = new Set(values.filter((value) => typeof value === 'number'));
+  return (value) => (typeof value === 'string' ? strings.has(value) : typeof value === 'number' && numbers.has(value));
+}
+
+/** Equal as ticket numbers: `82`, `"82"` and `"#82"` are the same ticket. */
+function ticketMembership(values: readonly (string | number)[]): (value: unknown) => boolean {
+  const tickets = new Set(values.map(ticketOf));
+  return (value) => (typeof value === 'string' || typeof value === 'number') && tickets.has(ticketOf(value));
+}
+
+/** The ticket a reference names, `#` and surrounding whitespace removed. */
+export function ticketOf(value: string | number): string {
+  return normalizeIssueRef(String(value));
+}
+
+function startsWithOne(words: readonly string[], prefixes: readonly (readonly string[])[]): boolean {
+  return prefixes.some(
+    (prefix) => prefix.length > 0 && prefix.length <= words.length && prefix.every((word, index) => words[index] === word),
+  );
+}
+
+/** The values a message lists: the first {@link LISTED_VALUES}, each cut, then how many more. */
+function listed(values: readonly (string | number)[]): string {
+  const shown = values
+    .slice(0, LISTED_VALUES)
+    .map((value) =>
+      typeof value === 'string' && value.length > LISTED_VALUE_LENGTH ? `${value.slice(0, LISTED_VALUE_LENGTH)}…` : String(value),
+    );
+  const more = values.length - shown.length;
+  return `${shown.join(', ')}${more > 0 ? ` (and ${more} more)` : ''}`;
+}
+
+/** Why a condition as written can never be met, or undefined: checked when a policy is validated. */
+export function conditionProblem(condition: Condition): string | undefined {
+  if ('prefix' in condition) {
+    const bad = condition.prefix.find((prefix) => unsafeCommand(prefix) || wordsOf(prefix).length === 0);
+    if (bad !== undefined) return 'a prefix must hold words and no ; & | ` $( > < line break or control character (it could never match)';
+  }
+  return undefined;
+}
