@@ -4,7 +4,7 @@
  * into a change of the draft (nothing is written before Enregistrer).
  */
 import type { Actions } from './actions.js';
-import { DENIAL_REASONS, agoText, countText, denialsOf, groupDenials, type DenialGroup } from './denials-model.js';
+import { agoText, countText, denialsOf, groupDenials, reasonsText, type DenialGroup } from './denials-model.js';
 import { h, type Child } from './dom.js';
 import { renderFrenchError } from './feedback-view.js';
 import { toolState } from './model.js';
@@ -74,7 +74,7 @@ function renderGroup(state: PanelState, actions: Actions, group: DenialGroup): C
       { class: 'denial-meta' },
       h('strong', { class: 'denial-count' }, countText(group.count)),
       ` · dernier ${agoText(group.lastAt)} · `,
-      h('span', { class: 'denial-reason' }, group.reasons.map((reason) => DENIAL_REASONS[reason]).join(', ')),
+      h('span', { class: 'denial-reason' }, reasonsText(group)),
       who,
     ),
     renderFixes(state, actions, group, tool?.access),
