@@ -199,7 +199,9 @@ describe('Refus récents of a condition', () => {
     });
     const [group] = groupDenials([entry('agentId', '2026-01-02'), entry('message', '2026-01-01'), entry('agentId', '2026-01-01')]);
     expect(group?.arguments).toEqual(['agentId', 'message']);
-    expect(reasonsText(defined(group))).toBe('hors des conditions de ses arguments (arguments agentId, message)');
+    expect(reasonsText(defined(group, 'the idea_ask_agent group'))).toBe(
+      'hors des conditions de ses arguments (arguments agentId, message)',
+    );
     expect(reasonsText({ reasons: ['argument_not_allowed'], arguments: ['agentId'] })).toBe(
       'hors des conditions de ses arguments (argument agentId)',
     );
