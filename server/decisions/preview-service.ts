@@ -24,7 +24,7 @@ const NO_REPLAY: PreviewResponse['replay'] = {
   decisions: 0,
   from: null,
   to: null,
-  counts: { allowToDeny: 0, denyToAllow: 0, toAsk: 0 },
+  counts: { allowToDeny: 0, denyToAllow: 0, toAsk: 0, notReplayable: 0 },
   changed: [],
 };
 

@@ -7,6 +7,7 @@
  * typed arrays per ring and 0.951× with one 32-byte record (bench/README.md, "The ring").
  */
 import { DECISION_REASONS, POLICY_SOURCES, type DecisionReason, type PolicySource, type RecentDecision } from '../../schemas/index.js';
+import { MAX_KEPT_VALUE_LENGTH, decodeDetails, encodeDetails, type CallDetails } from './call-details.js';
 
 const RECENT_DECISIONS_PER_PROJECT = 1000;
 
@@ -29,6 +30,8 @@ export interface RecordedDecision {
   readonly source: PolicySource;
   /** The call's `arguments.issueRef` when it had one: what a replay needs to decide a ticket-scoped tool again. */
   readonly issueRef?: string | undefined;
+  /** For a conditioned tool, in place of `issueRef`: the conditioned arguments' values (call-details.ts). */
+  readonly details?: CallDetails | undefined;
 }
 
 /** What a replay needs of a kept decision (a preview decides it again). */
@@ -37,10 +40,24 @@ export interface ReplayableDecision {
   readonly requester: string;
   readonly tool: string;
   readonly issueRef: string | undefined;
+  /** The arguments kept of the call (`issueRef` alone for a tool no policy conditioned), and which names were kept. */
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly kept: readonly string[];
 }
 
 /** A longer issueRef is kept cut: no ticket is that long, so the cut one still matches none (bounded memory and disk). */
-const MAX_KEPT_ISSUE_REF = 128;
+const MAX_KEPT_ISSUE_REF = MAX_KEPT_VALUE_LENGTH;
+
+/** The text the ISSUE field names for a decision: a plain issueRef (cut), or encoded details. */
+function detailsText(decision: RecordedDecision): string | undefined {
+  if (decision.details !== undefined) return encodeDetails(decision.details);
+  const { issueRef } = decision;
+  if (issueRef === undefined) return undefined;
+  // Text starting with `{` is details: such an issueRef is kept as details too.
+  return issueRef.startsWith('{')
+    ? encodeDetails({ kept: ['issueRef'], values: { issueRef: issueRef.slice(0, MAX_KEPT_ISSUE_REF) } })
+    : issueRef.slice(0, MAX_KEPT_ISSUE_REF);
+}
 
 /** Interned names: each distinct string is kept once and referred to by its index. */
 class NameTable {
@@ -136,8 +153,8 @@ class Ring {
     this.u8[b + OUTCOME] = ((REASON_CODE.get(decision.reason) ?? 0) << 1) | (decision.allow ? 1 : 0);
     this.u8[b + SOURCE] = SOURCE_CODE.get(decision.source) ?? 0;
     this.u16[slot * U16_PER_RECORD + PREFIX] = this.prefixIndex;
-    const { issueRef } = decision;
-    this.u32[u + ISSUE] = issueRef === undefined ? 0 : this.names.indexOf(issueRef.slice(0, MAX_KEPT_ISSUE_REF)) + 1;
+    const details = detailsText(decision);
+    this.u32[u + ISSUE] = details === undefined ? 0 : this.names.indexOf(details) + 1;
     this.advance();
   }
 
@@ -179,11 +196,15 @@ class Ring {
     for (const slot of this.slots()) {
       const u = slot * U32_PER_RECORD;
       const issue = this.u32[u + ISSUE] ?? 0;
+      const details = issue === 0 ? undefined : decodeDetails(this.names.at(issue - 1));
+      const issueRef = details?.values.issueRef;
       out.push({
         at: this.f64[slot * F64_PER_RECORD + AT] ?? 0,
         requester: this.names.at(this.u32[u + REQUESTER] ?? 0),
         tool: this.names.at(this.u32[u + TOOL] ?? 0),
-        issueRef: issue === 0 ? undefined : this.names.at(issue - 1),
+        issueRef: typeof issueRef === 'string' || typeof issueRef === 'number' ? String(issueRef) : undefined,
+        arguments: details?.values ?? {},
+        kept: details?.kept ?? ['issueRef'],
       });
     }
     return out;
@@ -242,14 +263,18 @@ class Ring {
       const outcome = this.u8[b + OUTCOME] ?? 0;
       const allowed = (outcome & 1) === 1;
       if (allow !== undefined && allowed !== allow) continue;
+      const reason = DECISION_REASONS[outcome >> 1] ?? 'not_in_allowlist';
+      const issue = this.u32[u + ISSUE] ?? 0;
+      const refused = reason === 'argument_not_allowed' && issue !== 0 ? decodeDetails(this.names.at(issue - 1))?.refused : undefined;
       out.push({
         decisionId: decisionIdOf(this.names.at(this.u16[slot * U16_PER_RECORD + PREFIX] ?? 0), this.f64[f + SEQUENCE] ?? 0),
         at: new Date(this.f64[f + AT] ?? 0).toISOString(),
         requester: this.names.at(this.u32[u + REQUESTER] ?? 0),
         tool: this.names.at(this.u32[u + TOOL] ?? 0),
         allow: allowed,
-        reason: DECISION_REASONS[outcome >> 1] ?? 'not_in_allowlist',
+        reason,
         source: POLICY_SOURCES[this.u8[b + SOURCE] ?? 0] ?? 'none',
+        ...(refused === undefined ? {} : { argument: refused }),
       });
     }
     return out;

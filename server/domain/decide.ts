@@ -1,7 +1,9 @@
 /**
- * The decision function (docs/api.md §4, §11): synchronous, O(1) in the number of agents and tools,
- * pure apart from the approvals it is given (which a tool on ask may open or use up). Every path
- * that is not an explicit grant denies.
+ * The decision function (docs/api.md §4, §11, §14): synchronous, O(1) in the number of agents and
+ * tools, pure apart from the approvals it is given (which a tool on ask may open or use up). Every
+ * path that is not an explicit grant denies. Each outcome says whether it may be reused for another
+ * call with the same policy, requester and tool (`Decided.reusable`): only the rule that produced it
+ * knows whether it read the arguments, a grant, an approval or an ephemeral policy.
  */
 import {
   MAX_OPEN_APPROVALS_PER_REQUESTER,
@@ -12,15 +14,36 @@ import {
   type DecisionReason,
   type PolicySource,
 } from '../../schemas/index.js';
-import { READ_ONLY_ALLOWLIST, type Allowlist, type CompiledPolicy } from './compile.js';
-import { describeRequester, normalizeIssueRef, parseRequester, type ParsedRequester } from '../../schemas/requester.js';
+import { READ_ONLY_ALLOWLIST, makeAllowlist, type Allowlist, type CompiledPolicy } from './compile.js';
+import { ISSUE_REF, checkArguments, type ArgumentCheck } from './conditions.js';
+import { describeRequester, parseRequester, type ParsedRequester } from '../../schemas/requester.js';
 
 /** An ephemeral ticket-assistant grant, as the decision needs it. */
 export interface EphemeralGrant {
+  /** Its tools; with a bound ticket, each issue-scoped one has the condition `issueRef in [ticket]`. */
   readonly allowlist: Allowlist;
   /** Normalized ticket (no `#`) the issue-scoped tools are bound to, or null. */
   readonly boundIssue: string | null;
 }
+
+/**
+ * The grant of an ephemeral policy: its tools and, with a bound ticket, the condition
+ * `issueRef in [ticket]` on each issue-scoped one (docs/api.md §6, §14).
+ */
+export function ephemeralGrant(tools: readonly string[], boundIssue: string | null): EphemeralGrant {
+  if (boundIssue === null) return { allowlist: makeAllowlist('ephemeral', tools), boundIssue };
+  const scoped = tools.filter((name) => findTool(name)?.issueScoped === true);
+  const conditions = Object.fromEntries(scoped.map((name) => [name, { [ISSUE_REF]: { in: [boundIssue] } }]));
+  return { allowlist: makeAllowlist('ephemeral', tools, [], conditions), boundIssue };
+}
+
+/** A decision, and whether the same policy, requester and tool always give it, whatever else the call or the service holds. */
+export interface Decided {
+  readonly body: DecisionBody;
+  readonly reusable: boolean;
+}
+
+const decided = (body: DecisionBody, reusable: boolean): Decided => ({ body, reusable });
 
 export interface DecisionInput {
   readonly project: string;
@@ -148,38 +171,58 @@ export function decide(
   ephemeral: EphemeralLookup,
   approvals?: ApprovalsPort,
 ): DecisionBody {
+  return decideCall(input, policy, ephemeral, approvals).body;
+}
+
+/** {@link decide}, saying whether the answer may be reused (decision-memo.ts keeps only those). */
+export function decideCall(
+  input: DecisionInput,
+  policy: CompiledPolicy | undefined,
+  ephemeral: EphemeralLookup,
+  approvals?: ApprovalsPort,
+): Decided {
   const resolution = resolveEffective(input.project, input.requester, policy, ephemeral);
   const tool = findTool(input.tool);
   const subject: Subject = { input, requester: resolution.requester, tool, revision: policy?.revision ?? 'none' };
 
+  // These depend on the requester string and the policy's state alone.
   switch (resolution.denial) {
     case 'unknown_project':
-      return answer(subject, false, 'unknown_project', 'none', `${deniedFor(subject)}: unknown project.`);
+      return decided(answer(subject, false, 'unknown_project', 'none', `${deniedFor(subject)}: unknown project.`), false);
     case 'invalid_requester':
-      return answer(
-        subject,
-        false,
-        'invalid_requester',
-        'none',
-        `${deniedFor(subject)}: a requester is "" or "mcp", ticket-assistant:<project>:<issue> or an agent id (no ':', '/', '\\', control character or leading space).`,
+      return decided(
+        answer(
+          subject,
+          false,
+          'invalid_requester',
+          'none',
+          `${deniedFor(subject)}: a requester is "" or "mcp", ticket-assistant:<project>:<issue> or an agent id (no ':', '/', '\\', control character or leading space).`,
+        ),
+        true,
       );
     case 'policy_invalid': {
       const detail = policy?.status === 'invalid' ? ` (${policy.error.message})` : '';
-      return answer(
-        subject,
-        false,
-        'policy_invalid',
-        'none',
-        `${deniedFor(subject)}: the policy file .ideai/mcp-tool-permissions.json is invalid${detail}; every call is denied until it is fixed.`,
+      return decided(
+        answer(
+          subject,
+          false,
+          'policy_invalid',
+          'none',
+          `${deniedFor(subject)}: the policy file .ideai/mcp-tool-permissions.json is invalid${detail}; every call is denied until it is fixed.`,
+        ),
+        true,
       );
     }
     case 'requester_project_mismatch':
-      return answer(
-        subject,
-        false,
-        'requester_project_mismatch',
-        'none',
-        `${deniedFor(subject)}: this ticket assistant belongs to project ${resolution.requester.project ?? ''}.`,
+      return decided(
+        answer(
+          subject,
+          false,
+          'requester_project_mismatch',
+          'none',
+          `${deniedFor(subject)}: this ticket assistant belongs to project ${resolution.requester.project ?? ''}.`,
+        ),
+        true,
       );
     case null:
       break;
@@ -187,42 +230,83 @@ export function decide(
   const allowlist = resolution.allowlist ?? READ_ONLY_ALLOWLIST;
   const { source } = allowlist;
   if (!tool) {
-    return answer(subject, false, 'unknown_tool', 'none', `${deniedFor(subject)}: unknown tool (not in the IdeA MCP tool catalog).`);
+    const unknown = answer(
+      subject,
+      false,
+      'unknown_tool',
+      'none',
+      `${deniedFor(subject)}: unknown tool (not in the IdeA MCP tool catalog).`,
+    );
+    return decided(unknown, true);
   }
-  if (!allowlist.allowed.has(tool.name)) {
+  // A ticket assistant's allowlist is its ephemeral policy (or its absence), which comes and goes.
+  const viaEphemeral = resolution.requester.kind === 'ticket-assistant';
+  const listed = allowlist.allowed.has(tool.name);
+  // Conditions narrow what the policy allows or asks for; nothing after them (grant, once, approval) lifts them.
+  const checks = listed || allowlist.ask.has(tool.name) ? allowlist.conditions.get(tool.name) : undefined;
+  if (checks !== undefined) {
+    const verdict = checkArguments(checks, input.arguments);
+    if (verdict.kind === 'invalid_arguments') return decided(invalidArguments(subject, source), false);
+    if (verdict.kind === 'refused') return decided(refusedByCondition(subject, source, verdict.check, resolution.boundIssue), false);
+  }
+  const readsCall = checks !== undefined || viaEphemeral;
+  if (!listed) {
     if (approvals !== undefined && resolution.requester.kind === 'agent') {
       const granted = decideByApproval(subject, tool, allowlist, approvals);
-      if (granted !== undefined) return granted;
+      if (granted !== undefined) return decided(granted, false);
     }
-    return answer(
+    const notListed = answer(
       subject,
       false,
       'not_in_allowlist',
       source,
       `${deniedFor(subject)} (policy: ${source}). Grant it in Permissions > Tools MCP IdeA.`,
     );
+    // With approvals, a temporary grant was looked for: one may appear for the next call.
+    return decided(notListed, !readsCall && !(approvals !== undefined && resolution.requester.kind === 'agent'));
   }
-  if (resolution.boundIssue !== null && tool.issueScoped) {
-    const issueRef = input.arguments?.issueRef;
-    const asked = typeof issueRef === 'string' || typeof issueRef === 'number' ? normalizeIssueRef(String(issueRef)) : null;
-    if (asked !== resolution.boundIssue) {
-      const target = asked === null ? 'no issueRef' : `#${asked}`;
-      return answer(
-        subject,
-        false,
-        'issue_out_of_bounds',
-        source,
-        `${deniedFor(subject)} (policy: ${source}): it is bound to ticket #${resolution.boundIssue} and the call targets ${target}.`,
-      );
-    }
-  }
-  return answer(
+  const allowed = answer(
     subject,
     true,
     'allowed',
     source,
     `Tool ${input.tool} is allowed for ${describeRequester(resolution.requester)} in project ${input.project} (policy: ${source}).`,
   );
+  return decided(allowed, !readsCall);
+}
+
+/** An `issueRef` that is neither a string nor a number, where one is read (docs/api.md §6). */
+function invalidArguments(subject: Subject, source: PolicySource): DecisionBody {
+  return answer(
+    subject,
+    false,
+    'invalid_arguments',
+    source,
+    `${deniedFor(subject)} (policy: ${source}): argument ${ISSUE_REF} must be a ticket reference, a string or a number.`,
+  );
+}
+
+/** A call outside a condition: the message says what is allowed, never what was sent. */
+function refusedByCondition(subject: Subject, source: PolicySource, check: ArgumentCheck, boundIssue: string | null): DecisionBody {
+  if (source === 'ephemeral' && boundIssue !== null) {
+    // The ticket binding of docs/api.md §6 keeps its own reason.
+    return answer(
+      subject,
+      false,
+      'issue_out_of_bounds',
+      source,
+      `${deniedFor(subject)} (policy: ${source}): it is bound to ticket #${boundIssue} and the call names another ticket or none.`,
+    );
+  }
+  const refused = answer(
+    subject,
+    false,
+    'argument_not_allowed',
+    source,
+    `${deniedFor(subject)} (policy: ${source}): argument ${check.argument} ${check.allowed}.`,
+  );
+  refused.argument = check.argument;
+  return refused;
 }
 
 /**
@@ -236,6 +320,11 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
     return answer(subject, true, 'allowed', 'grant', `${allowedFor} (temporary grant).`);
   }
   if (!allowlist.ask.has(tool.name)) return undefined;
+  // The request and a `once` answer are bound to the ticket the call names (docs/api.md §6).
+  const args = input.arguments;
+  if (args !== undefined && Object.hasOwn(args, ISSUE_REF) && issueRefOf(input) === undefined) {
+    return invalidArguments(subject, allowlist.source);
+  }
   const issueRef = issueRefOf(input);
   if (approvals.consumeOnce(input.project, requester.id, tool.name, issueRef)) {
     return answer(subject, true, 'allowed', 'approval', `${allowedFor} (approved once by the user).`);
@@ -300,6 +389,7 @@ export function lookingApprovals(granted: ApprovalsPort['granted'] = () => false
 
 /** The ticket a call names in `arguments.issueRef`, as written. */
 export function issueRefOf(input: DecisionInput): string | undefined {
-  const issueRef = input.arguments?.issueRef;
+  const args = input.arguments;
+  const issueRef = args !== undefined && Object.hasOwn(args, ISSUE_REF) ? args[ISSUE_REF] : undefined;
   return typeof issueRef === 'string' || typeof issueRef === 'number' ? String(issueRef) : undefined;
 }

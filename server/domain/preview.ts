@@ -5,15 +5,27 @@
  * one) with the same `decide` as `/decide`, so only the document makes a difference.
  */
 import { compareIds } from '../../schemas/ids.js';
-import type { PreviewAgent, PreviewReplay, ReplayChange, ReplayOutcome } from '../../schemas/index.js';
+import { sortByCatalogOrder, type PreviewAgent, type PreviewReplay, type ReplayChange, type ReplayOutcome } from '../../schemas/index.js';
 import type { Allowlist, CompiledPolicy, ValidPolicy } from './compile.js';
-import { decide, type ApprovalsPort, type EphemeralLookup } from './decide.js';
+import { decide, resolveEffective, type ApprovalsPort, type EphemeralLookup } from './decide.js';
 import { outcomeOf } from './policy-tests.js';
 
 /** The `agentId` of the project default in a preview's `agents`. */
 export const DEFAULT_AGENT = '*default';
 
-const NOTHING: Pick<Allowlist, 'tools' | 'askTools' | 'allowed'> = { tools: [], askTools: [], allowed: new Set() };
+const NOTHING: Pick<Allowlist, 'tools' | 'askTools' | 'allowed' | 'writtenConditions'> = {
+  tools: [],
+  askTools: [],
+  allowed: new Set(),
+  writtenConditions: {},
+};
+
+/** The tools whose conditions differ between two policies, in catalog order then by name. */
+function conditionsChanged(was: Allowlist['writtenConditions'], will: Allowlist['writtenConditions']): string[] {
+  const tools = new Set([...Object.keys(was), ...Object.keys(will)]);
+  const changed = [...tools].filter((tool) => JSON.stringify(was[tool]) !== JSON.stringify(will[tool]));
+  return sortByCatalogOrder(changed);
+}
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((item, index) => item === b[index]);
@@ -28,13 +40,15 @@ export function agentChanges(before: CompiledPolicy, after: ValidPolicy): Previe
   for (const agentId of [null, ...[...ids].sort(compareIds)]) {
     const was = lists(before, agentId);
     const will = lists(after, agentId);
-    if (sameList(was.tools, will.tools) && sameList(was.askTools, will.askTools)) continue;
+    const changedConditions = conditionsChanged(was.writtenConditions, will.writtenConditions);
+    if (sameList(was.tools, will.tools) && sameList(was.askTools, will.askTools) && changedConditions.length === 0) continue;
     changes.push({
       agentId: agentId ?? DEFAULT_AGENT,
       before: { allowedTools: [...was.tools], askTools: [...was.askTools] },
       after: { allowedTools: [...will.tools], askTools: [...will.askTools] },
       added: will.tools.filter((tool) => !was.allowed.has(tool)),
       removed: was.tools.filter((tool) => !will.allowed.has(tool)),
+      conditionsChanged: changedConditions,
     });
   }
   return changes;
@@ -47,7 +61,9 @@ export interface ReplayInput {
     readonly at: number;
     readonly requester: string;
     readonly tool: string;
-    readonly issueRef: string | undefined;
+    /** What the ring kept of the call's arguments, and the names it kept (present or not). */
+    readonly arguments: Readonly<Record<string, unknown>>;
+    readonly kept: readonly string[];
   }[];
   readonly before: CompiledPolicy;
   readonly after: CompiledPolicy;
@@ -62,20 +78,42 @@ interface Group {
   lastAt: number;
 }
 
+/** The arguments the requester's effective policy conditions for `tool`. */
+function conditionedArguments(
+  project: string,
+  requester: string,
+  tool: string,
+  policy: CompiledPolicy,
+  ephemeral: EphemeralLookup,
+): string[] {
+  const checks = resolveEffective(project, requester, policy, ephemeral).allowlist?.conditions.get(tool) ?? [];
+  return checks.map((check) => check.argument);
+}
+
 export function replay(input: ReplayInput): PreviewReplay {
   const { project, decisions, before, after, ephemeral, approvals } = input;
-  const counts = { allowToDeny: 0, denyToAllow: 0, toAsk: 0 };
+  const counts = { allowToDeny: 0, denyToAllow: 0, toAsk: 0, notReplayable: 0 };
   // A few distinct calls repeat across 1,000 decisions: each is decided once per policy.
-  const outcomes = new Map<string, readonly [ReplayOutcome, ReplayOutcome]>();
+  const outcomes = new Map<string, readonly [ReplayOutcome, ReplayOutcome] | null>();
   const groups = new Map<string, Group>();
   for (const decision of decisions) {
-    const { requester, tool, issueRef } = decision;
-    const callKey = JSON.stringify([requester, tool, issueRef ?? null]);
+    const { requester, tool, kept } = decision;
+    const callKey = JSON.stringify([requester, tool, decision.arguments, kept]);
     let pair = outcomes.get(callKey);
     if (pair === undefined) {
-      const query = { project, requester, tool, ...(issueRef === undefined ? {} : { arguments: { issueRef } }) };
-      pair = [outcomeOf(decide(query, before, ephemeral, approvals)), outcomeOf(decide(query, after, ephemeral, approvals))];
+      const query = { project, requester, tool, arguments: decision.arguments };
+      // A condition on an argument the ring did not keep for this call would be guessed: counted apart instead.
+      const replayable = [before, after].every((policy) =>
+        conditionedArguments(project, requester, tool, policy, ephemeral).every((name) => kept.includes(name)),
+      );
+      pair = replayable
+        ? [outcomeOf(decide(query, before, ephemeral, approvals)), outcomeOf(decide(query, after, ephemeral, approvals))]
+        : null;
       outcomes.set(callKey, pair);
+    }
+    if (pair === null) {
+      counts.notReplayable++;
+      continue;
     }
     const [was, will] = pair;
     if (was === will) continue;

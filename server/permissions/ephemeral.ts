@@ -5,8 +5,7 @@
  */
 import { compareIds } from '../../schemas/ids.js';
 import type { EphemeralPolicy } from '../../schemas/index.js';
-import { makeAllowlist } from '../domain/compile.js';
-import type { EphemeralGrant } from '../domain/decide.js';
+import { ephemeralGrant, type EphemeralGrant } from '../domain/decide.js';
 import { normalizeIssueRef } from '../../schemas/requester.js';
 import { ApiError } from '../errors.js';
 
@@ -54,8 +53,7 @@ export class EphemeralPolicies {
     }
     const entry: Entry = {
       requester,
-      allowlist: makeAllowlist('ephemeral', tools),
-      boundIssue: boundIssue === undefined ? null : normalizeIssueRef(boundIssue),
+      ...ephemeralGrant(tools, boundIssue === undefined ? null : normalizeIssueRef(boundIssue)),
       expiresAt: this.now() + ttlSeconds * 1000,
     };
     entries.set(requester, entry);

@@ -15,7 +15,7 @@ describe('PdpClient.preview', () => {
       const answer = await client.preview('demo', { version: 1, projectDefault: { allowedTools: ['idea_memory_read'] } });
       expect(answer.valid).toBe(true);
       expect(answer.agents.map((agent) => [agent.agentId, agent.removed])).toEqual([['QA', ['idea_memory_write']]]);
-      expect(answer.replay.counts).toEqual({ allowToDeny: 4, denyToAllow: 0, toAsk: 0 });
+      expect(answer.replay.counts).toEqual({ allowToDeny: 4, denyToAllow: 0, toAsk: 0, notReplayable: 0 });
       expect(answer.replay.changed).toEqual([
         { requester: 'QA', tool: 'idea_memory_write', before: 'allow', after: 'deny', calls: 4, lastAt: expect.any(String) as string },
       ]);

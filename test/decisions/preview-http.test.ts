@@ -91,6 +91,7 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
           after: { allowedTools: ['idea_memory_read', 'idea_memory_write'], askTools: [] },
           added: ['idea_memory_write'],
           removed: [],
+          conditionsChanged: [],
         },
         {
           agentId: 'QA',
@@ -98,6 +99,7 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
           after: { allowedTools: ['idea_memory_read'], askTools: [] },
           added: [],
           removed: ['idea_memory_write'],
+          conditionsChanged: [],
         },
       ]);
       const { replay } = answer.body;
@@ -113,7 +115,7 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
       const asking = policyDoc(['idea_memory_read'], {});
       (asking.projectDefault as { askTools?: string[] }).askTools = ['idea_memory_write'];
       const asked = await preview(service, asking, ADMIN);
-      expect(asked.body.replay.counts).toEqual({ allowToDeny: 0, denyToAllow: 0, toAsk: 5 });
+      expect(asked.body.replay.counts).toEqual({ allowToDeny: 0, denyToAllow: 0, toAsk: 5, notReplayable: 0 });
       expect(asked.body.replay.changed.map((change) => [change.before, change.after, change.calls])).toEqual([
         ['allow', 'ask', 3],
         ['deny', 'ask', 2],

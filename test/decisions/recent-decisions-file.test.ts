@@ -55,6 +55,8 @@ describe('RecentDecisionsFile', () => {
       requester: 'ticket-assistant:demo:12',
       tool: 'idea_ticket_update_carnet',
       issueRef: '#1200',
+      arguments: { issueRef: '#1200' },
+      kept: ['issueRef'],
     });
     // A new decision gets this process's id prefix.
     after.record('demo', decision(1), 2_000_000);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG, type PolicyDocument } from '../../schemas/index.js';
 import { builtinPolicy, compileDocument, compilePolicyFile, makeAllowlist, type CompiledPolicy } from '../../server/domain/compile.js';
 import { agentIdProblem } from '../../server/domain/agent-id.js';
-import { decide, NO_EPHEMERAL, type EphemeralGrant, type EphemeralLookup } from '../../server/domain/decide.js';
+import { decide, ephemeralGrant, NO_EPHEMERAL, type EphemeralGrant, type EphemeralLookup } from '../../server/domain/decide.js';
 
 const names = TOOL_CATALOG.map((tool) => tool.name);
 const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
@@ -100,10 +100,7 @@ describe('decide (pure resolution)', () => {
       allow: false,
       reason: 'requester_project_mismatch',
     });
-    const grant: EphemeralGrant = {
-      allowlist: makeAllowlist('ephemeral', ['idea_ticket_read', 'idea_ticket_update_carnet', 'idea_memory_read']),
-      boundIssue: '82',
-    };
+    const grant: EphemeralGrant = ephemeralGrant(['idea_ticket_read', 'idea_ticket_update_carnet', 'idea_memory_read'], '82');
     const decideWith = (tool: string, args?: Record<string, unknown>) =>
       decide({ project: 'demo', requester, tool, arguments: args }, policy, lookup({ [requester]: grant }));
     expect(decideWith('idea_ticket_update_carnet', { issueRef: '#82' })).toMatchObject({ allow: true, source: 'ephemeral' });

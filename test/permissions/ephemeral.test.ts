@@ -91,7 +91,6 @@ describe('§6 ephemeral policies', () => {
       { issueRef: '#820' },
       { issueRef: '8' },
       { issueRef: '' },
-      { issueRef: ['#82'] },
       { other: '#82' },
     ];
     for (const args of outOfBounds) {
@@ -102,6 +101,11 @@ describe('§6 ephemeral policies', () => {
         expect(d.message).toContain(TA);
         expect(d.message).toContain('demo');
       }
+    }
+    // An issueRef that is neither a string nor a number is refused as such (§6), never matched.
+    for (const issueRef of [['#82'], { n: 82 }, null, true]) {
+      const d = await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef } });
+      expect(d, JSON.stringify(issueRef)).toMatchObject({ allow: false, reason: 'invalid_arguments', source: 'ephemeral' });
     }
     // A tool that is not issue-scoped does not need the issueRef.
     expect(await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_list' })).toMatchObject({
