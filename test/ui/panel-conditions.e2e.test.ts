@@ -106,7 +106,7 @@ describe.skipIf(!browserTestsEnabled)('Conditions (chromium, real service)', { t
     await expect.poll(() => chips(CARNET).allInnerTexts(), POLL).toEqual(['#82']);
     expect(await focusedId()).toBe(ids('0-value'));
     expect(await harness.status()).toBe('#90 retiré (issueRef, 1 valeur).');
-    expect(await description(CARNET)).toBe('Autorisé · seulement le ticket #82');
+    expect(await description(CARNET)).toBe('Ajouté · seulement le ticket #82');
 
     await tabTo('save');
     await page().keyboard.press('Enter');
@@ -120,7 +120,7 @@ describe.skipIf(!browserTestsEnabled)('Conditions (chromium, real service)', { t
     await tabTo(ids('0-remove'), 'Shift+Tab');
     await page().keyboard.press('Enter');
     await expect.poll(focusedId, POLL).toBe(ids('add'));
-    expect(await description(CARNET)).toBe('Autorisé');
+    expect(await description(CARNET)).toBe('Ajouté');
     await tabTo('save');
     await page().keyboard.press('Enter');
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
