@@ -178,10 +178,9 @@ describe.skipIf(!browserTestsEnabled)('Conditions (chromium, real service)', { t
     const denial = page().locator('#denials .denial', { hasText: 'idea_ask_agent' });
     await expect.poll(() => text(denial), POLL).toContain('argument agentId');
 
-    // By mouse this time: open, remove the chip Git with its button.
-    await page()
-      .getByRole('button', { name: /^Conditions : Déléguer une demande à un agent, idea_ask_agent/ })
-      .click();
+    // By mouse this time: « Voir les conditions » on the refusal opens the row's editor, then the chip Git's button.
+    await denial.getByRole('button', { name: 'Voir les conditions : idea_ask_agent' }).click();
+    await expect.poll(focusedId, POLL).toBe('cond-idea_ask_agent-0-value');
     await page().getByRole('button', { name: 'Retirer Git', exact: true }).click();
     await expect.poll(() => chips('idea_ask_agent').allInnerTexts(), POLL).toEqual(['QA']);
     expect(await focusedId()).toBe('cond-idea_ask_agent-0-chip-0');

@@ -40,6 +40,8 @@ export interface Actions {
   rememberToolbarFocus(groupId: string, index: number): void;
   // conditions on a tool's arguments (the inline editor of a row)
   toggleConditions(tool: string): void;
+  /** Opens a tool's conditions editor (from Refus récents), its group too. */
+  showConditions(tool: string): void;
   closeConditions(tool: string): void;
   addConditionRow(tool: string): void;
   setConditionArgument(tool: string, index: number, argument: string): void;

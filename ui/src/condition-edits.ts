@@ -41,17 +41,35 @@ export class ConditionEdits {
 
   /** « Conditions » on a row: opens its editor (focus inside) or closes it (focus back on the button). */
   toggle(tool: string): void {
-    const ids = conditionIds(tool);
     if (openConditions(this.state) === tool) {
       this.close(tool);
       return;
     }
     if (!editable(this.state)) return;
     this.state.conditionsOpen = { target: targetId(this.state.target), tool, message: null };
-    const rows = this.rows(tool);
-    this.state.focusAfterRender = rows.length === 0 ? ids.add : ids.value(0);
-    if (rows[0]?.operator === 'absent') this.state.focusAfterRender = ids.argument(0);
+    this.focusInside(tool);
     this.store.changed();
+  }
+
+  /** The first thing to fill in: the first condition's values (its argument for `absent`), else « Ajouter une condition ». */
+  private focusInside(tool: string): void {
+    const ids = conditionIds(tool);
+    const first = this.rows(tool)[0];
+    this.state.focusAfterRender = first === undefined ? ids.add : first.operator === 'absent' ? ids.argument(0) : ids.value(0);
+  }
+
+  /**
+   * « Voir les conditions » on a refusal by a condition: opens the tool's editor (and its group,
+   * folded for an agent's read tools), focus on the first condition's values.
+   */
+  show(tool: string): void {
+    const group = this.state.catalog?.tools.find((entry) => entry.name === tool)?.group;
+    if (group !== undefined) this.state.openGroups.set(`${targetId(this.state.target)}|${group}`, true);
+    if (openConditions(this.state) !== tool) this.toggle(tool);
+    else {
+      this.focusInside(tool);
+      this.store.changed();
+    }
   }
 
   /** Escape or « Fermer » : the rows stay in the draft (an incomplete one is said beside Enregistrer). */

@@ -124,6 +124,9 @@ const actions: Actions = {
   toggleConditions: (tool) => {
     conditions.toggle(tool);
   },
+  showConditions: (tool) => {
+    conditions.show(tool);
+  },
   closeConditions: (tool) => {
     conditions.close(tool);
   },
