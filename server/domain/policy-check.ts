@@ -4,7 +4,7 @@
  * stops there too), then warnings the service only notes (unknown tool names, an agents file it
  * cannot list). Pure.
  */
-import { findTool, type PolicyDocument, type PolicyProblem, type ProblemCode } from '../../schemas/index.js';
+import { findTool, knownArguments, type PolicyDocument, type PolicyProblem, type ProblemCode } from '../../schemas/index.js';
 import { quoteForMessage } from '../../schemas/requester.js';
 import type { AgentsFileState } from './agents-file.js';
 import type { CompiledPolicy } from './compile.js';
@@ -45,7 +45,41 @@ export function policyProblems(file: string, text: string | null, policy: Compil
           : START;
     return [problem(file, where, 'error', policy.code, error.message)];
   }
-  return policy.document === null || text === null ? [] : unknownToolWarnings(file, text, policy.document);
+  if (policy.document === null || text === null) return [];
+  return [...unknownToolWarnings(file, text, policy.document), ...unknownArgumentWarnings(file, text, policy.document)];
+}
+
+/** A warning for each condition on an argument its tool is not known to take (schemas/catalog.ts): likely a typo. */
+function unknownArgumentWarnings(file: string, text: string, document: PolicyDocument): PolicyProblem[] {
+  const policies: [string, PolicyDocument['projectDefault']][] = [['/projectDefault', document.projectDefault]];
+  for (const [index, agent] of (document.agents ?? []).entries()) policies.push([`/agents/${index}/policy`, agent.policy]);
+  const warnings: PolicyProblem[] = [];
+  for (const [path, policy] of policies) {
+    for (const [tool, conditions] of Object.entries(policy?.conditions ?? {})) {
+      if (findTool(tool) === undefined) continue;
+      const known = knownArguments(tool);
+      for (const argument of Object.keys(conditions)) {
+        if (known.includes(argument)) continue;
+        const pointer = `${path}/conditions/${segment(tool)}/${segment(argument)}`;
+        const expected = known.length === 0 ? 'it takes none' : `it takes ${known.join(', ')}`;
+        warnings.push(
+          problem(
+            file,
+            pointerLocation(text, pointer),
+            'warning',
+            'unknown_argument',
+            `condition on argument ${quoteForMessage(argument)} at ${pointer}: ${tool} is not known to take it (${expected}); a call without it is refused`,
+          ),
+        );
+      }
+    }
+  }
+  return warnings;
+}
+
+/** One JSON pointer segment. */
+function segment(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** A warning for each name that is not a catalog tool: the service grants it nothing. */

@@ -106,7 +106,8 @@ describe('guarded example MCP server over stdio, real service', () => {
     try {
       await client.connect(transport);
       const listed = (await client.listTools()).tools.map((tool) => tool.name);
-      expect(listed).toEqual([...READ_ONLY_DEFAULT, 'idea_ticket_update_carnet']);
+      // The demo's DevFrontend may delegate to QA only: a tool with a condition is listed, its calls are decided.
+      expect(listed).toEqual([...READ_ONLY_DEFAULT, 'idea_ask_agent', 'idea_ticket_update_carnet']);
 
       expect(await call('idea_ticket_update_carnet', { issueRef: '#82', text: 'done' })).toEqual({
         isError: false,

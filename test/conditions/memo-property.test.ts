@@ -1,0 +1,152 @@
+/**
+ * docs/api.md §14: the decision memo never answers a call with a decision made for another one. For
+ * random policies with conditions, grants and once answers that change as calls go, and random
+ * argument sequences, the service (which memoizes) answers exactly what a fresh decide() does.
+ */
+import fc from 'fast-check';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { Decision, DecideQuery, PolicyDocument } from '../../schemas/index.js';
+import { compileDocument, type CompiledPolicy } from '../../server/domain/compile.js';
+import { decide, ephemeralGrant, type ApprovalsPort, type EphemeralLookup } from '../../server/domain/decide.js';
+import { DecisionService } from '../../server/decisions/decision-service.js';
+
+const TOOLS = ['idea_ask_agent', 'idea_run_in_background', 'idea_ticket_update_carnet', 'idea_memory_read', 'idea_memory_write'];
+const ARGUMENTS = ['agentId', 'command', 'issueRef'];
+const AGENTS = ['QA', 'Dev'];
+const REQUESTERS = [...AGENTS, 'Main', 'mcp', 'ticket-assistant:demo:82', 'ticket-assistant:demo:90', 'bad:requester'];
+const VALUES = ['QA', 'Dev', 'npm test', 'npm test -- x', 'npm test; rm', '#82', '82', '', 82, 90, 1];
+
+const valueArb = fc.oneof(fc.constantFrom(...VALUES), fc.constant(null), fc.constant(['#82']), fc.constant({ a: 1 }));
+const conditionArb = fc.oneof(
+  fc.record({ in: fc.array(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }) }),
+  fc.record({ notIn: fc.array(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }) }),
+  fc.record({ prefix: fc.array(fc.constantFrom('npm test', 'npm', 'QA', '82'), { minLength: 1, maxLength: 2 }) }),
+  fc.constant({ absent: true as const }),
+);
+
+/** A policy: each tool allowed, on ask or neither; some listed tools conditioned. */
+const policyArb = fc
+  .record({
+    placement: fc.array(fc.constantFrom('allow', 'ask', 'none'), { minLength: TOOLS.length, maxLength: TOOLS.length }),
+    conditions: fc.array(fc.dictionary(fc.constantFrom(...ARGUMENTS), conditionArb, { maxKeys: 2 }), {
+      minLength: TOOLS.length,
+      maxLength: TOOLS.length,
+    }),
+    conditioned: fc.array(fc.boolean(), { minLength: TOOLS.length, maxLength: TOOLS.length }),
+  })
+  .map(({ placement, conditions, conditioned }) => {
+    const allowedTools = TOOLS.filter((_, index) => placement[index] === 'allow');
+    const askTools = TOOLS.filter((_, index) => placement[index] === 'ask');
+    const policyConditions = Object.fromEntries(
+      TOOLS.flatMap((tool, index) =>
+        placement[index] !== 'none' && conditioned[index] === true && Object.keys(conditions[index] ?? {}).length > 0
+          ? [[tool, conditions[index] ?? {}]]
+          : [],
+      ),
+    );
+    return { allowedTools, askTools, conditions: policyConditions };
+  });
+
+const documentArb = fc
+  .record({
+    projectDefault: fc.option(policyArb, { nil: undefined }),
+    overrides: fc.array(fc.option(policyArb, { nil: undefined }), { minLength: 2, maxLength: 2 }),
+  })
+  .map(({ projectDefault, overrides }): PolicyDocument => ({
+    version: 1,
+    ...(projectDefault === undefined ? {} : { projectDefault }),
+    agents: AGENTS.flatMap((agentId, index) => {
+      const policy = overrides[index];
+      return policy === undefined ? [] : [{ agentId, policy }];
+    }),
+  }));
+
+type Step =
+  | { kind: 'call'; query: DecideQuery }
+  | { kind: 'grant'; requester: string; tool: string }
+  | { kind: 'once'; requester: string; tool: string }
+  | { kind: 'reload'; index: number };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc
+      .record({
+        requester: fc.constantFrom(...REQUESTERS),
+        tool: fc.constantFrom(...TOOLS, 'idea_teleport'),
+        arguments: fc.option(fc.dictionary(fc.constantFrom(...ARGUMENTS, 'other'), valueArb, { maxKeys: 3 }), { nil: undefined }),
+      })
+      .map(({ requester, tool, arguments: args }): Step => ({
+        kind: 'call',
+        query: { project: 'demo', requester, tool, ...(args === undefined ? {} : { arguments: args }) },
+      })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ requester: fc.constantFrom(...AGENTS, 'Main'), tool: fc.constantFrom(...TOOLS) })
+      .map((one): Step => ({ kind: 'grant', ...one })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ requester: fc.constantFrom(...AGENTS, 'Main'), tool: fc.constantFrom(...TOOLS) })
+      .map((one): Step => ({ kind: 'once', ...one })),
+  },
+  { weight: 1, arbitrary: fc.nat(1).map((index): Step => ({ kind: 'reload', index })) },
+);
+
+/** Grants and once answers held in memory; two equal instances answer alike. */
+class FakeApprovals implements ApprovalsPort {
+  readonly grants = new Set<string>();
+  readonly onces = new Set<string>();
+  granted(_project: string, requester: string, tool: string): boolean {
+    return this.grants.has(`${requester}\u0000${tool}`);
+  }
+  consumeOnce(_project: string, requester: string, tool: string): boolean {
+    return this.onces.delete(`${requester}\u0000${tool}`);
+  }
+  request(): ReturnType<ApprovalsPort['request']> {
+    return { kind: 'pending', approval: { id: 'r1', status: 'pending', expiresAt: '2030-01-01T00:00:00.000Z' } };
+  }
+}
+
+const EPHEMERAL: EphemeralLookup = (_project, requester) =>
+  requester === 'ticket-assistant:demo:82' ? ephemeralGrant(['idea_ticket_update_carnet', 'idea_memory_read'], '82') : undefined;
+
+const withoutId = ({ decisionId: _id, ...body }: Decision) => body;
+
+describe('§14 the decision memo', () => {
+  it('always answers what a fresh decision answers, for random policies, conditions, grants and arguments', () => {
+    fc.assert(
+      fc.property(
+        fc.array(documentArb, { minLength: 2, maxLength: 2 }),
+        fc.array(stepArb, { minLength: 1, maxLength: 60 }),
+        (documents, steps) => {
+          const policies: CompiledPolicy[] = documents.map((document, index) => compileDocument(document, `rev${index}`));
+          let policy = policies[0];
+          const memoized = new FakeApprovals();
+          const fresh = new FakeApprovals();
+          const service = new DecisionService({
+            policyOf: () => policy,
+            ephemeral: EPHEMERAL,
+            approvals: memoized,
+            logger: pino({ enabled: false }),
+          });
+          for (const step of steps) {
+            if (step.kind === 'reload') policy = policies[step.index];
+            else if (step.kind === 'grant' || step.kind === 'once') {
+              for (const approvals of [memoized, fresh])
+                (step.kind === 'grant' ? approvals.grants : approvals.onces).add(`${step.requester}\u0000${step.tool}`);
+            } else {
+              const answered = withoutId(service.decide(step.query));
+              expect(answered).toEqual(decide(step.query, policy, EPHEMERAL, fresh));
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
