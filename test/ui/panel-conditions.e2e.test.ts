@@ -24,6 +24,8 @@ const READ_TOOLS = [
 ];
 
 const CARNET = 'idea_ticket_update_carnet';
+/** What the demo policy narrows: DevFrontend may delegate to QA only. */
+const DEMO_CONDITIONS = { idea_ask_agent: { agentId: { in: ['QA'] } } };
 
 describe.skipIf(!browserTestsEnabled)('Conditions (chromium, real service)', { timeout: 60_000 }, () => {
   const { openPanel, target, focusedId } = harness;
@@ -111,7 +113,8 @@ describe.skipIf(!browserTestsEnabled)('Conditions (chromium, real service)', { t
     await tabTo('save');
     await page().keyboard.press('Enter');
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
-    expect(await savedConditions('DevFrontend')).toEqual({ [CARNET]: { issueRef: { in: ['#82'] } } });
+    // The demo's own condition (DevFrontend may ask QA only) is kept beside the new one.
+    expect(await savedConditions('DevFrontend')).toEqual({ ...DEMO_CONDITIONS, [CARNET]: { issueRef: { in: ['#82'] } } });
     const refused = await service().decide('demo', 'DevFrontend', CARNET, { issueRef: '#90' });
     expect(refused).toMatchObject({ allow: false, reason: 'argument_not_allowed', argument: 'issueRef' });
     expect((await service().decide('demo', 'DevFrontend', CARNET, { issueRef: 82 })).allow).toBe(true);
@@ -124,7 +127,7 @@ describe.skipIf(!browserTestsEnabled)('Conditions (chromium, real service)', { t
     await tabTo('save');
     await page().keyboard.press('Enter');
     await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
-    expect(await savedConditions('DevFrontend')).toEqual({});
+    expect(await savedConditions('DevFrontend')).toEqual(DEMO_CONDITIONS);
     expect((await service().decide('demo', 'DevFrontend', CARNET, { issueRef: '#90' })).allow).toBe(true);
   });
 
