@@ -51,8 +51,17 @@ describe('Refus récents', () => {
         reasons: ['not_in_allowlist', 'approval_denied'],
         requesters: ['QA'],
         fixable: true,
+        arguments: [],
       },
-      { tool: 'idea_nope', count: 1, lastAt: '2026-12-01T10:03:00Z', reasons: ['unknown_tool'], requesters: ['QA'], fixable: false },
+      {
+        tool: 'idea_nope',
+        count: 1,
+        lastAt: '2026-12-01T10:03:00Z',
+        reasons: ['unknown_tool'],
+        requesters: ['QA'],
+        fixable: false,
+        arguments: [],
+      },
     ]);
     expect(groupDenials([decision('QA', 'idea_ticket_update', 'issue_out_of_bounds', '2026-12-01T10:00:00Z')])[0]?.fixable).toBe(false);
   });

@@ -13,8 +13,8 @@ import type { RunningService } from './service.js';
 const harness = useBrowserHarness();
 
 /** Measured with this layout (see docs/ui.md, Keyboard); a regression that adds Tab stops fails here. */
-const TAB_TO_MEMORY_WRITE = 21;
-const TAB_TO_SAVE = 46;
+const TAB_TO_MEMORY_WRITE = 22;
+const TAB_TO_SAVE = 48;
 
 describe.skipIf(!browserTestsEnabled)('panel agents and keyboard (chromium, real service)', { timeout: 30_000 }, () => {
   const { openPanel, target, toolBox } = harness;
@@ -125,7 +125,8 @@ describe.skipIf(!browserTestsEnabled)('panel agents and keyboard (chromium, real
     };
     const toMemoryWrite = await presses('tool-idea_memory_write'); // the row's checkbox
     const toSave = await presses('save');
-    // One stop per group (its toolbar), one per checkbox, one per "Sur demande" toggle of an unchecked write tool.
+    // One stop per group (its toolbar), one per checkbox, one per "Sur demande" toggle of an unchecked write tool,
+    // one per « Conditions » button of a checked tool (idea_ask_agent, idea_ticket_update_carnet).
     expect(toMemoryWrite).toBeLessThanOrEqual(TAB_TO_MEMORY_WRITE);
     expect(toSave).toBeLessThanOrEqual(TAB_TO_SAVE);
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, READ_ONLY_DEFAULT, TOOL_CATALOG, TOOL_GROUPS } from '../../schemas/index.js';
-import type { CatalogResponse, PermissionsView } from '../../schemas/index.js';
+import type { AgentPermissions, CatalogResponse, PermissionsView } from '../../schemas/index.js';
 import { agentFlags, overrideRefusal, showsId, skeleton, visibleText } from '../../ui/src/agent-names.js';
 import { ApiError } from '../../ui/src/api.js';
 import { basisOf, changeText, conflictSides, sameBasis } from '../../ui/src/draft-rebase.js';
@@ -175,6 +175,7 @@ describe('draft re-basing', () => {
       added: [],
       asked: [],
       removed: ['idea_memory_write'],
+      conditions: [],
     });
   });
 
@@ -192,7 +193,19 @@ describe('draft re-basing', () => {
     const sides = conflictSides(catalog, target, before, after, { allowed: readOnly, ask: ['idea_ticket_update_carnet'] });
     expect(changeText(sides.theirs)).toBe('? idea_memory_write (sur demande)');
     expect(changeText(sides.mine)).toBe('? idea_ticket_update_carnet (sur demande)');
-    expect(changeText({ added: [], asked: [], removed: [] })).toBe('aucun changement de tools');
+    expect(changeText({ added: [], asked: [], removed: [], conditions: [] })).toBe('aucun changement de tools');
+  });
+  it('sees a change of a target’s conditions elsewhere as touching its draft, and words it', () => {
+    const target = { kind: 'agent', agentId: 'DevFrontend' } as const;
+    const lists = [...readOnly, 'idea_ask_agent'];
+    const withConditions = (conditions: Record<string, unknown>) =>
+      view({ agents: [{ ...agent('DevFrontend', 'override', lists), conditions } as AgentPermissions] });
+    const before = basisOf(withConditions({ idea_ask_agent: { agentId: { in: ['QA'] } } }), target, false);
+    const after = basisOf(withConditions({ idea_ask_agent: { agentId: { in: ['QA', 'Git'] } } }), target, false);
+    expect(sameBasis(before, after)).toBe(false);
+    const sides = conflictSides(catalog, target, before, after, before.effective);
+    expect(changeText(sides.theirs)).toBe('~ idea_ask_agent (conditions)');
+    expect(changeText(sides.mine)).toBe('aucun changement de tools');
   });
 });
 

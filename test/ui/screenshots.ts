@@ -31,6 +31,31 @@ const agent = (page: Page, name: string) =>
 /** The checkbox of a tool row (checked = Autorisé). */
 const box = (page: Page, name: string) => page.locator(`#tool-${name}`);
 
+/** DevFrontend with the conditions of docs/api.md §14's example (the demo file has none). */
+async function conditionedDevFrontend(service: RunningService): Promise<void> {
+  await service.admin('PUT', '/projects/demo/mcp-tool-permissions/agents/DevFrontend', {
+    allowedTools: [...READ_TOOLS, 'idea_ask_agent', 'idea_ticket_update_carnet', 'idea_run_in_background'],
+    conditions: {
+      idea_ask_agent: { agentId: { in: ['QA'] } },
+      idea_ticket_update_carnet: { issueRef: { in: ['#82', '#90'] } },
+      idea_run_in_background: { command: { prefix: ['npm test', 'npm run lint'] } },
+    },
+  });
+}
+
+/** Opens idea_ask_agent's « Conditions » and adds Git by keyboard, as a user would. */
+async function openAskAgentConditions(page: Page): Promise<void> {
+  await agent(page, 'DevFrontend').click();
+  await page.locator('#cond-idea_ask_agent-toggle').click();
+  await page.locator('#cond-idea_ask_agent-0-value').fill('Git');
+  await page.locator('#cond-idea_ask_agent-0-value').press('Enter');
+  await page.locator('#cond-idea_ask_agent-editor .chip').nth(1).waitFor();
+  await page.locator('#group-toggle-delegation').scrollIntoViewIfNeeded();
+  await page.evaluate(() => {
+    window.scrollBy(0, -80);
+  });
+}
+
 const SHOTS: Shot[] = [
   {
     file: 'permissions-wide.png',
@@ -242,6 +267,24 @@ const SHOTS: Shot[] = [
       await box(page, 'idea_ticket_update_carnet').uncheck();
       await page.locator('#draft-preview:not([aria-busy]) p').first().waitFor();
       await page.locator('#save').scrollIntoViewIfNeeded();
+    },
+  },
+  {
+    file: 'permissions-conditions.png',
+    width: 1440,
+    height: 900,
+    before: conditionedDevFrontend,
+    prepare: async (page) => {
+      await openAskAgentConditions(page);
+    },
+  },
+  {
+    file: 'permissions-conditions-narrow.png',
+    width: 420,
+    height: 900,
+    before: conditionedDevFrontend,
+    prepare: async (page) => {
+      await openAskAgentConditions(page);
     },
   },
   // Last: its requests and grant stay in the service's memory.

@@ -17,7 +17,8 @@ export interface RunningService {
   baseUrl: string;
   projectsRoot: string;
   close(): Promise<void>;
-  decide(project: string, requester: string, tool: string): Promise<Decision>;
+  /** `POST /decide`; `args` are the call's arguments (read by conditions, docs/api.md §14). */
+  decide(project: string, requester: string, tool: string, args?: Record<string, unknown>): Promise<Decision>;
   permissions(project: string): Promise<{ view: PermissionsView; etag: string }>;
   /** An authenticated admin call, as another user (curl, another browser) would make it. */
   admin(method: string, urlPath: string, body?: unknown): Promise<Response>;
@@ -41,11 +42,11 @@ export async function startService(options: { decideToken?: string } = {}): Prom
     baseUrl,
     projectsRoot,
     close: () => scope.close(),
-    async decide(project, requester, tool) {
+    async decide(project, requester, tool, args) {
       const response = await fetch(`${baseUrl}/decide`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', ...authorization },
-        body: JSON.stringify({ project, requester, tool }),
+        body: JSON.stringify(args === undefined ? { project, requester, tool } : { project, requester, tool, arguments: args }),
       });
       if (response.status !== 200) throw new Error(`/decide answered ${response.status}`);
       return (await response.json()) as Decision;

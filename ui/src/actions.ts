@@ -3,6 +3,7 @@
  * them to the controllers; a view never sees a controller, only the state and these actions.
  */
 import type { ApprovalAnswer } from '../../schemas/approvals.js';
+import type { ConditionOperator } from '../../schemas/conditions.js';
 import type { ToolState } from './model.js';
 import type { TargetKey } from './model.js';
 import type { RepairChoice, Tab } from './state.js';
@@ -37,6 +38,18 @@ export interface Actions {
   /** Arrow keys in a group's toolbar; true when the key was used. */
   moveToolbarFocus(groupId: string, key: string): boolean;
   rememberToolbarFocus(groupId: string, index: number): void;
+  // conditions on a tool's arguments (the inline editor of a row)
+  toggleConditions(tool: string): void;
+  /** Opens a tool's conditions editor (from Refus récents), its group too. */
+  showConditions(tool: string): void;
+  closeConditions(tool: string): void;
+  addConditionRow(tool: string): void;
+  setConditionArgument(tool: string, index: number, argument: string): void;
+  setConditionOperator(tool: string, index: number, operator: ConditionOperator): void;
+  /** Enter in a condition's values field; true when the value was added (the field is then emptied). */
+  addConditionValue(tool: string, index: number, text: string): boolean;
+  removeConditionValue(tool: string, index: number, valueIndex: number, fromField: boolean): void;
+  removeConditionRow(tool: string, index: number): void;
   // writes
   save(): void;
   keepMine(): void;

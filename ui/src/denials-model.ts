@@ -18,6 +18,7 @@ export const DENIAL_REASONS: Readonly<Record<DecisionReason, string>> = {
   invalid_requester: 'demandeur invalide',
   approval_required: 'en attente d\u2019approbation',
   approval_denied: 'approbation refusée',
+  argument_not_allowed: 'hors des conditions de ses arguments',
   invalid_arguments: 'arguments invalides',
 };
 
@@ -35,6 +36,8 @@ export interface DenialGroup {
   requesters: string[];
   /** Every denial of the group had a reason a policy change can fix. */
   fixable: boolean;
+  /** The arguments whose condition refused a call of the group (`argument_not_allowed`), newest first. */
+  arguments: string[];
 }
 
 /**
@@ -61,9 +64,11 @@ export function groupDenials(decisions: readonly RecentDecision[]): DenialGroup[
         reasons: [entry.reason],
         requesters: [entry.requester],
         fixable: FIXABLE.has(entry.reason),
+        arguments: entry.argument === undefined ? [] : [entry.argument],
       });
       continue;
     }
+    if (entry.argument !== undefined && !group.arguments.includes(entry.argument)) group.arguments.push(entry.argument);
     group.count += 1;
     if (!group.reasons.includes(entry.reason)) group.reasons.push(entry.reason);
     if (!group.requesters.includes(entry.requester)) group.requesters.push(entry.requester);
@@ -86,4 +91,19 @@ export function agoText(iso: string, now: number = Date.now()): string {
 /** "1 refus", "4 refus" (invariable), spoken with the tool. */
 export function countText(count: number): string {
   return `${count} refus`;
+}
+
+/**
+ * The reasons of a group in French; a refusal by a condition names its argument(s): « hors des
+ * conditions de ses arguments (argument agentId) ».
+ */
+export function reasonsText(group: Pick<DenialGroup, 'reasons' | 'arguments'>): string {
+  return group.reasons
+    .map((reason) => {
+      const text = DENIAL_REASONS[reason];
+      if (reason !== 'argument_not_allowed' || group.arguments.length === 0) return text;
+      const names = group.arguments.join(', ');
+      return `${text} (${group.arguments.length > 1 ? 'arguments' : 'argument'} ${names})`;
+    })
+    .join(', ');
 }

@@ -4,11 +4,11 @@
  * into a change of the draft (nothing is written before Enregistrer).
  */
 import type { Actions } from './actions.js';
-import { DENIAL_REASONS, agoText, countText, denialsOf, groupDenials, type DenialGroup } from './denials-model.js';
+import { agoText, countText, denialsOf, groupDenials, reasonsText, type DenialGroup } from './denials-model.js';
 import { h, type Child } from './dom.js';
 import { renderFrenchError } from './feedback-view.js';
 import { toolState } from './model.js';
-import { agentName, canWrite, overrideRefusal, overriding, shownAllowed, shownAsk } from './selectors.js';
+import { agentName, canWrite, editable, overrideRefusal, overriding, shownAllowed, shownAsk } from './selectors.js';
 import type { PanelState } from './state.js';
 
 export function renderDenials(state: PanelState, actions: Actions): Child {
@@ -74,7 +74,7 @@ function renderGroup(state: PanelState, actions: Actions, group: DenialGroup): C
       { class: 'denial-meta' },
       h('strong', { class: 'denial-count' }, countText(group.count)),
       ` · dernier ${agoText(group.lastAt)} · `,
-      h('span', { class: 'denial-reason' }, group.reasons.map((reason) => DENIAL_REASONS[reason]).join(', ')),
+      h('span', { class: 'denial-reason' }, reasonsText(group)),
       who,
     ),
     renderFixes(state, actions, group, tool?.access),
@@ -83,6 +83,7 @@ function renderGroup(state: PanelState, actions: Actions, group: DenialGroup): C
 
 /** Autoriser / Sur demande for a refusal a policy change can fix, as the row's checkbox and toggle would. */
 function renderFixes(state: PanelState, actions: Actions, group: DenialGroup, access: 'read' | 'write' | undefined): Child {
+  if (group.reasons.includes('argument_not_allowed')) return renderShowConditions(state, actions, group);
   if (!group.fixable || access === undefined) return null;
   const current = toolState(group.tool, shownAllowed(state), shownAsk(state));
   if (current === 'allow') return h('p', { class: 'denial-fixed' }, 'Autorisé dans la policy affichée.');
@@ -109,5 +110,27 @@ function renderFixes(state: PanelState, actions: Actions, group: DenialGroup, ac
     access === 'write' && current !== 'ask'
       ? button(`denial-ask-${group.tool}`, creates ? 'Créer un override, sur demande' : 'Sur demande', 'ask')
       : null,
+  );
+}
+
+/** A refusal by a condition: the fix is in the tool's conditions, one click away when they can be edited. */
+function renderShowConditions(state: PanelState, actions: Actions, group: DenialGroup): Child {
+  if (!editable(state) || toolState(group.tool, shownAllowed(state), shownAsk(state)) === 'deny') return null;
+  return h(
+    'div',
+    { class: 'button-row denial-actions' },
+    h(
+      'button',
+      {
+        id: `denial-conditions-${group.tool}`,
+        class: 'button',
+        type: 'button',
+        'aria-label': `Voir les conditions : ${group.tool}`,
+        onclick: () => {
+          actions.showConditions(group.tool);
+        },
+      },
+      'Voir les conditions',
+    ),
   );
 }

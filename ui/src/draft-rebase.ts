@@ -4,12 +4,14 @@
  * basis untouched; otherwise the user sees both sides and chooses. Pure, unit-tested.
  */
 import type { CatalogResponse, PermissionsView } from '../../schemas/api.js';
-import { findAgent, toolState, type TargetKey } from './model.js';
+import type { PolicyConditions } from '../../schemas/conditions.js';
+import { sameConditions } from './conditions-model.js';
+import { conditionsOf, findAgent, toolState, type TargetKey } from './model.js';
 
 /** The part of a view one target's draft depends on. */
 export interface TargetBasis {
   /** The target's own state: `null` for an agent without override, else its lists (and unknown names). */
-  own: { allowed: string[]; ask: string[]; unknown: string[] } | null;
+  own: { allowed: string[]; ask: string[]; conditions?: PolicyConditions; unknown: string[] } | null;
   /** The agent exists in the view (declared or with an override). Always true for the default. */
   exists: boolean;
   /** The project default, when the draft was seeded from it (a new override of an inheriting agent). */
@@ -18,10 +20,12 @@ export interface TargetBasis {
   effective: ToolLists;
 }
 
-/** Allowed and asked tools, as the view lists them. */
+/** Allowed and asked tools, as the view lists them, and their conditions. */
 export interface ToolLists {
   allowed: string[];
   ask: string[];
+  /** Absent: none. */
+  conditions?: PolicyConditions;
 }
 
 export function basisOf(view: PermissionsView, target: TargetKey, seededFromDefault: boolean): TargetBasis {
@@ -38,7 +42,9 @@ export function basisOf(view: PermissionsView, target: TargetKey, seededFromDefa
 }
 
 function listsOf(entry: { allowedTools: readonly string[]; askTools?: readonly string[] | undefined }): ToolLists {
-  return { allowed: [...entry.allowedTools], ask: [...(entry.askTools ?? [])] };
+  const conditions = conditionsOf(entry);
+  const lists = { allowed: [...entry.allowedTools], ask: [...(entry.askTools ?? [])] };
+  return Object.keys(conditions).length === 0 ? lists : { ...lists, conditions };
 }
 
 /** True when nothing the draft depends on changed between the two bases. */
@@ -54,11 +60,13 @@ export interface Change {
   asked: string[];
   /** Now denied. */
   removed: string[];
+  /** Listed before and after, with other conditions on its arguments. */
+  conditions: string[];
 }
 
 /** What changed from `before` to `after`, in catalog order. */
 export function changeBetween(catalog: CatalogResponse, before: ToolLists, after: ToolLists): Change {
-  const change: Change = { added: [], asked: [], removed: [] };
+  const change: Change = { added: [], asked: [], removed: [], conditions: [] };
   const fromAllowed = new Set(before.allowed);
   const fromAsk = new Set(before.ask);
   const toAllowed = new Set(after.allowed);
@@ -66,7 +74,11 @@ export function changeBetween(catalog: CatalogResponse, before: ToolLists, after
   for (const { name } of catalog.tools) {
     const from = toolState(name, fromAllowed, fromAsk);
     const to = toolState(name, toAllowed, toAsk);
-    if (from === to) continue;
+    if (from === to) {
+      const condition = (lists: ToolLists) => ({ [name]: lists.conditions?.[name] ?? {} });
+      if (to !== 'deny' && !sameConditions(condition(before), condition(after))) change.conditions.push(name);
+      continue;
+    }
     if (to === 'allow') change.added.push(name);
     else if (to === 'ask') change.asked.push(name);
     else change.removed.push(name);
@@ -80,6 +92,7 @@ export function changeText(change: Change): string {
     ...change.added.map((name) => `+ ${name}`),
     ...change.asked.map((name) => `? ${name} (sur demande)`),
     ...change.removed.map((name) => `\u2212 ${name}`),
+    ...change.conditions.map((name) => `~ ${name} (conditions)`),
   ];
   return parts.length === 0 ? 'aucun changement de tools' : parts.join(' ; ');
 }

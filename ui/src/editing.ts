@@ -3,10 +3,11 @@
  * group actions, quick grants, fixes offered on recent refusals, the inline confirmation of write
  * tools on the project default, and the group toolbars' roving focus. Built from the store alone.
  */
+import { copyRows, rowsDiffer, rowsOf, type ConditionRow } from './conditions-model.js';
 import { basisOf } from './draft-rebase.js';
 import { TOOLBAR_ITEMS, groupTools, sameSet, toolControlId, type ToolGroupView, type ToolState } from './model.js';
 import { quickGrantState, quickGrants } from './quick-grants.js';
-import { canWrite, editable, overrideRefusal, overriding, saved, shownAllowed, shownAsk } from './selectors.js';
+import { canWrite, editable, overrideRefusal, overriding, saved, shownAllowed, shownAsk, shownConditions } from './selectors.js';
 import { clearEditing, type Draft, type PanelState, type WriteConfirmation } from './state.js';
 import type { Store } from './store.js';
 
@@ -34,6 +35,7 @@ export class Editing {
       target: this.state.target,
       allowed: new Set(savedNow.allowed),
       ask: new Set(savedNow.ask),
+      conditions: rowsOf(savedNow.conditions),
       createsOverride: true,
       dropsUnknown: false,
       base: basisOf(this.state.view, this.state.target, true),
@@ -139,7 +141,25 @@ export class Editing {
     this.change(() => undefined, true);
   }
 
-  private change(mutate: (allowed: Set<string>, ask: Set<string>) => void, dropsUnknown = false): void {
+  /**
+   * Changes the condition rows of one tool in the draft (the inline editor); false when nothing
+   * can change now (not editable, or a save in flight).
+   */
+  changeConditions(tool: string, mutate: (rows: ConditionRow[]) => void): boolean {
+    if (!editable(this.state) || this.state.saving) return false;
+    this.change((_allowed, _ask, conditions) => {
+      const rows = conditions.get(tool) ?? [];
+      mutate(rows);
+      if (rows.length === 0) conditions.delete(tool);
+      else conditions.set(tool, rows);
+    });
+    return true;
+  }
+
+  private change(
+    mutate: (allowed: Set<string>, ask: Set<string>, conditions: Map<string, ConditionRow[]>) => void,
+    dropsUnknown = false,
+  ): void {
     const savedNow = saved(this.state);
     // A save in flight sends a snapshot: edits made meanwhile would be lost when it succeeds.
     if (savedNow === undefined || this.state.view === null || this.state.saving) {
@@ -149,17 +169,25 @@ export class Editing {
     const current = this.state.draft;
     const allowed = new Set(shownAllowed(this.state));
     const ask = new Set(shownAsk(this.state));
-    mutate(allowed, ask);
+    const conditions = copyRows(shownConditions(this.state));
+    mutate(allowed, ask, conditions);
     const draft: Draft = {
       target: this.state.target,
       allowed,
       ask,
+      conditions,
       createsOverride: current?.createsOverride ?? false,
       dropsUnknown: dropsUnknown || (current?.dropsUnknown ?? false),
       base: current?.base ?? basisOf(this.state.view, this.state.target, false),
     };
     // Back to exactly the saved state: nothing to save any more.
-    const clean = !draft.createsOverride && !draft.dropsUnknown && sameSet(allowed, savedNow.allowed) && sameSet(ask, savedNow.ask);
+    const listed = new Set([...allowed, ...ask]);
+    const clean =
+      !draft.createsOverride &&
+      !draft.dropsUnknown &&
+      sameSet(allowed, savedNow.allowed) &&
+      sameSet(ask, savedNow.ask) &&
+      !rowsDiffer(conditions, savedNow.conditions, listed);
     this.state.draft = clean ? null : draft;
     if (clean) this.state.drift = null;
     this.state.problem = null;

@@ -6,6 +6,7 @@
 import type { Actions } from './actions.js';
 import { agentFlags, showsId, visibleText } from './agent-names.js';
 import { renderDenials } from './denials-view.js';
+import { firstProblem } from './conditions-model.js';
 import { changeText, type Change } from './draft-rebase.js';
 import { h, type Child } from './dom.js';
 import { renderNotice, renderProblem } from './feedback-view.js';
@@ -415,7 +416,8 @@ function renderActions(state: PanelState, actions: Actions): Child {
   const { saving, confirmation, conflict, draft } = state;
   const editable = select.editable(state);
   const dirty = draft !== null && sameTarget(draft.target, state.target);
-  const blocked = !dirty || saving || confirmation !== null || conflict !== null;
+  const incomplete = dirty ? firstProblem(draft.conditions, new Set([...draft.allowed, ...draft.ask])) : null;
+  const blocked = !dirty || saving || confirmation !== null || conflict !== null || incomplete !== null;
   return h(
     'div',
     { class: 'actions-area' },
@@ -430,6 +432,7 @@ function renderActions(state: PanelState, actions: Actions): Child {
           confirmation !== null
             ? h('p', { class: 'mode-hint' }, 'Confirmez ou annulez la modification du défaut projet avant d\u2019enregistrer.')
             : null,
+          incomplete === null ? null : h('p', { class: 'mode-hint condition-problem', id: 'conditions-incomplete' }, incomplete),
           renderNotice(state),
           dirty ? renderDraftPreview(state) : null,
           dirty
@@ -455,6 +458,7 @@ function renderActions(state: PanelState, actions: Actions): Child {
               class: 'button button-main button-primary',
               type: 'button',
               'aria-disabled': blocked ? 'true' : null,
+              'aria-describedby': incomplete === null ? null : 'conditions-incomplete',
               onclick: () => {
                 actions.save();
               },

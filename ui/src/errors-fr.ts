@@ -16,6 +16,8 @@ export interface FrenchError {
 export const ERROR_SENTENCES: Readonly<Record<string, string>> = {
   invalid_request: 'Le service a refusé la requête : son contenu n\u2019a pas le format attendu. Rien n\u2019a été modifié.',
   invalid_tools: 'Le service a refusé cette liste de tools. Rien n\u2019a été modifié.',
+  invalid_conditions:
+    'Le service a refusé ces conditions (un tool qui n\u2019est plus autorisé ni sur demande, ou une condition mal formée). Rien n\u2019a été modifié.',
   invalid_agent_id:
     'Identifiant d\u2019agent refusé : il est réservé ou contient un caractère interdit (deux-points, barre oblique, espace en tête, caractère de contrôle ou invisible). Rien n\u2019a été modifié.',
   invalid_requester: 'Demandeur refusé : seul un assistant de ticket de ce projet peut recevoir une policy temporaire.',

@@ -6,6 +6,7 @@
  * "Sur demande" toggle beside it. Otherwise the row shows a mark, attenuated while inherited.
  */
 import type { Actions } from './actions.js';
+import { offersConditions, renderConditionsEditor, renderConditionsToggle, rowConditionsText } from './conditions-view.js';
 import { remainingText } from './countdown.js';
 import { h, type Child } from './dom.js';
 import {
@@ -224,6 +225,7 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
   const confirmation = state.confirmation;
   const awaiting = confirmation !== null && confirmation.tools.length === 1 && confirmation.tools[0] === tool.name;
   const stateId = `state-${tool.name}`;
+  const conditions = current === 'deny' ? null : rowConditionsText(state, tool.name);
   const stateText = h(
     'span',
     { id: stateId, class: `state ${STATE_CLASS[rowText]}` },
@@ -235,10 +237,23 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
           h('span', { class: 'until', 'data-until': grant.expiresAt }, remainingText(Date.parse(grant.expiresAt) - Date.now())),
         ],
   );
+  const conditionsId = `conditions-${tool.name}`;
+  // Its own line under the name; read after the state: « Autorisé · seulement pour les agents QA ».
+  const conditionsText =
+    conditions === null
+      ? null
+      : h(
+          'span',
+          { id: conditionsId, class: 'conditions-text' },
+          h('span', { class: 'visually-hidden' }, '· '),
+          h('span', { 'aria-hidden': 'true', class: 'conditions-mark' }, '↳ '),
+          conditions,
+        );
   const texts = [
     h('span', { class: 'tool-text' }, h('code', { class: 'tool-name' }, tool.name), h('span', { class: 'tool-label' }, tool.label)),
     tool.access === 'read' ? h('span', { class: 'badge badge-read' }, 'Lecture') : h('span', { class: 'badge badge-write' }, 'Écriture'),
     stateText,
+    conditionsText,
   ];
   const rowClass = `tool-row access-${tool.access}${inheritedLook ? ' inherited' : ''}${canEdit ? ' editable' : ''}`;
   if (!canEdit) {
@@ -267,7 +282,7 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
           type: 'checkbox',
           checked: current === 'allow',
           'aria-label': checkboxLabel(tool),
-          'aria-describedby': stateId,
+          'aria-describedby': conditions === null ? stateId : `${stateId} ${conditionsId}`,
           onchange: (event: Event) => {
             actions.setTool(tool.name, (event.target as HTMLInputElement).checked ? 'allow' : 'deny');
           },
@@ -291,8 +306,11 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
             ' Sur demande',
           )
         : null,
+      // Conditions narrow a tool the policy lists (allowed or on ask), never a denied one.
+      current === 'deny' || !offersConditions(state, tool) ? null : renderConditionsToggle(state, actions, tool),
     ),
     awaiting ? renderConfirmation(actions, [tool.name]) : null,
+    current === 'deny' ? null : renderConditionsEditor(state, actions, tool),
   );
 }
 

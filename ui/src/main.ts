@@ -4,6 +4,7 @@
  */
 import type { Actions } from './actions.js';
 import { PermissionsApi, apiRoot } from './api.js';
+import { ConditionEdits } from './condition-edits.js';
 import { startCountdowns } from './countdown.js';
 import { DENIALS_REFRESH_MS, Denials } from './denials.js';
 import { renderInto } from './dom.js';
@@ -43,6 +44,7 @@ const navigation = new Navigation(store, api, tokens, {
   },
 });
 const editing = new Editing(store);
+const conditions = new ConditionEdits(store, editing);
 const writes = new Writes(store, api, navigation);
 const requests = new Requests(store, api, navigation);
 const denials = new Denials(store, api);
@@ -118,6 +120,31 @@ const actions: Actions = {
   moveToolbarFocus: (groupId, key) => editing.moveToolbarFocus(groupId, key),
   rememberToolbarFocus: (groupId, index) => {
     editing.rememberToolbarFocus(groupId, index);
+  },
+  toggleConditions: (tool) => {
+    conditions.toggle(tool);
+  },
+  showConditions: (tool) => {
+    conditions.show(tool);
+  },
+  closeConditions: (tool) => {
+    conditions.close(tool);
+  },
+  addConditionRow: (tool) => {
+    conditions.addRow(tool);
+  },
+  setConditionArgument: (tool, index, argument) => {
+    conditions.setArgument(tool, index, argument);
+  },
+  setConditionOperator: (tool, index, operator) => {
+    conditions.setOperator(tool, index, operator);
+  },
+  addConditionValue: (tool, index, text) => conditions.addValue(tool, index, text),
+  removeConditionValue: (tool, index, valueIndex, fromField) => {
+    conditions.removeValue(tool, index, valueIndex, fromField);
+  },
+  removeConditionRow: (tool, index) => {
+    conditions.removeRow(tool, index);
   },
   save: () => void writes.save(),
   keepMine: () => void writes.keepMine(),

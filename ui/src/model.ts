@@ -6,6 +6,7 @@
  * here hardcodes which tool is a read tool.
  */
 import type { CatalogResponse, PermissionsView, AgentPermissions } from '../../schemas/api.js';
+import type { PolicyConditions } from '../../schemas/conditions.js';
 
 export type CatalogTool = CatalogResponse['tools'][number];
 export type Access = CatalogTool['access'];
@@ -151,17 +152,42 @@ export function allowlistToSave(catalog: CatalogResponse, allowed: ReadonlySet<s
   return catalog.tools.filter((tool) => allowed.has(tool.name)).map((tool) => tool.name);
 }
 
-/** The two lists of a write; `askTools` only when some tool is on ask (absent means none). */
+/**
+ * The lists of a write; `askTools` only when some tool is on ask (absent means none). `conditions`,
+ * when present, replaces the target's conditions (docs/api.md §14), `{}` removing them all.
+ */
 export interface WriteLists {
   allowedTools: string[];
   askTools?: string[];
+  conditions?: PolicyConditions;
 }
 
-/** What a save sends: a tool allowed is never also on ask (the API refuses a name in both). */
-export function listsToSave(catalog: CatalogResponse, allowed: ReadonlySet<string>, ask: ReadonlySet<string>): WriteLists {
+/**
+ * What a save sends: a tool allowed is never also on ask (the API refuses a name in both), and
+ * given `conditions`, those of the tools still listed (the API refuses a condition on another).
+ */
+export function listsToSave(
+  catalog: CatalogResponse,
+  allowed: ReadonlySet<string>,
+  ask: ReadonlySet<string>,
+  conditions?: PolicyConditions,
+): WriteLists {
   const allowedTools = allowlistToSave(catalog, allowed);
   const askTools = catalog.tools.filter((tool) => ask.has(tool.name) && !allowed.has(tool.name)).map((tool) => tool.name);
-  return askTools.length === 0 ? { allowedTools } : { allowedTools, askTools };
+  const lists: WriteLists = askTools.length === 0 ? { allowedTools } : { allowedTools, askTools };
+  if (conditions === undefined) return lists;
+  const listed = new Set([...allowedTools, ...askTools]);
+  return { ...lists, conditions: Object.fromEntries(Object.entries(conditions).filter(([tool]) => listed.has(tool))) };
+}
+
+/** A view entry's conditions (`{}` when it has none, or from a service without them). */
+export function conditionsOf(entry: object): PolicyConditions {
+  return (entry as { conditions?: PolicyConditions | undefined }).conditions ?? {};
+}
+
+/** The argument names the catalog knows a tool takes (docs/api.md §14), offered by the editor. */
+export function argumentsOf(tool: object | undefined): string[] {
+  return (tool as { arguments?: string[] | undefined } | undefined)?.arguments ?? [];
 }
 
 export function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
@@ -207,6 +233,8 @@ export interface SavedTarget {
   overriding: boolean;
   unknownTools: string[];
   redundant: boolean;
+  /** Conditions on arguments (effective, for an agent that inherits). */
+  conditions: PolicyConditions;
 }
 
 export function savedTarget(view: PermissionsView, target: TargetKey): SavedTarget | undefined {
@@ -217,6 +245,7 @@ export function savedTarget(view: PermissionsView, target: TargetKey): SavedTarg
       overriding: view.projectDefault.mode === 'custom',
       unknownTools: view.projectDefault.unknownTools,
       redundant: false,
+      conditions: conditionsOf(view.projectDefault),
     };
   }
   const agent = findAgent(view, target.agentId);
@@ -227,5 +256,6 @@ export function savedTarget(view: PermissionsView, target: TargetKey): SavedTarg
     overriding: agent.mode === 'override',
     unknownTools: agent.unknownTools,
     redundant: agent.redundant,
+    conditions: conditionsOf(agent),
   };
 }

@@ -8,20 +8,30 @@ import type { PreviewResponse, ReplayChange } from '../../schemas/policy-as-code
 import { compareIds } from '../../schemas/ids.js';
 import type { PolicyDocument } from '../../schemas/policy.js';
 import { visibleText } from './agent-names.js';
-import { listsToSave, sameTarget, type TargetKey, type WriteLists } from './model.js';
+import type { PolicyConditions } from '../../schemas/conditions.js';
+import { conditionsToSave, rowsOf, type ConditionRows } from './conditions-model.js';
+import { conditionsOf, listsToSave, sameTarget, type TargetKey, type WriteLists } from './model.js';
 
 /** The part of a draft the document depends on. */
 export interface DraftLists {
   target: TargetKey;
   allowed: ReadonlySet<string>;
   ask: ReadonlySet<string>;
+  /** Absent: the target keeps no condition. */
+  conditions?: ConditionRows;
 }
 
-/** One list as the document holds it: `askTools` only when something is on ask. */
-function lists(allowedTools: readonly string[], askTools: readonly string[] | undefined): WriteLists {
-  return askTools === undefined || askTools.length === 0
-    ? { allowedTools: [...allowedTools] }
-    : { allowedTools: [...allowedTools], askTools: [...askTools] };
+/**
+ * One policy as the document holds it: `askTools` only when something is on ask, `conditions`
+ * only when there are some (sorted, so that equal policies give the same text).
+ */
+function lists(allowedTools: readonly string[], askTools: readonly string[] | undefined, conditions: PolicyConditions): WriteLists {
+  const written: WriteLists =
+    askTools === undefined || askTools.length === 0
+      ? { allowedTools: [...allowedTools] }
+      : { allowedTools: [...allowedTools], askTools: [...askTools] };
+  const sorted = conditionsToSave(rowsOf(conditions), new Set([...allowedTools, ...(askTools ?? [])]));
+  return Object.keys(sorted).length === 0 ? written : { ...written, conditions: sorted };
 }
 
 /**
@@ -32,10 +42,10 @@ function lists(allowedTools: readonly string[], askTools: readonly string[] | un
 export function savedDocument(view: PermissionsView): PolicyDocument {
   const document: PolicyDocument = { version: 1 };
   if (view.projectDefault.mode === 'custom')
-    document.projectDefault = lists(view.projectDefault.allowedTools, view.projectDefault.askTools);
+    document.projectDefault = lists(view.projectDefault.allowedTools, view.projectDefault.askTools, conditionsOf(view.projectDefault));
   document.agents = view.agents
     .filter((agent) => agent.mode === 'override')
-    .map((agent) => ({ agentId: agent.agentId, policy: lists(agent.allowedTools, agent.askTools) }));
+    .map((agent) => ({ agentId: agent.agentId, policy: lists(agent.allowedTools, agent.askTools, conditionsOf(agent)) }));
   return document;
 }
 
@@ -46,7 +56,12 @@ export function savedDocument(view: PermissionsView): PolicyDocument {
  */
 export function proposedDocument(catalog: CatalogResponse, view: PermissionsView, draft: DraftLists): PolicyDocument {
   const document = savedDocument(view);
-  const written = listsToSave(catalog, draft.allowed, draft.ask);
+  const saved = listsToSave(catalog, draft.allowed, draft.ask);
+  const written = lists(
+    saved.allowedTools,
+    saved.askTools,
+    conditionsToSave(draft.conditions ?? new Map<string, never[]>(), new Set([...draft.allowed, ...draft.ask])),
+  );
   if (draft.target.kind === 'default') return { ...document, projectDefault: written };
   const agentId = draft.target.agentId;
   const others = (document.agents ?? []).filter((agent) => !sameTarget({ kind: 'agent', agentId: agent.agentId }, draft.target));
@@ -70,7 +85,7 @@ function topCalls(changes: readonly ReplayChange[]): string {
 }
 
 export interface PreviewLine {
-  kind: 'refused' | 'allowed' | 'ask' | 'unchanged';
+  kind: 'refused' | 'allowed' | 'ask' | 'unchanged' | 'unknown';
   text: string;
 }
 
@@ -98,6 +113,15 @@ export function previewLines(response: Pick<PreviewResponse, 'replay'>): Preview
     const verb = count > 1 ? 'demandaient votre accord auraient été refusés' : 'demandait votre accord aurait été refusé';
     lines.push({ kind: 'refused', text: `${calls(count)} qui ${verb} : ${topCalls(askToDeny)}.` });
   }
-  if (lines.length === 0) lines.push({ kind: 'unchanged', text: 'Aucun appel récent ne change.' });
+  // A tool's first condition names arguments the ring did not keep for its earlier calls: not guessed.
+  const unknown = response.replay.counts.notReplayable ?? 0;
+  if (lines.length === 0 && unknown === 0) lines.push({ kind: 'unchanged', text: 'Aucun appel récent ne change.' });
+  if (unknown > 0) {
+    const verb = unknown > 1 ? 'ne peuvent pas être rejoués' : 'ne peut pas être rejoué';
+    lines.push({
+      kind: 'unknown',
+      text: `${calls(unknown)} ${verb} : ${unknown > 1 ? 'ils ont été gardés' : 'il a été gardé'} sans les arguments que la condition lit.`,
+    });
+  }
   return lines;
 }

@@ -4,6 +4,7 @@
  */
 import { overrideRefusal as idRefusal } from './agent-names.js';
 import type { Grant } from '../../schemas/approvals.js';
+import { rowsOf, type ConditionRows } from './conditions-model.js';
 import { findAgent, groupOpenByDefault, sameTarget, savedTarget, targetId, type SavedTarget, type TargetKey } from './model.js';
 import type { PanelState } from './state.js';
 
@@ -24,6 +25,24 @@ export function shownAsk(state: PanelState): Set<string> {
   const draft = state.draft;
   if (draft !== null && sameTarget(draft.target, state.target)) return draft.ask;
   return saved(state)?.ask ?? new Set();
+}
+
+/** The conditions the editor shows, by tool: the draft's rows if there is one, else the saved ones. */
+export function shownConditions(state: PanelState): ConditionRows {
+  const draft = state.draft;
+  if (draft !== null && sameTarget(draft.target, state.target)) return draft.conditions;
+  return rowsOf(saved(state)?.conditions);
+}
+
+/** The tools the shown policy lists (allowed or on ask): only they may carry conditions. */
+export function shownListed(state: PanelState): Set<string> {
+  return new Set([...shownAllowed(state), ...shownAsk(state)]);
+}
+
+/** The tool whose « Conditions » editor is open for the selected target, or null. */
+export function openConditions(state: PanelState): string | null {
+  const open = state.conditionsOpen;
+  return open !== null && open.target === targetId(state.target) ? open.tool : null;
 }
 
 /** Whether the shown target is (or is about to be) its own allowlist rather than inherited. */

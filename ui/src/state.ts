@@ -1,6 +1,7 @@
 /** The panel's state: everything the views read. Only the controllers change it, through the store. */
 import type { Approval, CatalogResponse, Grant, PolicyDocument, ProjectsResponse, RecentDecision } from '../../schemas/index.js';
 import type { ApiError, PanelView, Role } from './api.js';
+import type { ConditionRows } from './conditions-model.js';
 import type { ConflictSides, TargetBasis } from './draft-rebase.js';
 import type { FrenchError } from './errors-fr.js';
 import type { LiveState } from './live-stream.js';
@@ -61,6 +62,8 @@ export interface Draft {
   allowed: Set<string>;
   /** Tools on ask (never also in `allowed`). */
   ask: Set<string>;
+  /** Conditions on arguments by tool, as the inline editor holds them (a row may be incomplete). */
+  conditions: ConditionRows;
   /** The agent inherits today: saving creates its override even if nothing else changed. */
   createsOverride: boolean;
   /** The user asked to drop the unknown names of the saved allowlist. */
@@ -151,6 +154,8 @@ export interface PanelState {
   repair: RepairChoice | null;
   /** Explicit open/closed choices per target and group (defaults come from the group's access). */
   openGroups: Map<string, boolean>;
+  /** The tool whose « Conditions » editor is open, for one target (by {@link targetId}). */
+  conditionsOpen: { target: string; tool: string; message: { index: number; text: string } | null } | null;
   /** The group whose "Autres actions" ("Tout demander dans ce groupe") is shown. */
   moreActionsFor: string | null;
   /** Which item of each group's toolbar holds the Tab stop (0: the group button). */
@@ -197,6 +202,7 @@ export function initialState(token: string | null): PanelState {
     undo: null,
     repair: null,
     openGroups: new Map(),
+    conditionsOpen: null,
     moreActionsFor: null,
     toolbarFocus: new Map(),
     focusAfterRender: null,

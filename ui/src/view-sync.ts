@@ -3,6 +3,7 @@
  * re-based on it (nothing it depends on changed) or turned into a conflict the user settles.
  */
 import type { PanelView, VersionedView } from './api.js';
+import { conditionsToSave } from './conditions-model.js';
 import { basisOf, conflictSides, sameBasis } from './draft-rebase.js';
 import { DEFAULT_TARGET, findAgent } from './model.js';
 import type { PanelState } from './state.js';
@@ -35,7 +36,11 @@ function reconcileDraft(state: PanelState, view: PanelView): void {
   const fromSave = state.conflict?.fromSave ?? false;
   state.conflict = {
     target: draft.target,
-    sides: conflictSides(catalog, draft.target, draft.base, after, { allowed: [...draft.allowed], ask: [...draft.ask] }),
+    sides: conflictSides(catalog, draft.target, draft.base, after, {
+      allowed: [...draft.allowed],
+      ask: [...draft.ask],
+      conditions: conditionsToSave(draft.conditions, new Set([...draft.allowed, ...draft.ask])),
+    }),
     after,
     fromSave,
   };

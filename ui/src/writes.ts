@@ -7,7 +7,8 @@ import type { PolicyDocument } from '../../schemas/policy.js';
 import { ApiError, asApiError, type PermissionsApi, type VersionedView } from './api.js';
 import { basisOf, sameBasis, type TargetBasis } from './draft-rebase.js';
 import { frenchError } from './errors-fr.js';
-import { listsToSave, sameSet, sameTarget, savedTarget, type TargetKey } from './model.js';
+import { conditionsToSave, firstProblem, rowsDiffer } from './conditions-model.js';
+import { conditionsOf, listsToSave, sameSet, sameTarget, savedTarget, type TargetKey } from './model.js';
 import type { Navigation } from './navigation.js';
 import { abandonMessage, canWrite, dirty, editable, targetName } from './selectors.js';
 import { openTokenForm, type PanelState, type Problem, type RepairChoice, type Undo } from './state.js';
@@ -38,6 +39,10 @@ export class Writes {
     const { catalog, projectId, draft } = state;
     if (catalog === null || projectId === null || draft === null || state.confirmation !== null || state.saving) return;
     if (state.conflict !== null) return;
+    const listed = new Set([...draft.allowed, ...draft.ask]);
+    // An incomplete condition is said beside Enregistrer; nothing is sent until it is completed or removed.
+    if (firstProblem(draft.conditions, listed) !== null) return;
+    const conditions = conditionsToSave(draft.conditions, listed);
     const agentId = draft.target.kind === 'agent' ? draft.target.agentId : null;
     const name = targetName(this.state, draft.target);
     const expected: Expected = {
@@ -47,7 +52,7 @@ export class Writes {
     await this.write(
       async () => {
         const { result, reapplied } = await this.reapplying(draft.target, draft.createsOverride, expected, state.revision, (revision) =>
-          this.api.putAllowlist(projectId, agentId, listsToSave(catalog, draft.allowed, draft.ask), revision),
+          this.api.putAllowlist(projectId, agentId, listsToSave(catalog, draft.allowed, draft.ask, conditions), revision),
         );
         this.applyWritten(result);
         state.draft = null;
@@ -182,7 +187,12 @@ export class Writes {
     draft.base = basisOf(view, draft.target, seeded);
     state.conflict = null;
     const saved = savedTarget(view, draft.target);
-    const same = saved !== undefined && sameSet(saved.allowed, draft.allowed) && sameSet(saved.ask, draft.ask);
+    const listed = new Set([...draft.allowed, ...draft.ask]);
+    const same =
+      saved !== undefined &&
+      sameSet(saved.allowed, draft.allowed) &&
+      sameSet(saved.ask, draft.ask) &&
+      !rowsDiffer(draft.conditions, saved.conditions, listed);
     if (!draft.createsOverride && !draft.dropsUnknown && same) state.draft = null;
     state.focusAfterRender = 'save';
     if (conflict.fromSave && state.draft !== null) await this.save();
@@ -214,7 +224,7 @@ export class Writes {
     }
     const saved = savedTarget(view, target);
     if (!saved?.overriding) return;
-    const previous = listsToSave(catalog, saved.allowed, saved.ask);
+    const previous = listsToSave(catalog, saved.allowed, saved.ask, saved.conditions);
     const agentId = target.kind === 'agent' ? target.agentId : null;
     let base = basisOf(view, target, false);
     const expected: Expected = { get: () => base, set: (basis) => (base = basis) };
@@ -293,7 +303,10 @@ export class Writes {
       const lists = (policy: { allowedTools: string[]; askTools?: string[] | undefined }) => {
         const allowedTools = keep(policy.allowedTools);
         const askTools = keep(policy.askTools ?? []).filter((name) => !allowedTools.includes(name));
-        return askTools.length === 0 ? { allowedTools } : { allowedTools, askTools };
+        const written = listsToSave(catalog, new Set(allowedTools), new Set(askTools), conditionsOf(policy));
+        // Conditions are kept for the tools kept; none at all is no field, as in the file.
+        if (Object.keys(written.conditions ?? {}).length === 0) delete written.conditions;
+        return written;
       };
       if (source.projectDefault !== undefined) document.projectDefault = lists(source.projectDefault);
       document.agents = (source.agents ?? []).map((agent) => ({ agentId: agent.agentId, policy: lists(agent.policy) }));

@@ -1,0 +1,166 @@
+/**
+ * The inline « Conditions » editor of a tool row (docs/api.md §14): opening and closing it, and
+ * each edit of a condition (argument, operator, values as chips). Every edit changes the draft
+ * through {@link Editing}, so Enregistrer, the draft's preview and « Annuler » treat it like a
+ * checkbox. Focus moves and live announcements are decided here, as in the other controllers.
+ */
+import type { ConditionOperator } from '../../schemas/conditions.js';
+import {
+  conditionCount,
+  conditionIds,
+  defaultOperator,
+  nextArgument,
+  operatorLabel,
+  typedValue,
+  valueText,
+  type ConditionRow,
+} from './conditions-model.js';
+import type { Editing } from './editing.js';
+import { argumentsOf, targetId } from './model.js';
+import { editable, openConditions, shownConditions } from './selectors.js';
+import type { PanelState } from './state.js';
+import type { Store } from './store.js';
+
+export class ConditionEdits {
+  constructor(
+    private readonly store: Store,
+    private readonly editing: Editing,
+  ) {}
+
+  private get state(): PanelState {
+    return this.store.state;
+  }
+
+  private rows(tool: string): ConditionRow[] {
+    return shownConditions(this.state).get(tool) ?? [];
+  }
+
+  private known(tool: string): string[] {
+    return argumentsOf(this.state.catalog?.tools.find((entry) => entry.name === tool));
+  }
+
+  /** « Conditions » on a row: opens its editor (focus inside) or closes it (focus back on the button). */
+  toggle(tool: string): void {
+    if (openConditions(this.state) === tool) {
+      this.close(tool);
+      return;
+    }
+    if (!editable(this.state)) return;
+    this.state.conditionsOpen = { target: targetId(this.state.target), tool, message: null };
+    this.focusInside(tool);
+    this.store.changed();
+  }
+
+  /** The first thing to fill in: the first condition's values (its argument for `absent`), else « Ajouter une condition ». */
+  private focusInside(tool: string): void {
+    const ids = conditionIds(tool);
+    const first = this.rows(tool)[0];
+    this.state.focusAfterRender = first === undefined ? ids.add : first.operator === 'absent' ? ids.argument(0) : ids.value(0);
+  }
+
+  /**
+   * « Voir les conditions » on a refusal by a condition: opens the tool's editor (and its group,
+   * folded for an agent's read tools), focus on the first condition's values.
+   */
+  show(tool: string): void {
+    const group = this.state.catalog?.tools.find((entry) => entry.name === tool)?.group;
+    if (group !== undefined) this.state.openGroups.set(`${targetId(this.state.target)}|${group}`, true);
+    if (openConditions(this.state) !== tool) this.toggle(tool);
+    else {
+      this.focusInside(tool);
+      this.store.changed();
+    }
+  }
+
+  /** Escape or « Fermer » : the rows stay in the draft (an incomplete one is said beside Enregistrer). */
+  close(tool: string): void {
+    this.state.conditionsOpen = null;
+    this.state.focusAfterRender = conditionIds(tool).toggle;
+    this.store.changed();
+  }
+
+  addRow(tool: string): void {
+    const known = this.known(tool);
+    let index = 0;
+    const changed = this.editing.changeConditions(tool, (rows) => {
+      const argument = nextArgument(known, rows);
+      rows.push({ argument, operator: defaultOperator(argument), values: [] });
+      index = rows.length - 1;
+    });
+    if (!changed) return;
+    this.say(tool, null, 'Nouvelle condition : choisissez l\u2019argument, l\u2019opérateur puis les valeurs.');
+    this.state.focusAfterRender = conditionIds(tool).argument(index);
+    this.store.changed();
+  }
+
+  setArgument(tool: string, index: number, argument: string): void {
+    this.editing.changeConditions(tool, (rows) => {
+      const row = rows[index];
+      if (row !== undefined) row.argument = argument.trim();
+    });
+  }
+
+  setOperator(tool: string, index: number, operator: ConditionOperator): void {
+    this.editing.changeConditions(tool, (rows) => {
+      const row = rows[index];
+      if (row !== undefined) row.operator = operator;
+    });
+    this.say(tool, null, `Opérateur : ${operatorLabel(operator)}.`);
+  }
+
+  /** Enter in the values field: true when the value was added (the view then empties the field). */
+  addValue(tool: string, index: number, text: string): boolean {
+    const row = this.rows(tool)[index];
+    if (row === undefined) return false;
+    const typed = typedValue(row, text);
+    if ('problem' in typed) {
+      this.say(tool, index, typed.problem);
+      return false;
+    }
+    const changed = this.editing.changeConditions(tool, (rows) => {
+      rows[index]?.values.push(typed.value);
+    });
+    if (!changed) return false;
+    const count = row.values.length + 1;
+    this.say(tool, null, `${valueText(row.argument, typed.value)} ajouté (${row.argument}, ${count} valeur${count > 1 ? 's' : ''}).`);
+    return true;
+  }
+
+  /** A chip's remove button (focus to the next chip, else the field) or Backspace in the empty field (focus stays). */
+  removeValue(tool: string, index: number, valueIndex: number, fromField: boolean): void {
+    const row = this.rows(tool)[index];
+    const value = row?.values[valueIndex];
+    if (row === undefined || value === undefined) return;
+    const changed = this.editing.changeConditions(tool, (rows) => {
+      rows[index]?.values.splice(valueIndex, 1);
+    });
+    if (!changed) return;
+    const ids = conditionIds(tool);
+    const left = row.values.length - 1;
+    if (!fromField) this.state.focusAfterRender = left === 0 ? ids.value(index) : ids.chip(index, Math.min(valueIndex, left - 1));
+    this.say(tool, null, `${valueText(row.argument, value)} retiré (${row.argument}, ${left} valeur${left > 1 ? 's' : ''}).`);
+  }
+
+  removeRow(tool: string, index: number): void {
+    const row = this.rows(tool)[index];
+    if (row === undefined) return;
+    let left = 0;
+    const changed = this.editing.changeConditions(tool, (rows) => {
+      rows.splice(index, 1);
+      left = rows.length;
+    });
+    if (!changed) return;
+    const ids = conditionIds(tool);
+    this.state.focusAfterRender = left === 0 ? ids.add : ids.argument(Math.min(index, left - 1));
+    const what = row.argument === '' ? 'Condition retirée' : `Condition sur ${row.argument} retirée`;
+    this.say(tool, null, `${what} : ${left === 0 ? 'aucune condition' : conditionCount(left)} pour ${tool}.`);
+  }
+
+  /** Announces `text`; with a row index, also writes it under that row's values (a refused value). */
+  private say(tool: string, index: number | null, text: string): void {
+    const open = this.state.conditionsOpen;
+    if (open?.tool === tool) open.message = index === null ? null : { index, text };
+    this.state.announcement = text;
+    this.store.changed();
+  }
+}
