@@ -35,6 +35,8 @@ export interface EventSubscription {
 
 export interface EventStreamTarget {
   origin: string;
+  /** The service's unix socket, when the client was given one. */
+  socketPath?: string | undefined;
   /** `/events` with the base URL's prefix and the `project` query, if any. */
   path: string;
   headers: Record<string, string>;
@@ -42,6 +44,7 @@ export interface EventStreamTarget {
 
 export function followEvents(target: EventStreamTarget, handlers: EventHandlers, onClosed: () => void): EventSubscription {
   const client = new Client(target.origin, {
+    ...(target.socketPath === undefined ? {} : { socketPath: target.socketPath }),
     headersTimeout: 10_000,
     // Three missed pings: the connection is dead even if no error says so.
     bodyTimeout: EVENTS_PING_SECONDS * 3 * 1000,

@@ -23,6 +23,12 @@ export interface PdpClientOptions {
   adminTimeoutMs?: number | undefined;
   /** Most requests on the wire at once (one socket each); later ones wait their turn. Default 16. */
   connections?: number | undefined;
+  /**
+   * The service's unix socket (`PDP_SOCKET`, docs/api.md §7): requests go there instead of the
+   * TCP port of `baseUrl`, whose path prefix and host header are still used. Prefer it when given:
+   * another local process can take a free TCP port, not a socket in a folder only the user can write.
+   */
+  socketPath?: string | undefined;
 }
 
 export interface CheckedOptions {
@@ -31,6 +37,7 @@ export interface CheckedOptions {
   timeoutMs: number;
   adminTimeoutMs: number;
   connections: number;
+  socketPath: string | undefined;
 }
 
 /** The longest delay Node's timers accept: a longer one would fire after 1 ms. */
@@ -47,6 +54,7 @@ export function checkOptions(options: PdpClientOptions): CheckedOptions {
     timeoutMs: durationOf('timeoutMs', options.timeoutMs, 500),
     adminTimeoutMs: durationOf('adminTimeoutMs', options.adminTimeoutMs, 10_000),
     connections: connectionsOf(options.connections),
+    socketPath: socketPathOf(options.socketPath),
   };
 }
 
@@ -92,6 +100,14 @@ function durationOf(name: string, value: unknown, fallback: number): number {
     throw new RangeError(
       `PdpClient: ${name} must be a number of milliseconds greater than 0 and at most ${String(MAX_TIMER_MS)} (got ${shown(value)}); leave it out for the default of ${String(fallback)} ms`,
     );
+  }
+  return value;
+}
+
+function socketPathOf(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '' || value.includes('\0')) {
+    throw new TypeError(`PdpClient: socketPath must be the path of the service's unix socket (got ${shown(value)})`);
   }
   return value;
 }

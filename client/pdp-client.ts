@@ -134,6 +134,7 @@ export class PdpClient {
   private readonly jsonHeaders: Record<string, string>;
   private closing: Promise<void> | undefined;
   private readonly origin: string;
+  private readonly socketPath: string | undefined;
   private readonly subscriptions = new Set<EventSubscription>();
 
   /** @throws TypeError or RangeError for a `baseUrl` that is not an absolute http(s) URL, or a bad duration. */
@@ -150,7 +151,9 @@ export class PdpClient {
     this.transport = new Transport(this.origin, checked.connections, {
       backstopMs: Math.max(this.timeoutMs, this.adminTimeoutMs),
       maxBodyBytes: MAX_ADMIN_BYTES,
+      socketPath: checked.socketPath,
     });
+    this.socketPath = checked.socketPath;
   }
 
   /**
@@ -180,7 +183,7 @@ export class PdpClient {
     if (this.closing !== undefined) return { close: () => undefined };
     const query = options.project === undefined ? '' : `?project=${encodeURIComponent(options.project)}`;
     const subscription = followEvents(
-      { origin: this.origin, path: `${this.pathPrefix}/events${query}`, headers: this.baseHeaders },
+      { origin: this.origin, socketPath: this.socketPath, path: `${this.pathPrefix}/events${query}`, headers: this.baseHeaders },
       options,
       () => this.subscriptions.delete(subscription),
     );

@@ -127,11 +127,12 @@ export class Transport {
   private readonly longPolls: Pool;
   private readonly queue: Queue;
 
-  constructor(origin: string, connections: number, options: { backstopMs: number; maxBodyBytes: number }) {
+  constructor(origin: string, connections: number, options: { backstopMs: number; maxBodyBytes: number; socketPath?: string | undefined }) {
     // Backstops only: the per-call deadline is what enforces the timeouts.
     const limits = { headersTimeout: options.backstopMs, bodyTimeout: options.backstopMs, maxResponseSize: options.maxBodyBytes };
-    this.pool = new Pool(origin, { connections, keepAliveTimeout: 30_000, ...limits });
-    this.longPolls = new Pool(origin, { maxResponseSize: options.maxBodyBytes, headersTimeout: 0, bodyTimeout: 0 });
+    const socket = options.socketPath === undefined ? {} : { socketPath: options.socketPath };
+    this.pool = new Pool(origin, { connections, keepAliveTimeout: 30_000, ...limits, ...socket });
+    this.longPolls = new Pool(origin, { maxResponseSize: options.maxBodyBytes, headersTimeout: 0, bodyTimeout: 0, ...socket });
     this.queue = new Queue(connections);
   }
 
