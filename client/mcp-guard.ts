@@ -304,7 +304,10 @@ async function filterToolsList(state: GuardState, result: unknown, extra: unknow
   const { options } = state;
   if (options.filterToolsList !== true) return result;
   const context = (extra ?? {}) as McpRequestExtra;
-  const [project, requester] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
+  const [project, requester] = await Promise.all([
+    resolveHostValue(options.project, context),
+    resolveHostValue(options.requester, context),
+  ]);
   if (project.ok && requester.ok) warnOnceAbout(state, project.value, requester.value);
   return filterToolList(
     { client: options.client, logger: options.logger, follower: state.follower, project, requester, signal: signalOf(context) },

@@ -54,12 +54,7 @@ export async function decideToolCall(context: ToolCallContext, query: DecideQuer
  * server (a launcher that does not pass the environment); a malformed one is denied everything.
  * Either is said once per guard (`warned` keeps the kinds already said), not once per call.
  */
-export function warnOnceAboutRequester(
-  warned: Set<string>,
-  logger: GuardLogger | undefined,
-  project: string,
-  requester: string,
-): void {
+export function warnOnceAboutRequester(warned: Set<string>, logger: GuardLogger | undefined, project: string, requester: string): void {
   const { kind } = parseRequester(requester);
   if ((kind !== 'anonymous' && kind !== 'invalid') || warned.has(kind)) return;
   warned.add(kind);

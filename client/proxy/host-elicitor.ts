@@ -73,7 +73,8 @@ export class HostElicitor implements ElicitingServer {
     });
     if (!answer.ok) throw new Error(`elicitation failed: ${answer.message}`);
     const parsed = ElicitResultSchema.safeParse(answer.result);
-    if (!parsed.success || !isJsonObject(parsed.data)) throw new Error('elicitation failed: the host answered something that is not an elicitation result');
+    if (!parsed.success || !isJsonObject(parsed.data))
+      throw new Error('elicitation failed: the host answered something that is not an elicitation result');
     const { action, content } = parsed.data;
     return { action, content: content as Record<string, unknown> | undefined };
   }

@@ -44,7 +44,16 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-const VALUE_OPTIONS = new Set(['--pdp', '--socket', '--project', '--agent', '--token-file', '--approval-wait-ms', '--approver-token-file', '--timeout-ms']);
+const VALUE_OPTIONS = new Set([
+  '--pdp',
+  '--socket',
+  '--project',
+  '--agent',
+  '--token-file',
+  '--approval-wait-ms',
+  '--approver-token-file',
+  '--timeout-ms',
+]);
 
 /** `null` for `--help`. */
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): ProxyCommand | null {
@@ -59,9 +68,12 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): P
       filterToolsList = false;
       continue;
     }
-    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [name, inline] =
+      arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     if (name === '--token' || name === '--approver-token') {
-      throw new UsageError(`${name} is not accepted: a token on the command line is visible to every user of the machine; use ${name}-file or PDP_DECIDE_TOKEN`);
+      throw new UsageError(
+        `${name} is not accepted: a token on the command line is visible to every user of the machine; use ${name}-file or PDP_DECIDE_TOKEN`,
+      );
     }
     if (!VALUE_OPTIONS.has(name)) throw new UsageError(`unknown option ${JSON.stringify(arg)} (the server's command goes after --)`);
     const value = inline ?? argv[(index += 1)];
@@ -70,7 +82,8 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): P
   }
   const serverArgs = argv.slice(index + 1);
   const command = serverArgs[0];
-  if (index >= argv.length || command === undefined) throw new UsageError('the MCP server to start is missing: add -- <server command> [arguments...]');
+  if (index >= argv.length || command === undefined)
+    throw new UsageError('the MCP server to start is missing: add -- <server command> [arguments...]');
   const project = values.get('--project');
   if (project === undefined) throw new UsageError('--project is required');
   const agent = values.get('--agent') ?? env.IDEA_AGENT_ID ?? '';
@@ -97,7 +110,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 function milliseconds(raw: string | undefined, name: string, fallback: number): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) throw new UsageError(`${name} must be a whole number of milliseconds (got ${JSON.stringify(raw)})`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value))
+    throw new UsageError(`${name} must be a whole number of milliseconds (got ${JSON.stringify(raw)})`);
   return value;
 }
 

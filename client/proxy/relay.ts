@@ -150,7 +150,11 @@ export class McpRelay {
     const parsed = CallToolRequestSchema.safeParse({ method: request.method, params: request.params });
     if (!parsed.success) {
       // Nothing to decide about and nothing a server would run: the protocol's own error.
-      this.answerError(request.id, ErrorCode.InvalidParams, 'Invalid tools/call request: params.name must be a string, params.arguments an object');
+      this.answerError(
+        request.id,
+        ErrorCode.InvalidParams,
+        'Invalid tools/call request: params.name must be a string, params.arguments an object',
+      );
       return;
     }
     const { name, arguments: args } = parsed.data.params;

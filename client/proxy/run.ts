@@ -48,7 +48,11 @@ export async function runProxy(command: ProxyCommand, logger: ProxyLogger): Prom
     child,
   );
   void client.check({ project: command.project }).then((checked) => {
-    if (!checked.ok) logger.warn({ reason: checked.reason, cause: checked.message }, 'the policy service is not usable yet: tool calls are refused until it is');
+    if (!checked.ok)
+      logger.warn(
+        { reason: checked.reason, cause: checked.message },
+        'the policy service is not usable yet: tool calls are refused until it is',
+      );
   });
   const code = await relay.done;
   await client.close();

@@ -121,10 +121,15 @@ describe('guardMcpServer on McpServer', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]).toHaveProperty('requestId');
     const asked = pdp.requests.find((request) => request.url === '/decide')?.body;
-    expect(asked).toEqual({ project: 'demo', requester: 'QA', tool: 'idea_memory_write', arguments: { requester: 'Main', agentId: 'Main' } });
+    expect(asked).toEqual({
+      project: 'demo',
+      requester: 'QA',
+      tool: 'idea_memory_write',
+      arguments: { requester: 'Main', agentId: 'Main' },
+    });
   });
 
-  it('sends the call\'s whole arguments with the query: the policy\'s conditions may read any of them', async () => {
+  it("sends the call's whole arguments with the query: the policy's conditions may read any of them", async () => {
     const { pdp, client } = await setup();
     const mcp = await connectGuardedIdeaServer({ client, project: 'demo', requester: 'QA' });
     cleanups.push(mcp.close);

@@ -83,7 +83,11 @@ export function spawnProxy(options: readonly string[], env: Record<string, strin
     send: (message: unknown) => child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
     /** Waits for the answer to request `id`. */
     answerTo: async (id: number | string, timeoutMs = 20_000) => {
-      await waitFor(() => messages().some((message) => message.id === id && !('method' in message)), `an answer to ${String(id)}`, timeoutMs);
+      await waitFor(
+        () => messages().some((message) => message.id === id && !('method' in message)),
+        `an answer to ${String(id)}`,
+        timeoutMs,
+      );
       return messages().find((message) => message.id === id && !('method' in message)) as Record<string, unknown>;
     },
   };

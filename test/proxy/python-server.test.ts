@@ -25,7 +25,7 @@ beforeAll(async () => {
 const CallsSchema = z.object({ calls: z.array(z.object({ name: z.string(), arguments: z.unknown() })) });
 type Host = Awaited<ReturnType<typeof connectThroughProxy>>;
 const receivedCalls = async (host: Host) => (await host.client.request({ method: 'fixture/calls' }, CallsSchema)).calls;
-const textOf = (result: { content?: unknown }) => (result.content as { text: string }[])[0]?.text;
+const textOf = (result: object) => ((result as { content?: { text: string }[] }).content ?? [])[0]?.text;
 
 async function connect(agent = 'QA', extra: string[] = []) {
   const host = await connectThroughProxy(['--pdp', pdp.url, '--project', 'demo', '--agent', agent, '--timeout-ms', '3000', ...extra], {
