@@ -33,7 +33,7 @@ beforeAll(async () => {
 const metaOf = (result: { _meta?: unknown }) => (result._meta as Record<string, RefusalDecisionMeta>)[DECISION_META_KEY];
 
 describe('idea-mcp-proxy and approvals, real service', () => {
-  it('refuses a call on ask with the approval request id under _meta, like guardMcpServer', async () => {
+  it('refuses a call on ask with the approval request id under _meta, like guardMcpServer', { timeout: 120_000 }, async () => {
     const host = await connectThroughProxy(['--pdp', pdp.url, '--project', 'demo', '--agent', 'Asker'], {
       PDP_DECIDE_TOKEN: pdp.decideToken,
     });
@@ -55,7 +55,7 @@ describe('idea-mcp-proxy and approvals, real service', () => {
     expect((proxied.content as { text: string }[])[0]?.text).toBe((guarded.content as { text: string }[])[0]?.text);
   });
 
-  it('asks the host through elicitation with the approver token, and runs the call once allowed', async () => {
+  it('asks the host through elicitation with the approver token, and runs the call once allowed', { timeout: 120_000 }, async () => {
     await pdp.admin.putAgent('demo', 'Elicited', [...READ_ONLY_DEFAULT], { askTools: ['idea_memory_write'] });
     const tokenFile = path.join(folder, 'approver-token');
     await writeFile(tokenFile, `${pdp.approverToken}\n`);
