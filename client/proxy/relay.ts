@@ -59,6 +59,8 @@ export class McpRelay {
   private declaredListChanged = false;
   private serverGone = false;
   private readonly shutdownTimers: NodeJS.Timeout[] = [];
+  /** `tools/list` answers the server gave, being filtered: sent before the proxy exits. */
+  private readonly filtering = new Set<Promise<void>>();
   /** Resolves with the exit code the proxy should exit with: the server's. */
   readonly done: Promise<number>;
 
@@ -105,7 +107,10 @@ export class McpRelay {
     warnOnceAboutRequester(this.warned, logger, options.project, options.requester);
     this.done = new Promise<number>((resolve) => {
       child.once('exit', (code, signal) => {
-        resolve(this.serverExited(code, signal));
+        const exitCode = this.serverExited(code, signal);
+        void Promise.all(this.filtering).then(() => {
+          resolve(exitCode);
+        });
       });
     });
   }
@@ -207,7 +212,9 @@ export class McpRelay {
     this.forwarded.delete(message.id);
     if (kind === 'initialize' && 'result' in message) this.declareListChanged(message.result);
     if (kind === 'tools/list' && 'result' in message && this.options.filterToolsList) {
-      void this.filterList(message);
+      const filtered = this.filterList(message);
+      this.filtering.add(filtered);
+      void filtered.finally(() => this.filtering.delete(filtered));
       return;
     }
     this.host.send(message);

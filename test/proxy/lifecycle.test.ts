@@ -81,6 +81,16 @@ describe('idea-mcp-proxy lifecycle and faults, raw JSON-RPC lines', () => {
     });
   });
 
+  it('still sends the filtered tools/list the server answered just before it exited', async () => {
+    const proxy = start('QA');
+    proxy.send(INITIALIZE);
+    await proxy.answerTo(1);
+    proxy.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    proxy.child.stdin.end();
+    expect(await proxy.exited).toEqual({ code: 0, signal: null });
+    expect(await proxy.answerTo(2)).toMatchObject({ result: { tools: [{ name: 'idea_ticket_read' }] } });
+  });
+
   it('closes the server stdin when the host closes its own, and the server exits with it', async () => {
     const proxy = start('QA');
     proxy.send(INITIALIZE);
