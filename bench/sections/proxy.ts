@@ -61,6 +61,8 @@ export async function proxySection(ctx: BenchContext): Promise<SectionResult> {
         'demo',
         '--agent',
         'QA',
+        '--timeout-ms',
+        '5000',
         '--',
         process.execPath,
         '--import',
@@ -74,7 +76,8 @@ export async function proxySection(ctx: BenchContext): Promise<SectionResult> {
     const ping = (client: Client) => () => client.request({ method: 'ping' }, EmptyResultSchema);
     const list = (client: Client) => () => client.listResources();
     const check = await proxied.callTool({ name: 'idea_ticket_read', arguments: {} });
-    if (check.isError === true) throw new Error('the proxied call was refused: the bench measures allowed calls');
+    if (check.isError === true)
+      throw new Error(`the proxied call was refused (${JSON.stringify(check.content)}): the bench measures allowed calls`);
 
     const rounds = ctx.settings.rounds;
     const perRound = Math.max(200, Math.round(ctx.settings.latencyCalls / rounds / 4));

@@ -15,7 +15,7 @@ server.registerTool('idea_ticket_read', { description: 'Reads a ticket (bench st
 server.registerResource('readme', 'bench://readme', { mimeType: 'text/plain' }, () => ({
   contents: [{ uri: 'bench://readme', mimeType: 'text/plain', text: 'bench' }],
 }));
-const pdp = process.env.BENCH_GUARD === '1' ? new PdpClient({ baseUrl: process.env.PDP_URL ?? '', timeoutMs: 2000 }) : undefined;
+const pdp = process.env.BENCH_GUARD === '1' ? new PdpClient({ baseUrl: process.env.PDP_URL ?? '', timeoutMs: 5000 }) : undefined;
 if (pdp !== undefined) guardMcpServer(server, { client: pdp, project: 'demo', requester: process.env.IDEA_AGENT_ID ?? '' });
 process.stdin.once('end', () => void server.close().finally(() => pdp?.close()));
 await server.connect(new StdioServerTransport());
