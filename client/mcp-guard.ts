@@ -20,7 +20,7 @@ import { ToolListFollower } from './tool-list-follower.js';
 import { approvalWaitMsOf } from './approval-wait.js';
 import { checkElicitOptions, type ElicitingServer, type McpApprovalOptions } from './approval-elicitation.js';
 import { mcpRefusal } from './guards/refusal.js';
-import { decideToolCall as decideCall, warnOnceAboutRequester } from './guards/tool-call.js';
+import { decideToolCall as decideCall, toolCallParams, warnOnceAboutRequester } from './guards/tool-call.js';
 import { filterToolList } from './guards/tool-list.js';
 import {
   declareToolListChanged,
@@ -270,16 +270,10 @@ async function throwIfNotServed(state: GuardState, name: string, extra: unknown)
 async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<ClientDecision> {
   const { options } = state;
   const params = isJsonObject(request) ? request.params : undefined;
-  const name = isJsonObject(params) ? params.name : undefined;
-  if (typeof name !== 'string') {
-    // Nothing to decide about and nothing the SDK would run: a protocol error, no handler call.
-    throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: params.name must be a string');
-  }
-  const args = isJsonObject(params) ? params.arguments : undefined;
-  if (args !== undefined && !isJsonObject(args)) {
-    // A malformed request, not a call to decide on: the protocol's own error, as the SDK would answer.
-    throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: params.arguments must be an object');
-  }
+  const call = toolCallParams(params);
+  // Nothing to decide about and nothing the SDK would run: the protocol's own error, no handler call.
+  if (!call.ok) throw new McpError(ErrorCode.InvalidParams, call.message);
+  const { name, args } = call;
   const context = (extra ?? {}) as McpRequestExtra;
   const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
   if (!project.ok || !who.ok) return unresolvedDenial(project, who, name);

@@ -9,8 +9,22 @@ import type { DecideQuery } from '../../schemas/api.js';
 import { parseRequester } from '../../schemas/requester.js';
 import { approvalWaitMsOf, settleApproval } from '../approval-wait.js';
 import { elicitApproval, type ElicitingServer, type McpApprovalOptions } from '../approval-elicitation.js';
-import type { ClientDecision } from '../decision.js';
+import { isJsonObject, type ClientDecision } from '../decision.js';
 import type { GuardClient, GuardLogger } from '../guard-common.js';
+
+/** A `tools/call`'s name and arguments, or why it is not a call to decide on (a JSON-RPC `-32602`). */
+export type ToolCallParams = { ok: true; name: string; args: Record<string, unknown> | undefined } | { ok: false; message: string };
+
+/** Reads the name and arguments of a `tools/call` request's `params`, as every guard checks them. */
+export function toolCallParams(params: unknown): ToolCallParams {
+  const name = isJsonObject(params) ? params.name : undefined;
+  if (typeof name !== 'string') return { ok: false, message: 'Invalid tools/call request: params.name must be a string' };
+  const args = isJsonObject(params) ? params.arguments : undefined;
+  if (args !== undefined && !isJsonObject(args)) {
+    return { ok: false, message: 'Invalid tools/call request: params.arguments must be an object' };
+  }
+  return { ok: true, name, args };
+}
 
 /** What deciding one call needs besides its query. */
 export interface ToolCallContext {

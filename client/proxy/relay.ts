@@ -9,7 +9,6 @@ import type { ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import {
-  CallToolRequestSchema,
   ErrorCode,
   type JSONRPCMessage,
   type JSONRPCRequest,
@@ -20,7 +19,7 @@ import type { McpApprovalOptions } from '../approval-elicitation.js';
 import { decideQueryFor, isJsonObject, type ClientDecision, type FormatRefusal } from '../decision.js';
 import type { GuardClient } from '../guard-common.js';
 import { mcpRefusal } from '../guards/refusal.js';
-import { decideToolCall, warnOnceAboutRequester } from '../guards/tool-call.js';
+import { decideToolCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
 import { filterToolList } from '../guards/tool-list.js';
 import { ToolListFollower } from '../tool-list-follower.js';
 import { HostElicitor } from './host-elicitor.js';
@@ -152,17 +151,13 @@ export class McpRelay {
   }
 
   private async guardCall(request: JSONRPCRequest): Promise<void> {
-    const parsed = CallToolRequestSchema.safeParse({ method: request.method, params: request.params });
-    if (!parsed.success) {
-      // Nothing to decide about and nothing a server would run: the protocol's own error.
-      this.answerError(
-        request.id,
-        ErrorCode.InvalidParams,
-        'Invalid tools/call request: params.name must be a string, params.arguments an object',
-      );
+    const call = toolCallParams(request.params);
+    if (!call.ok) {
+      // Nothing to decide about and nothing a server would run: the protocol's own error, as guardMcpServer answers.
+      this.answerError(request.id, ErrorCode.InvalidParams, call.message);
       return;
     }
-    const { name, arguments: args } = parsed.data.params;
+    const { name, args } = call;
     const { options } = this;
     const abort = new AbortController();
     this.deciding.set(request.id, abort);

@@ -42,6 +42,13 @@ describe('idea-mcp-proxy lifecycle and faults, raw JSON-RPC lines', () => {
     expect(await proxy.answerTo(2)).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
     proxy.send({ jsonrpc: '2.0', id: 3, method: 'fixture/garbage' });
     expect(await proxy.answerTo(3)).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+    // A tools/call that names no tool is no call to decide on: the protocol's error, as guardMcpServer gives.
+    proxy.send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 5 } });
+    expect(await proxy.answerTo(4)).toEqual({
+      jsonrpc: '2.0',
+      id: 4,
+      error: { code: -32602, message: 'Invalid tools/call request: params.name must be a string' },
+    });
     const logged = proxy
       .stderr()
       .split('\n')
