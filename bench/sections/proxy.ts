@@ -42,10 +42,10 @@ async function timed(count: number, work: () => Promise<unknown>): Promise<numbe
 export async function proxySection(ctx: BenchContext): Promise<SectionResult> {
   const root = await makeDemoRoot();
   const service = await startMain(root, ctx.useDist);
-  await waitFor(async () => (await fetch(`${service.origin}/readyz`).catch(() => undefined))?.status === 200, 120_000, 50);
   const env = { PDP_URL: service.origin, IDEA_AGENT_ID: 'QA' };
   const clients: Client[] = [];
   try {
+    await waitFor(async () => (await fetch(`${service.origin}/readyz`).catch(() => undefined))?.status === 200, 120_000, 50);
     const guarded = await connect(['--import', 'tsx', SERVER], { ...env, BENCH_GUARD: '1' });
     clients.push(guarded);
     const direct = await connect(['--import', 'tsx', SERVER], env);
