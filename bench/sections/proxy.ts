@@ -5,6 +5,7 @@
  * MCP SDK's `Client`, alive side by side and measured in interleaved rounds at concurrency 1, the
  * decisions from the service's real entry point.
  */
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -162,5 +163,6 @@ export async function proxySection(ctx: BenchContext): Promise<SectionResult> {
   } finally {
     for (const client of clients) await client.close().catch(() => undefined);
     await service.stop();
+    await rm(root, { recursive: true, force: true });
   }
 }
