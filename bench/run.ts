@@ -3,7 +3,7 @@
  * process tree and interleaved, prints a table, and writes bench/results/latest.{json,md}.
  * Flags (all optional): --quick, --duration=S, --rounds=N, --warmup=S, --connections=N,
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,
- * latency, burst, revocation, links, events, approval, scale, preview, socket, conditions), --tsx (service from sources, no build), --no-build (reuse dist/),
+ * latency, burst, revocation, links, events, approval, scale, preview, socket, conditions, proxy), --tsx (service from sources, no build), --no-build (reuse dist/),
  * --profile[=ours,bare,node-http,cedar,cedar-text,scale] (one or more), --out=DIR,
  * --no-write, --app=PATH (measure another build's app module, e.g. an older checkout's dist).
  * See bench/README.md.
@@ -29,6 +29,7 @@ import { previewSection } from './sections/preview.js';
 import { profileScale, profileSection } from './sections/profile.js';
 import { revocationSection } from './sections/revocation.js';
 import { scaleSection } from './sections/scale.js';
+import { proxySection } from './sections/proxy.js';
 import { socketSection } from './sections/socket.js';
 import { throughputSection } from './sections/throughput.js';
 
@@ -44,6 +45,7 @@ const SECTIONS = {
   preview: previewSection,
   socket: socketSection,
   conditions: conditionsSection,
+  proxy: proxySection,
 } as const satisfies Record<string, (ctx: BenchContext) => Promise<SectionResult>>;
 type SectionName = keyof typeof SECTIONS;
 

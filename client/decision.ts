@@ -16,10 +16,12 @@ import { oneLine } from './causes.js';
  *   5xx, an answer that is not a valid decision for this query, a caller that gave up);
  * - `pdp_rejected`: the service answered that the caller is wrong (400, 401, 403, 404: a bad
  *   URL prefix, a missing or wrong decide token, a malformed query);
- * - `invalid_call`: the call could not even be asked about (arguments that are not a JSON object,
- *   a requester or project the host could not resolve). The policy service is not consulted.
+ * - `invalid_call`: the call could not even be asked about (a free-text tool call, a requester or
+ *   project the host could not resolve). The policy service is not consulted;
+ * - `invalid_arguments`: the OpenAI guard's arguments string is not a JSON object. The policy
+ *   service is not consulted (the service gives the same reason to an `issueRef` it cannot read).
  */
-export const CLIENT_DENIAL_REASONS = ['pdp_unavailable', 'pdp_rejected', 'invalid_call'] as const;
+export const CLIENT_DENIAL_REASONS = ['pdp_unavailable', 'pdp_rejected', 'invalid_call', 'invalid_arguments'] as const;
 export type ClientDenialReason = (typeof CLIENT_DENIAL_REASONS)[number];
 
 /** A server {@link Decision} whose `reason` may also be one of the SDK's own denial reasons. */
@@ -46,6 +48,7 @@ const WHAT_WENT_WRONG: Record<ClientDenialReason, (cause: string) => string> = {
   pdp_unavailable: (cause) => `policy service unreachable (${cause})`,
   pdp_rejected: (cause) => `policy service rejected the request (${cause})`,
   invalid_call: (cause) => cause,
+  invalid_arguments: (cause) => cause,
 };
 
 /** The call a local denial is about: a decision query, whose requester the host may have failed to name. */
@@ -123,18 +126,8 @@ export function formatRefusalSafely(decision: ClientDecision, format: FormatRefu
 }
 
 /**
- * The arguments sent to the service with a decision query. The service reads only `issueRef`, and
- * only as a string or a number (docs/api.md §5), so only that is sent: a tool call with megabytes
- * of arguments (a memory write) must not be refused because its decision query exceeded the
- * service's body limit, and a nested value it would ignore must not make the query malformed.
- */
-export function decisionArguments(args: Readonly<Record<string, unknown>> | undefined): { issueRef: string | number } | undefined {
-  const issueRef = args === undefined || !Object.hasOwn(args, 'issueRef') ? undefined : args.issueRef;
-  return typeof issueRef === 'string' || typeof issueRef === 'number' ? { issueRef } : undefined;
-}
-
-/**
- * Builds the decision query of one tool call (only `issueRef` of its arguments is kept).
+ * Builds the decision query of one tool call, with all of its arguments: the service reads those a
+ * condition of the policy names (docs/api.md §14), and which ones that is only the policy knows.
  *
  * @example
  * ```ts
@@ -147,8 +140,10 @@ export function decideQueryFor(
   tool: string,
   args: Readonly<Record<string, unknown>> | undefined,
 ): DecideQuery {
-  const argumentsForPolicy = decisionArguments(args);
-  return argumentsForPolicy === undefined ? { project, requester, tool } : { project, requester, tool, arguments: argumentsForPolicy };
+  // The wire type is the service's; it accepts any JSON object there.
+  return args === undefined
+    ? { project, requester, tool }
+    : { project, requester, tool, arguments: args as NonNullable<DecideQuery['arguments']> };
 }
 
 /** True for a plain JSON object (what tool-call arguments must be). */

@@ -14,13 +14,14 @@
  * leaving the server silently unguarded.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { parseRequester } from '../schemas/requester.js';
-import { errorText } from './causes.js';
-import { decideQueryFor, formatRefusalSafely, isJsonObject, type ClientDecision, type FormatRefusal } from './decision.js';
+import { decideQueryFor, isJsonObject, type ClientDecision, type FormatRefusal } from './decision.js';
 import { guardLogger, resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
-import { listedTools, ToolListFollower } from './tool-list-follower.js';
-import { approvalWaitMsOf, settleApproval } from './approval-wait.js';
-import { checkElicitOptions, elicitApproval, type ElicitingServer, type McpApprovalOptions } from './approval-elicitation.js';
+import { ToolListFollower } from './tool-list-follower.js';
+import { approvalWaitMsOf } from './approval-wait.js';
+import { checkElicitOptions, type ElicitingServer, type McpApprovalOptions } from './approval-elicitation.js';
+import { mcpRefusal } from './guards/refusal.js';
+import { decideToolCall as decideCall, toolCallParams, warnOnceAboutRequester } from './guards/tool-call.js';
+import { filterToolList } from './guards/tool-list.js';
 import {
   declareToolListChanged,
   sendToolListChangedIfAllowed,
@@ -79,13 +80,6 @@ export interface McpGuardOptions {
   onDecision?: ((decision: ClientDecision) => void) | undefined;
 }
 
-/** The text result of a refused `tools/call`. */
-export interface McpRefusal {
-  [key: string]: unknown;
-  content: [{ type: 'text'; text: string }];
-  isError: true;
-}
-
 /** What {@link guardMcpServer} returns: the guard's live options, and a way to tell the client its tool list changed. */
 export interface McpGuard {
   readonly options: Readonly<McpGuardOptions>;
@@ -119,10 +113,7 @@ const GUARDED_HANDLER = Symbol.for('idea-mcp-tool-permissions.guarded-handler');
 const RAW_HANDLER = Symbol.for('idea-mcp-tool-permissions.raw-handler');
 const GUARDED_METHODS = new Set(['tools/call', 'tools/list']);
 
-/** The MCP tool result of a refused call: the same text as the OpenAI guard's tool message. */
-export function mcpRefusal(decision: ClientDecision, formatRefusal?: FormatRefusal): McpRefusal {
-  return { content: [{ type: 'text', text: formatRefusalSafely(decision, formatRefusal) }], isError: true };
-}
+export { mcpRefusal, DECISION_META_KEY, type McpRefusal, type RefusalDecisionMeta } from './guards/refusal.js';
 
 /**
  * Guards an MCP server: `McpServer` (`@modelcontextprotocol/sdk/server/mcp.js`) or the low-level
@@ -279,85 +270,47 @@ async function throwIfNotServed(state: GuardState, name: string, extra: unknown)
 async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<ClientDecision> {
   const { options } = state;
   const params = isJsonObject(request) ? request.params : undefined;
-  const name = isJsonObject(params) ? params.name : undefined;
-  if (typeof name !== 'string') {
-    // Nothing to decide about and nothing the SDK would run: a protocol error, no handler call.
-    throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: params.name must be a string');
-  }
-  const args = isJsonObject(params) ? params.arguments : undefined;
-  if (args !== undefined && !isJsonObject(args)) {
-    // A malformed request, not a call to decide on: the protocol's own error, as the SDK would answer.
-    throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: params.arguments must be an object');
-  }
+  const call = toolCallParams(params);
+  // Nothing to decide about and nothing the SDK would run: the protocol's own error, no handler call.
+  if (!call.ok) throw new McpError(ErrorCode.InvalidParams, call.message);
+  const { name, args } = call;
   const context = (extra ?? {}) as McpRequestExtra;
   const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
   if (!project.ok || !who.ok) return unresolvedDenial(project, who, name);
   warnOnceAbout(state, project.value, who.value);
   const query = decideQueryFor(project.value, who.value, name, args);
-  const signal = signalOf(context);
-  const decision = await options.client.decide(query, { signal });
   const requestId = typeof context.requestId === 'string' || typeof context.requestId === 'number' ? context.requestId : undefined;
-  const elicitation = {
-    server: state.server,
-    client: options.client,
-    options: options.approval,
-    logger: options.logger,
-    signal,
-    requestId,
-  };
-  const asked = await elicitApproval(elicitation, query, decision);
-  // The time the form was open counts in waitMs: the host's own request timeout bounds both.
-  const waitMs = Math.max(0, approvalWaitMsOf('guardMcpServer', options.approval) - asked.elapsedMs);
-  return settleApproval(options.client, query, asked.decision, waitMs, signal);
+  return decideCall(
+    {
+      client: options.client,
+      approval: options.approval,
+      logger: options.logger,
+      elicitor: state.server,
+      signal: signalOf(context),
+      requestId,
+      owner: 'guardMcpServer',
+    },
+    query,
+  );
 }
 
 async function filterToolsList(state: GuardState, result: unknown, extra: unknown): Promise<unknown> {
   const { options } = state;
   if (options.filterToolsList !== true) return result;
-  if (!isJsonObject(result) || !Array.isArray(result.tools)) return { tools: [] };
-  const tools = result.tools as unknown[];
   const context = (extra ?? {}) as McpRequestExtra;
-  const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
-  if (!project.ok || !who.ok) {
-    const cause = project.ok ? (who.ok ? '' : who.cause) : project.cause;
-    options.logger?.warn({ cause }, 'tools/list: project or requester unresolved, listing no tools');
-    return { ...result, tools: [] };
-  }
-  warnOnceAbout(state, project.value, who.value);
-  try {
-    const effective = await options.client.effective(project.value, who.value, {
-      timeoutMs: options.client.timeoutMs,
-      signal: signalOf(context),
-    });
-    if (effective.project !== project.value) throw new Error(`effective policy of project ${effective.project}`);
-    const callable = listedTools(effective);
-    state.follower.noteListed(project.value, who.value, callable);
-    const allowed = new Set(callable);
-    return { ...result, tools: tools.filter((tool) => isJsonObject(tool) && allowed.has(tool.name as string)) };
-  } catch (error) {
-    state.follower.noteListed(project.value, who.value, null);
-    options.logger?.warn(
-      { project: project.value, requester: who.value, cause: errorText(error) },
-      'tools/list: effective policy unavailable, listing no tools',
-    );
-    return { ...result, tools: [] };
-  }
+  const [project, requester] = await Promise.all([
+    resolveHostValue(options.project, context),
+    resolveHostValue(options.requester, context),
+  ]);
+  if (project.ok && requester.ok) warnOnceAbout(state, project.value, requester.value);
+  return filterToolList(
+    { client: options.client, logger: options.logger, follower: state.follower, project, requester, signal: signalOf(context) },
+    result,
+  );
 }
 
-/**
- * An anonymous requester (`""`, `"mcp"`) is almost always an agent id that did not reach the
- * server (a launcher that does not pass the environment); a malformed one is denied everything.
- * Either is said once, not once per call.
- */
 function warnOnceAbout(state: GuardState, project: string, requester: string): void {
-  const { kind } = parseRequester(requester);
-  if ((kind !== 'anonymous' && kind !== 'invalid') || state.warned.has(kind)) return;
-  state.warned.add(kind);
-  const message =
-    kind === 'anonymous'
-      ? 'the requester is anonymous (read-only tools only): is the agent id of this session set? (stdio launchers may not pass environment variables)'
-      : 'the requester is not a valid agent id nor a ticket assistant: every call will be denied (invalid_requester)';
-  state.options.logger?.warn({ project, requester: requester.slice(0, 200) }, message);
+  warnOnceAboutRequester(state.warned, state.options.logger, project, requester);
 }
 
 function signalOf(extra: McpRequestExtra): AbortSignal | undefined {

@@ -14,7 +14,16 @@
  *
  * @packageDocumentation
  */
-export { guardMcpServer, mcpRefusal, type McpGuard, type McpGuardOptions, type McpRefusal, type McpRequestExtra } from './mcp-guard.js';
+export {
+  guardMcpServer,
+  mcpRefusal,
+  DECISION_META_KEY,
+  type McpGuard,
+  type McpGuardOptions,
+  type McpRefusal,
+  type McpRequestExtra,
+  type RefusalDecisionMeta,
+} from './mcp-guard.js';
 export type { ClientDecision, FormatRefusal } from './decision.js';
 export type { ApprovalWaitOptions } from './approval-wait.js';
 export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';

@@ -194,17 +194,21 @@ function prepare(call: OpenAiToolCall, project: Resolved, who: Resolved): Prepar
   const { kind, name, rawArguments } = nameAndArguments(call);
   if (!project.ok || !who.ok) return { name, args: undefined, refusal: unresolvedDenial(project, who, name) };
   const query = { project: project.value, requester: who.value, tool: name };
-  const refuse = (cause: string): PreparedCall => ({ name, args: undefined, refusal: localDenial(query, 'invalid_call', cause) });
-  if (kind === 'unknown') return refuse('the tool call is neither a function call nor a custom tool call');
-  if (kind === 'custom') return refuse('free-text (custom) tool calls are not supported');
-  if (typeof rawArguments !== 'string') return refuse('the arguments are not a JSON string');
+  const refuse = (reason: 'invalid_call' | 'invalid_arguments', cause: string): PreparedCall => ({
+    name,
+    args: undefined,
+    refusal: localDenial(query, reason, cause),
+  });
+  if (kind === 'unknown') return refuse('invalid_call', 'the tool call is neither a function call nor a custom tool call');
+  if (kind === 'custom') return refuse('invalid_call', 'free-text (custom) tool calls are not supported');
+  if (typeof rawArguments !== 'string') return refuse('invalid_arguments', 'the arguments are not a JSON string');
   let args: unknown;
   try {
     args = JSON.parse(rawArguments);
   } catch {
-    return refuse('the arguments are not valid JSON');
+    return refuse('invalid_arguments', 'the arguments are not valid JSON');
   }
-  if (!isJsonObject(args)) return refuse('the arguments are not a JSON object');
+  if (!isJsonObject(args)) return refuse('invalid_arguments', 'the arguments are not a JSON object');
   return { name, args, refusal: undefined };
 }
 

@@ -233,7 +233,7 @@ describe('OpenAI guard options', () => {
     });
     expect(outputs[0]?.content).toBe('written');
     expect((pdp.requests[0]?.body as { queries: unknown[] }).queries).toEqual([
-      { project: 'gamma', requester: 'Main', tool: 'idea_memory_write' },
+      { project: 'gamma', requester: 'Main', tool: 'idea_memory_write', arguments: {} },
     ]);
     for (const concurrency of [0, -1, 1.5, Number.NaN]) {
       await expect(guardOpenAiToolCalls([], { client, project: 'demo', requester: 'QA', invoke: () => '', concurrency })).rejects.toThrow(

@@ -5,7 +5,14 @@
  * approvals (asked, waited for, granted, denied).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PdpClient, type ApprovalWaitOptions, type ClientDecision, type FormatRefusal } from '../../client/index.js';
+import {
+  PdpClient,
+  type ApprovalWaitOptions,
+  type ClientDecision,
+  type DecideQuery,
+  type FormatRefusal,
+  type GuardClient,
+} from '../../client/index.js';
 import { guardOpenAiToolCalls } from '../../client/openai.js';
 import { closedPortUrl } from './fake-pdp.js';
 import { connectGuardedIdeaServer } from './mcp-harness.js';
@@ -45,7 +52,7 @@ const strip = (decision: ClientDecision | undefined) => {
 };
 
 /** Runs `call` through both guards; asserts they agree; answers the decision and the text. */
-async function throughBothGuards(client: PdpClient, call: Call, formatRefusal?: FormatRefusal, approval?: ApprovalWaitOptions) {
+async function throughBothGuards(client: GuardClient, call: Call, formatRefusal?: FormatRefusal, approval?: ApprovalWaitOptions) {
   let mcpDecision: ClientDecision | undefined;
   const mcp = await connectGuardedIdeaServer({
     client,
@@ -131,6 +138,67 @@ describe('parity of the two guards, real service', () => {
     } finally {
       await Promise.all([wrongToken.close(), nobody.close()]);
     }
+  });
+});
+
+describe('parity of the two guards for the arguments they send', () => {
+  it('sends the same whole arguments from both guards, which the service reads', async () => {
+    const queries: DecideQuery[] = [];
+    const recording: GuardClient = {
+      timeoutMs: pdp.decider.timeoutMs,
+      effective: (...args) => pdp.decider.effective(...args),
+      decide: (query, options) => {
+        queries.push(query);
+        return pdp.decider.decide(query, options);
+      },
+      decideBatch: (batch, options) => {
+        queries.push(...batch);
+        return pdp.decider.decideBatch(batch, options);
+      },
+    };
+    const call: Call = {
+      project: 'demo',
+      requester: 'DevFrontend',
+      tool: 'idea_ticket_update_carnet',
+      args: { issueRef: '#9', text: 'note', tags: ['a', 'b'], count: 2, done: false, none: null },
+    };
+    const { decision } = await throughBothGuards(recording, call);
+    expect(decision.allow).toBe(true);
+    expect(queries).toHaveLength(2);
+    expect(queries[0]).toEqual({ project: 'demo', requester: 'DevFrontend', tool: 'idea_ticket_update_carnet', arguments: call.args });
+    expect(queries[1]).toEqual(queries[0]);
+  });
+
+  it('refuses an OpenAI arguments string that is not a JSON object with invalid_arguments, without asking the service', async () => {
+    const asked: DecideQuery[] = [];
+    const client: GuardClient = {
+      timeoutMs: 1000,
+      effective: (...args) => pdp.decider.effective(...args),
+      decide: (query) => {
+        asked.push(query);
+        return pdp.decider.decide(query);
+      },
+      decideBatch: (batch) => {
+        asked.push(...batch);
+        return pdp.decider.decideBatch(batch);
+      },
+    };
+    for (const raw of ['"a string"', '[1]', 'null', '{not json', '42']) {
+      const { outputs, decisions } = await guardOpenAiToolCalls(
+        [{ id: 'c', type: 'function', function: { name: 'idea_ticket_read', arguments: raw } }],
+        {
+          client,
+          project: 'demo',
+          requester: 'QA',
+          invoke: () => 'ran',
+        },
+      );
+      expect(decisions[0]?.reason).toBe('invalid_arguments');
+      expect(outputs[0]?.content).toMatch(
+        /^Tool idea_ticket_read \(agent QA, project demo\) denied: the arguments are not (valid JSON|a JSON object)$/,
+      );
+    }
+    expect(asked).toEqual([]);
   });
 });
 

@@ -121,19 +121,24 @@ describe('guardMcpServer on McpServer', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]).toHaveProperty('requestId');
     const asked = pdp.requests.find((request) => request.url === '/decide')?.body;
-    expect(asked).toEqual({ project: 'demo', requester: 'QA', tool: 'idea_memory_write' });
+    expect(asked).toEqual({
+      project: 'demo',
+      requester: 'QA',
+      tool: 'idea_memory_write',
+      arguments: { requester: 'Main', agentId: 'Main' },
+    });
   });
 
-  it('sends issueRef (and only issueRef) with the query, so big arguments cannot hit body limits', async () => {
+  it("sends the call's whole arguments with the query: the policy's conditions may read any of them", async () => {
     const { pdp, client } = await setup();
     const mcp = await connectGuardedIdeaServer({ client, project: 'demo', requester: 'QA' });
     cleanups.push(mcp.close);
-    await mcp.call('idea_ticket_read', { issueRef: '#82', text: 'x'.repeat(2_000_000) });
+    await mcp.call('idea_ticket_read', { issueRef: '#82', text: 'x', nested: { deep: [1, { a: 'b' }] } });
     expect(pdp.requests.at(-1)?.body).toEqual({
       project: 'demo',
       requester: 'QA',
       tool: 'idea_ticket_read',
-      arguments: { issueRef: '#82' },
+      arguments: { issueRef: '#82', text: 'x', nested: { deep: [1, { a: 'b' }] } },
     });
     expect(mcp.recorder.runs.map((run) => run.args.issueRef)).toEqual(['#82']);
   });

@@ -47,9 +47,9 @@ describe('guardOpenAiToolCalls', () => {
     expect(pdp.requests.map((request) => request.url)).toEqual(['/decide/batch']);
     expect((pdp.requests[0]?.body as { queries: unknown[] }).queries).toEqual([
       { project: 'demo', requester: 'QA', tool: 'idea_ticket_read', arguments: { issueRef: '#82' } },
-      { project: 'demo', requester: 'QA', tool: 'idea_memory_write' },
-      { project: 'demo', requester: 'QA', tool: 'idea_delete_everything' },
-      { project: 'demo', requester: 'QA', tool: 'idea_sprint_list' },
+      { project: 'demo', requester: 'QA', tool: 'idea_memory_write', arguments: { text: 'hi' } },
+      { project: 'demo', requester: 'QA', tool: 'idea_delete_everything', arguments: {} },
+      { project: 'demo', requester: 'QA', tool: 'idea_sprint_list', arguments: {} },
     ]);
     expect(invoked).toEqual([
       { name: 'idea_ticket_read', args: { issueRef: '#82' } },

@@ -109,7 +109,7 @@ describe('the idea-mcp-permissions-client tarball, installed into an empty proje
   it('holds the built entry points and their types, and nothing of the service', async () => {
     const listing = JSON.parse(await npm(work, ['pack', '--dry-run', '--json', tarball])) as { files: { path: string }[] }[];
     const files = (listing[0]?.files ?? []).map((file) => file.path).sort();
-    for (const entry of ['client/index', 'client/mcp', 'client/openai']) {
+    for (const entry of ['client/index', 'client/mcp', 'client/openai', 'client/proxy/cli']) {
       expect(files).toContain(`dist/${entry}.js`);
       expect(files).toContain(`dist/${entry}.d.ts`);
     }
@@ -242,5 +242,51 @@ describe('the idea-mcp-permissions-client tarball, installed into an empty proje
     } finally {
       await mcp.close();
     }
+
+    // The proxy's bin, as a user runs it: `npx idea-mcp-proxy --help`, then in front of a Python server.
+    const help = await run('npx', ['--no-install', 'idea-mcp-proxy', '--help'], { cwd: dir, env: cleanEnv(), timeout: 120_000 });
+    expect(help.stdout).toMatch(/^Usage: idea-mcp-proxy --project <id> \[options\] -- <server command>/);
+    const proxied = new Client({ name: 'integration-host', version: '1.0.0' });
+    await proxied.connect(
+      new StdioClientTransport({
+        command: join(dir, 'node_modules', '.bin', 'idea-mcp-proxy'),
+        args: [
+          '--pdp',
+          pdp.url,
+          '--project',
+          'demo',
+          '--agent',
+          'QA',
+          '--',
+          'python3',
+          join(REPO, 'test', 'proxy', 'fixtures', 'python_mcp_server.py'),
+        ],
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '', PDP_DECIDE_TOKEN: pdp.decideToken },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      expect((await proxied.listTools()).tools.map((tool) => tool.name)).toEqual(['idea_ticket_read']);
+      const refused = await proxied.callTool({ name: 'idea_memory_write', arguments: { text: 'x' } });
+      expect(refused.isError).toBe(true);
+      expect(refused._meta).toMatchObject({ 'io.ideai/decision': { reason: 'not_in_allowlist' } });
+    } finally {
+      await proxied.close();
+    }
+  }, 600_000);
+
+  it('runs `idea-mcp-proxy --help` without the MCP SDK, and says the SDK is needed to relay', async () => {
+    const dir = await emptyProject(work, 'proxy-without-sdk');
+    await npm(dir, ['install', tarball, ...INSTALL_FLAGS]);
+    const help = await run('npx', ['--no-install', 'idea-mcp-proxy', '--help'], { cwd: dir, env: cleanEnv(), timeout: 120_000 });
+    expect(help.stdout).toContain('Usage: idea-mcp-proxy');
+    const failed = await run('npx', ['--no-install', 'idea-mcp-proxy', '--project', 'demo', '--', 'true'], {
+      cwd: dir,
+      env: cleanEnv(),
+      timeout: 120_000,
+    }).catch((error: unknown) => error as { code: number; stdout: string; stderr: string });
+    expect(failed).toMatchObject({ code: 1, stdout: '' });
+    expect((failed as { stderr: string }).stderr).toContain('npm install @modelcontextprotocol/sdk');
   }, 600_000);
 });

@@ -131,7 +131,7 @@ function registerResourcesAndPrompts(server: McpServer): void {
   }));
 }
 
-function createEverythingMcpServer(): McpServer {
+export function createEverythingMcpServer(): McpServer {
   const server = new McpServer(
     { name: 'idea-conformance-reference-server', version: '1.0.0' },
     {
@@ -183,7 +183,26 @@ function refuse(response: ServerResponse, status: number, message: string): void
   response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
+/**
+ * What serves one session over its Streamable HTTP transport: connects something to it (an
+ * `McpServer`, or a bridge to a stdio server) and answers how to end it when the session closes.
+ */
+export type SessionConnector = (transport: StreamableHTTPServerTransport) => Promise<() => void>;
+
 export async function startEverythingServer(guard?: SessionGuard): Promise<EverythingServer> {
+  return serveSessions(async (transport) => {
+    const server = createEverythingMcpServer();
+    const guarded = guard?.(server);
+    await server.connect(transport);
+    return () => {
+      guarded?.close();
+      void server.close();
+    };
+  });
+}
+
+/** The reference server's HTTP front: one session per `initialize`, each connected by `connect`. */
+export async function serveSessions(connect: SessionConnector): Promise<EverythingServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const protocolVersions = new Set<string>();
   let allowedHosts: string[] = [];
@@ -207,8 +226,6 @@ export async function startEverythingServer(guard?: SessionGuard): Promise<Every
       }
       const version = (body as { params?: { protocolVersion?: unknown } }).params?.protocolVersion;
       if (typeof version === 'string') protocolVersions.add(version);
-      const server = createEverythingMcpServer();
-      const guarded = guard?.(server);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         eventStore: memoryEventStore(),
@@ -223,12 +240,13 @@ export async function startEverythingServer(guard?: SessionGuard): Promise<Every
           sessions.set(id, transport);
         },
       });
+      // Set before connecting, as the SDK's Protocol wraps the onclose it finds there.
+      const session: { end?: () => void } = {};
       transport.onclose = () => {
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-        guarded?.close();
-        void server.close();
+        session.end?.();
       };
-      await server.connect(transport);
+      session.end = await connect(transport);
       await transport.handleRequest(request, response, body);
     })().catch((error: unknown) => {
       if (!response.headersSent) refuse(response, 500, error instanceof Error ? error.message : String(error));

@@ -9,8 +9,7 @@
  * `npm run conformance` (not part of `npm test`): the suite needs Node >= 22 (`fs.globSync`), so
  * it runs on `CONFORMANCE_NODE` when set, else on the Node running vitest.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,18 +20,8 @@ import type { ClientDecision } from '../../client/decision.js';
 import { TOOL_CATALOG } from '../../schemas/catalog.js';
 import { REPO_ROOT, startService, type ServiceProcess } from '../support/service-process.js';
 import { EVERYTHING_TOOLS } from './everything-tools.js';
+import { failedScenarios, requireSuiteNode, runSuite, summary, SUITE_VERSION, type Results } from './suite-runner.js';
 import { startEverythingServer, type SessionGuard } from './everything-server.js';
-
-const SUITE_CLI = path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-const NODE = process.env.CONFORMANCE_NODE ?? process.execPath;
-const SUITE_VERSION = (
-  JSON.parse(
-    execFileSync(NODE, [
-      '-p',
-      `JSON.stringify(require(${JSON.stringify(path.join(path.dirname(SUITE_CLI), '..', 'package.json'))}))`,
-    ]).toString(),
-  ) as { version: string }
-).version;
 
 /**
  * The scenarios the real service makes fail: the suite's tools are not IdeA tools, so the service
@@ -56,48 +45,6 @@ const REFUSED_SCENARIOS = [
   'server-sse-polling',
   'json-schema-2020-12',
 ].sort();
-
-interface Check {
-  id: string;
-  status: string;
-  errorMessage?: string;
-}
-type Results = Map<string, Check[]>;
-
-/** Runs the whole suite against `url`; answers each scenario's checks (from the suite's own `checks.json`). */
-async function runSuite(url: string): Promise<Results> {
-  const output = await mkdtemp(path.join(os.tmpdir(), 'conformance-'));
-  try {
-    return await readResults(url, output);
-  } finally {
-    await rm(output, { recursive: true, force: true });
-  }
-}
-
-async function readResults(url: string, output: string): Promise<Results> {
-  const child = spawn(NODE, [SUITE_CLI, 'server', '--suite', 'all', '--url', url, '-o', output], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
-  await new Promise((resolve) => child.once('exit', resolve));
-  const results: Results = new Map();
-  for (const folder of await readdir(output)) {
-    const scenario = /^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(folder)?.[1];
-    if (scenario === undefined) continue;
-    const checks = JSON.parse(await readFile(path.join(output, folder, 'checks.json'), 'utf8')) as Check[];
-    results.set(scenario, checks);
-  }
-  if (results.size === 0) throw new Error(`the conformance suite produced no results:\n${log}`);
-  return results;
-}
-
-const summary = (results: Results) =>
-  [...results].flatMap(([scenario, checks]) => checks.map((check) => `${scenario} ${check.id} ${check.status}`)).sort();
-const failedScenarios = (results: Results) =>
-  [...results]
-    .filter(([, checks]) => checks.some((check) => check.status === 'FAILURE'))
-    .map(([scenario]) => scenario)
-    .sort();
 
 /** A stand-in for `PdpClient` that allows every call and lists every tool of the reference server. */
 const allowEverything: McpGuardOptions['client'] = {
@@ -143,8 +90,7 @@ describe(`MCP conformance suite ${SUITE_VERSION}, guarded reference server over 
   let unguarded: Awaited<ReturnType<typeof runAgainst>>;
 
   beforeAll(async () => {
-    const major = Number(/^v(\d+)/.exec(execFileSync(NODE, ['--version']).toString())?.[1]);
-    if (major < 22) throw new Error(`the conformance suite needs Node >= 22: set CONFORMANCE_NODE to such a binary (this one is ${NODE})`);
+    requireSuiteNode();
     unguarded = await runAgainst();
   });
 

@@ -1,0 +1,81 @@
+/**
+ * Asking the user in the host through the proxy: the proxy sends `elicitation/create` to the host
+ * itself (with ids of its own, which the real server never uses) and reads the answer before the
+ * real server could see it. The host's capabilities are those of the `initialize` it sent.
+ */
+import { ElicitResultSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitingServer } from '../approval-elicitation.js';
+import { isJsonObject } from '../decision.js';
+
+type Answer = { ok: true; result: unknown } | { ok: false; message: string };
+
+/** The prefix of the proxy's own request ids to the host. */
+const OWN_ID_PREFIX = 'idea-mcp-proxy:';
+
+export class HostElicitor implements ElicitingServer {
+  /** The `capabilities` of the host's `initialize`. */
+  hostCapabilities: { elicitation?: object | undefined } | undefined;
+  private readonly pending = new Map<RequestId, (answer: Answer) => void>();
+  private nextId = 1;
+
+  constructor(private readonly sendToHost: (message: JSONRPCMessage) => void) {}
+
+  getClientCapabilities(): { elicitation?: object | undefined } | undefined {
+    return this.hostCapabilities;
+  }
+
+  /** Takes the host's answer to one of the proxy's own requests; false when the answer is not for the proxy. */
+  takeAnswer(message: JSONRPCMessage): boolean {
+    const id = 'id' in message ? message.id : undefined;
+    if (id === undefined || !this.pending.has(id)) return false;
+    const settle = this.pending.get(id);
+    this.pending.delete(id);
+    if ('result' in message) settle?.({ ok: true, result: message.result });
+    else if ('error' in message) settle?.({ ok: false, message: message.error.message });
+    return true;
+  }
+
+  /** Every question still open ends unanswered (the host or the proxy is going away). */
+  abandonAll(): void {
+    for (const settle of this.pending.values()) settle({ ok: false, message: 'the proxy is closing' });
+    this.pending.clear();
+  }
+
+  async elicitInput(
+    params: Parameters<ElicitingServer['elicitInput']>[0],
+    options?: Parameters<ElicitingServer['elicitInput']>[1],
+  ): ReturnType<ElicitingServer['elicitInput']> {
+    const id = `${OWN_ID_PREFIX}${String(this.nextId++)}`;
+    const signal = options?.signal;
+    const answer = await new Promise<Answer>((resolve) => {
+      const settle = (value: Answer) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.pending.delete(id);
+        resolve(value);
+      };
+      const giveUp = (reason: string) => {
+        if (!this.pending.has(id)) return;
+        this.sendToHost({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+        settle({ ok: false, message: reason });
+      };
+      const onAbort = () => {
+        giveUp('the tool call was cancelled');
+      };
+      const timer = setTimeout(giveUp, options?.timeout ?? 60_000, 'no answer in time');
+      this.pending.set(id, settle);
+      if (signal?.aborted === true) {
+        onAbort();
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.sendToHost({ jsonrpc: '2.0', id, method: 'elicitation/create', params: { ...params } });
+    });
+    if (!answer.ok) throw new Error(`elicitation failed: ${answer.message}`);
+    const parsed = ElicitResultSchema.safeParse(answer.result);
+    if (!parsed.success || !isJsonObject(parsed.data))
+      throw new Error('elicitation failed: the host answered something that is not an elicitation result');
+    const { action, content } = parsed.data;
+    return { action, content: content as Record<string, unknown> | undefined };
+  }
+}

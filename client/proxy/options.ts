@@ -1,0 +1,134 @@
+/**
+ * The command line of `idea-mcp-proxy` (docs/client.md): its options before `--`, the real
+ * server's command after. The agent id may come from `IDEA_AGENT_ID` and the decide token from
+ * `PDP_DECIDE_TOKEN` or a file; no token is ever read from the command line (other users of the
+ * machine can read it in the process list).
+ */
+import { lstatSync, readFileSync } from 'node:fs';
+
+export interface ProxyCommand {
+  pdp: string;
+  socketPath: string | undefined;
+  project: string;
+  agent: string;
+  token: string | undefined;
+  filterToolsList: boolean;
+  approvalWaitMs: number;
+  approverToken: string | undefined;
+  timeoutMs: number;
+  server: { command: string; args: string[] };
+}
+
+export const USAGE = `Usage: idea-mcp-proxy --project <id> [options] -- <server command> [server arguments...]
+
+Guards any stdio MCP server with the IdeA MCP tool permission service: every tools/call is decided
+by the service before the server sees it, tools/list shows only the tools the agent may call.
+
+Options:
+  --pdp <url>                  the service (default http://127.0.0.1:8787, or PDP_URL)
+  --socket <path>              the service's unix socket (PDP_SOCKET of the service); preferred over TCP
+  --project <id>               the project the tools act on (required)
+  --agent <id>                 the agent calling the tools (default: IDEA_AGENT_ID)
+  --token-file <file>          a file holding the decide token (default: PDP_DECIDE_TOKEN)
+  --no-filter                  leave tools/list unfiltered (calls are still decided)
+  --approval-wait-ms <ms>      how long a call that needs the user's approval waits for it (default 0)
+  --approver-token-file <file> ask the user in the host (elicitation) and answer with this approver token
+  --timeout-ms <ms>            deadline of one decision (default 500)
+  -h, --help                   this text
+
+stdout carries the MCP messages only; the proxy's log lines and the server's stderr go to stderr.
+`;
+
+/** A command line the proxy cannot run with: the message says what to fix. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const VALUE_OPTIONS = new Set([
+  '--pdp',
+  '--socket',
+  '--project',
+  '--agent',
+  '--token-file',
+  '--approval-wait-ms',
+  '--approver-token-file',
+  '--timeout-ms',
+]);
+
+/** `null` for `--help`. */
+export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): ProxyCommand | null {
+  const values = new Map<string, string>();
+  let filterToolsList = true;
+  let index = 0;
+  for (; index < argv.length; index += 1) {
+    const arg = argv[index] as string;
+    if (arg === '--') break;
+    if (arg === '-h' || arg === '--help') return null;
+    if (arg === '--no-filter') {
+      filterToolsList = false;
+      continue;
+    }
+    const [name, inline] =
+      arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    if (name === '--token' || name === '--approver-token') {
+      throw new UsageError(
+        `${name} is not accepted: a token on the command line is visible to every user of the machine; use ${name}-file or PDP_DECIDE_TOKEN`,
+      );
+    }
+    if (!VALUE_OPTIONS.has(name)) throw new UsageError(`unknown option ${JSON.stringify(arg)} (the server's command goes after --)`);
+    const value = inline ?? argv[(index += 1)];
+    if (value === undefined || value === '') throw new UsageError(`${name} needs a value`);
+    values.set(name, value);
+  }
+  const serverArgs = argv.slice(index + 1);
+  const command = serverArgs[0];
+  if (index >= argv.length || command === undefined)
+    throw new UsageError('the MCP server to start is missing: add -- <server command> [arguments...]');
+  const project = values.get('--project');
+  if (project === undefined) throw new UsageError('--project is required');
+  const agent = values.get('--agent') ?? env.IDEA_AGENT_ID ?? '';
+  const tokenFile = values.get('--token-file');
+  const approverFile = values.get('--approver-token-file');
+  return {
+    pdp: values.get('--pdp') ?? nonEmpty(env.PDP_URL) ?? 'http://127.0.0.1:8787',
+    socketPath: values.get('--socket'),
+    project,
+    agent,
+    token: tokenFile === undefined ? nonEmpty(env.PDP_DECIDE_TOKEN) : readTokenFile(tokenFile, '--token-file'),
+    filterToolsList,
+    approvalWaitMs: milliseconds(values.get('--approval-wait-ms'), '--approval-wait-ms', 0),
+    approverToken: approverFile === undefined ? undefined : readTokenFile(approverFile, '--approver-token-file'),
+    timeoutMs: milliseconds(values.get('--timeout-ms'), '--timeout-ms', 500),
+    server: { command, args: serverArgs.slice(1) },
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function milliseconds(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value))
+    throw new UsageError(`${name} must be a whole number of milliseconds (got ${JSON.stringify(raw)})`);
+  return value;
+}
+
+/**
+ * A token file as the service reads its own (docs/api.md §7): a regular file, not a link, that
+ * only its owner may read or write; its one line is the token.
+ */
+function readTokenFile(file: string, option: string): string {
+  let stat;
+  try {
+    stat = lstatSync(file);
+  } catch {
+    throw new UsageError(`${option}: cannot read ${file}`);
+  }
+  if (stat.isSymbolicLink() || !stat.isFile()) throw new UsageError(`${option}: ${file} must be a regular file, not a link`);
+  if ((stat.mode & 0o077) !== 0) throw new UsageError(`${option}: ${file} is readable or writable by others: run chmod 600 ${file}`);
+  const token = readFileSync(file, 'utf8').trim();
+  if (token === '') throw new UsageError(`${option}: ${file} is empty`);
+  return token;
+}

@@ -1,0 +1,60 @@
+/**
+ * Starts `idea-mcp-proxy` once its command line is read: the client of the service, the real
+ * server as a child process, and the relay between the two; resolves with the code to exit with.
+ */
+import { spawn } from 'node:child_process';
+import { errorText } from '../causes.js';
+import { PdpClient } from '../pdp-client.js';
+import type { ProxyCommand } from './options.js';
+import { McpRelay } from './relay.js';
+import type { ProxyLogger } from './stderr-logger.js';
+
+/** Credentials of the service the real server has no use for: it never sees them. */
+const WITHHELD_FROM_SERVER = ['PDP_DECIDE_TOKEN', 'PDP_APPROVER_TOKEN', 'PDP_ADMIN_TOKEN'];
+
+export async function runProxy(command: ProxyCommand, logger: ProxyLogger): Promise<number> {
+  const client = new PdpClient({
+    baseUrl: command.pdp,
+    token: command.token,
+    timeoutMs: command.timeoutMs,
+    ...(command.socketPath === undefined ? {} : { socketPath: command.socketPath }),
+  });
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !WITHHELD_FROM_SERVER.includes(name)));
+  const child = spawn(command.server.command, command.server.args, { stdio: ['pipe', 'pipe', 'inherit'], env });
+  const started = await new Promise<Error | undefined>((resolve) => {
+    child.once('spawn', () => {
+      resolve(undefined);
+    });
+    child.once('error', resolve);
+  });
+  if (started !== undefined) {
+    logger.error({ command: command.server.command, cause: errorText(started) }, 'could not start the MCP server');
+    await client.close();
+    return 127;
+  }
+  const relay = new McpRelay(
+    {
+      client,
+      project: command.project,
+      requester: command.agent,
+      filterToolsList: command.filterToolsList,
+      approval: {
+        waitMs: command.approvalWaitMs,
+        ...(command.approverToken === undefined ? {} : { elicit: { approverToken: command.approverToken } }),
+      },
+      logger,
+    },
+    { input: process.stdin, output: process.stdout },
+    child,
+  );
+  void client.check({ project: command.project }).then((checked) => {
+    if (!checked.ok)
+      logger.warn(
+        { reason: checked.reason, cause: checked.message },
+        'the policy service is not usable yet: tool calls are refused until it is',
+      );
+  });
+  const code = await relay.done;
+  await client.close();
+  return code;
+}
