@@ -79,8 +79,8 @@ export function checkPolicy(file: string, text: string | null, policy: CompiledP
       return { problems: [problem(file, where, 'error', policy.code, error.message)], more: NONE };
     }
     const pending = documentProblems(JSON.parse(text), agents);
-    // The service's own error is always listed, whatever the reading on finds.
-    if (!pending.some((one) => one.code === policy.code && one.path === error.path)) {
+    // The service's own error is listed when the reading on finds no error (a check only it makes).
+    if (!pending.some((one) => one.severity === 'error')) {
       pending.push({ path: error.path, severity: 'error', code: policy.code, message: () => error.message });
     }
     return placeProblems(file, text, pending);

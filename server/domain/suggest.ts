@@ -43,9 +43,9 @@ export function closest(name: string, known: readonly string[]): string | undefi
   return best;
 }
 
-/** ` (did you mean "x"?)`, or nothing. */
+/** `; did you mean "x"?`, or nothing. */
 export function didYouMean(name: string, known: readonly string[], quote = true): string {
   const match = closest(name, known);
   if (match === undefined) return '';
-  return `: did you mean ${quote ? JSON.stringify(match) : match}?`;
+  return `; did you mean ${quote ? JSON.stringify(match) : match}?`;
 }
