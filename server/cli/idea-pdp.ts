@@ -84,7 +84,7 @@ async function run(argv: readonly string[]): Promise<number> {
       await import('./serve-command.js').then(({ serveCommand }) => serveCommand(output));
       return 0;
     case 'check': {
-      const { checkCommand } = await import('./check-command.js');
+      const { checkCommand } = await import('./offline-commands.js');
       const options = {
         strict: values.strict === true,
         json: values.json === true,
@@ -94,7 +94,7 @@ async function run(argv: readonly string[]): Promise<number> {
       return checkCommand(positionals, options, output);
     }
     case 'test': {
-      const { testCommand } = await import('./test-command.js');
+      const { testCommand } = await import('./offline-commands.js');
       if (values.json === true && values.format !== undefined && values.format !== 'json') throw new UsageError('--json is --format json');
       const format = values.json === true ? 'json' : (values.format ?? 'lines');
       if (format !== 'json' && format !== 'tap' && format !== 'junit' && format !== 'lines')
@@ -112,7 +112,7 @@ async function run(argv: readonly string[]): Promise<number> {
       return testCommand(positionals, options, output);
     }
     case 'decide': {
-      const { decideCommand } = await import('./decide-command.js');
+      const { decideCommand } = await import('./offline-commands.js');
       const options = {
         requester: values.requester,
         tool: values.tool,
@@ -124,7 +124,7 @@ async function run(argv: readonly string[]): Promise<number> {
       return decideCommand(positionals, options, output);
     }
     case 'preview': {
-      const { previewCommand } = await import('./preview-command.js');
+      const { previewCommand } = await import('./offline-commands.js');
       return previewCommand(positionals, { server: values.server, project: values.project }, output);
     }
   }

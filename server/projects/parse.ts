@@ -72,7 +72,8 @@ class ParseWorker {
   }
 
   private start(): Worker {
-    const worker = spawnWorker(new URL('./parse-worker.js', import.meta.url));
+    // By way of the folder's name, so the bundle of the offline commands (dist/server/cli) finds it too.
+    const worker = spawnWorker(new URL('../projects/parse-worker.js', import.meta.url));
     worker.on('message', (response: ParseResponse) => {
       const pending = this.pending.get(response.id);
       if (pending === undefined) return;
