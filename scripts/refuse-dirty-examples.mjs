@@ -1,6 +1,7 @@
 // Run by `npm pack` (prepack): the tarball ships examples/projects, and running the service in a
 // clone edits them; packing refuses while they differ from what git has committed.
 import { execFileSync } from 'node:child_process';
+import process from 'node:process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
