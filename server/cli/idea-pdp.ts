@@ -137,7 +137,9 @@ run(process.argv.slice(2)).then(
   (error: unknown) => {
     // parseArgs reports an unknown option or a missing value with a TypeError coded ERR_PARSE_ARGS_*.
     const code = (error as { code?: unknown }).code;
-    if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+    // By name: the offline commands are a bundle with its own copy of the UsageError class.
+    const usage = error instanceof UsageError || (error instanceof Error && error.name === 'UsageError');
+    if (usage || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
       output.err(`idea-pdp: ${(error as Error).message}\nRun \`idea-pdp --help\` for usage.\n`);
       process.exitCode = 2;
       return;

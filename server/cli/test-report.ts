@@ -68,10 +68,12 @@ export function tapReport(cases: readonly CaseReport[], problems: readonly Polic
   return `${lines.join('\n')}\n`;
 }
 
+const XML_ENTITIES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' };
+
 const escapeXml = (text: string): string =>
   // Characters XML 1.0 cannot hold at all are dropped; the five special ones escaped.
   // eslint-disable-next-line no-control-regex
-  text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '').replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '').replace(/[<>&'"]/g, (c) => XML_ENTITIES[c] ?? c);
 
 /** JUnit XML: one suite per test file, a testcase per case (failure or skipped), a failing testcase per error. */
 export function junitReport(cases: readonly CaseReport[], problems: readonly PolicyProblem[]): string {

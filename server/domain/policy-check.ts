@@ -5,7 +5,7 @@
  * (unknown tool names, agents `.ideai/agents.json` does not declare, an agents file it cannot list).
  * At most {@link MAX_LISTED_PROBLEMS} are listed per file, the rest counted. Pure.
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { PolicyDocumentSchema, TOOL_CATALOG, findTool, type PolicyProblem, type ProblemCode } from '../../schemas/index.js';
 import { quoteForMessage } from '../../schemas/requester.js';
 import { agentIdProblem } from './agent-id.js';
@@ -103,7 +103,8 @@ export function moreLine(file: string, more: FileCheck['more']): PolicyProblem[]
   return [problem(file, START, more.errors > 0 ? 'error' : 'warning', 'too_many_problems', message)];
 }
 
-const documentCheck = TypeCompiler.Compile(PolicyDocumentSchema);
+/** Compiled on first use: `idea-pdp check` of a valid file never needs it twice, start-up is what it waits for. */
+let documentCheck: TypeCheck<typeof PolicyDocumentSchema> | undefined;
 const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$/;
 
 interface RawPolicy {
@@ -126,6 +127,7 @@ const strings = (value: unknown): string[] =>
  */
 export function documentProblems(value: unknown, agents?: AgentsFileState): PendingProblem[] {
   const pending: PendingProblem[] = [];
+  documentCheck ??= TypeCompiler.Compile(PolicyDocumentSchema);
   const shape = schemaProblems(documentCheck, value, Number.MAX_SAFE_INTEGER).problems;
   for (const one of shape) {
     let code: ProblemCode = 'invalid_shape';

@@ -3,7 +3,7 @@
  * policy with the service's own decision function, as `/decide` would answer them, except that a
  * tool on ask opens no request. Pure.
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import {
   PolicyTestFileSchema,
   findTool,
@@ -23,7 +23,9 @@ import { schemaProblems } from './schema-problems.js';
 import { checkStrictJson } from './strict-json.js';
 import { didYouMean } from './suggest.js';
 
-const testFileCheck = TypeCompiler.Compile(PolicyTestFileSchema);
+let compiledTestFileCheck: TypeCheck<typeof PolicyTestFileSchema> | undefined;
+/** Compiled on first use: `check` and `decide` load this module and never read a test file. */
+const testFileCheck = (): TypeCheck<typeof PolicyTestFileSchema> => (compiledTestFileCheck ??= TypeCompiler.Compile(PolicyTestFileSchema));
 /** A test file nests 4 deep (file, cases, case, arguments) and an argument one more. */
 const MAX_TEST_FILE_DEPTH = 8;
 
@@ -54,7 +56,7 @@ export function parseTestFile(file: string, text: string, declared?: ReadonlySet
     return { cases: [], check: { problems: [problem], more: { errors: 0, warnings: 0 } } };
   }
   const parsed: unknown = JSON.parse(text);
-  const pending: PendingProblem[] = schemaProblems(testFileCheck, parsed, Number.MAX_SAFE_INTEGER).problems.map((one) => ({
+  const pending: PendingProblem[] = schemaProblems(testFileCheck(), parsed, Number.MAX_SAFE_INTEGER).problems.map((one) => ({
     path: one.path,
     severity: 'error',
     code: 'invalid_test_file',
@@ -84,7 +86,7 @@ export function parseTestFile(file: string, text: string, declared?: ReadonlySet
     }
   }
   const check = placeProblems(file, text, pending);
-  if (!testFileCheck.Check(parsed)) return { cases: [], check };
+  if (!testFileCheck().Check(parsed)) return { cases: [], check };
   const places = new JsonLocator(text).places(parsed.cases.map((_, index) => `/cases/${index}`));
   return {
     cases: parsed.cases.map((testCase, index) => ({ testCase, ...(places.get(`/cases/${index}`) ?? { line: 1, column: 1 }) })),

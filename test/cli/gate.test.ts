@@ -205,7 +205,7 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
       GIT_COMMITTER_EMAIL: 't@example.com',
     };
     const git = (...args: string[]) => runProcess('git', args, repo, 60_000, env);
-    expect((await git('init', '-q')).code).toBe(0);
+    expect(await git('init', '-q')).toMatchObject({ code: 0 });
     const bin = path.join(installed.app, 'node_modules', '.bin', 'idea-pdp');
     await writeFile(
       path.join(repo, '.git', 'hooks', 'pre-commit'),
@@ -213,7 +213,7 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
     );
     await chmod(path.join(repo, '.git', 'hooks', 'pre-commit'), 0o755);
     await git('add', '-A');
-    expect((await git('commit', '-q', '-m', 'valid')).code).toBe(0);
+    expect(await git('commit', '-q', '-m', 'valid')).toMatchObject({ code: 0 });
 
     // Invalid JSON staged, the working copy then put back: the hook must refuse.
     const file = path.join(repo, '.ideai', POLICY);
@@ -228,7 +228,7 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
     // The other way round: the working copy is broken, what is staged is valid.
     await git('add', '-A');
     await writeFile(file, '{ "version": 1,');
-    expect((await git('commit', '-q', '-m', 'valid again')).code).toBe(0);
+    expect(await git('commit', '-q', '-m', 'valid again')).toMatchObject({ code: 0 });
   }, 120_000);
 
   it('decide: --fail-on-deny, --format line, arguments nested deeper than /decide takes are a usage error', async () => {
