@@ -190,7 +190,8 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
     expect(subset.stdout).toContain('1 passed, 0 failed');
 
     const coverage = await idea(['test', '--coverage', '--run', 'QA', 'formats']);
-    expect(coverage.stdout).toContain('coverage formats: 2 of 32 agent × write tool pairs exercised');
+    // All cases count, whatever --run selects: QA and Dev × idea_memory_write, Dev × idea_ticket_create.
+    expect(coverage.stdout).toContain('coverage formats: 3 of 32 agent × write tool pairs exercised');
     expect(coverage.stdout).toMatch(/not exercised: QA × idea_ask_agent, .*idea_create_skill\n/);
     expect(coverage.stdout).not.toMatch(/not exercised: QA × .*idea_memory_write/);
   }, 60_000);
@@ -225,7 +226,8 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
     expect(refused.stdout + refused.stderr).toContain('error invalid_json');
     expect((await idea(['check'], repo)).code).toBe(0);
 
-    // The other way round: the working copy is broken, what is staged is valid.
+    // The other way round: the working copy is broken, what is staged is valid (and differs from HEAD).
+    await writeFile(file, VALID.replace('"idea_memory_read"]', '"idea_memory_read", "idea_ticket_read"]'));
     await git('add', '-A');
     await writeFile(file, '{ "version": 1,');
     expect(await git('commit', '-q', '-m', 'valid again')).toMatchObject({ code: 0 });
