@@ -18,5 +18,6 @@ await build({
   target: ['node20'],
   // TypeBox is bundled with the code; nothing else from node_modules is reached by these commands.
   packages: 'bundle',
+  minify: true,
   logLevel: 'warning',
 });

@@ -140,7 +140,10 @@ run(process.argv.slice(2)).then(
     // By name: the offline commands are a bundle with its own copy of the UsageError class.
     const usage = error instanceof UsageError || (error instanceof Error && error.name === 'UsageError');
     if (usage || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
-      output.err(`idea-pdp: ${(error as Error).message}\nRun \`idea-pdp --help\` for usage.\n`);
+      // Node's own text for an unknown option ends on an unbalanced quote: the option is named plainly.
+      const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /Unknown option '([^']*)'/.exec((error as Error).message)?.[1] : undefined;
+      const message = unknown === undefined ? (error as Error).message : `unknown option ${unknown}`;
+      output.err(`idea-pdp: ${message}\nRun \`idea-pdp --help\` for usage.\n`);
       process.exitCode = 2;
       return;
     }

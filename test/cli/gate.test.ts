@@ -83,6 +83,11 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
     expect(warned.stdout).toContain('did you mean idea_memory_write?');
     expect(warned.stdout).toContain('valid: 0 errors, 1 warning in 1 project; --strict would make it an error');
     expect((await idea(['check', '--strict', 'typo'])).code).toBe(1);
+    // An unknown option is named plainly (Node's own text ends on an unbalanced quote).
+    expect(await idea(['check', '--nope'])).toMatchObject({
+      code: 2,
+      stderr: 'idea-pdp: unknown option --nope\nRun `idea-pdp --help` for usage.\n',
+    });
   }, 60_000);
 
   it('--require: a folder without a policy file or a test file fails; without it, a note says what applies', async () => {
