@@ -25,8 +25,8 @@ describe('a document naming 16,000 unknown tools in 4 MiB', () => {
     const started = performance.now();
     const { problems, more } = checkPolicy('p.json', text, compilePolicyFile(Buffer.from(text)));
     const elapsed = performance.now() - started;
-    // About 0.4 s on a loaded 2-core machine; one walk of the text per name took minutes.
-    expect(elapsed).toBeLessThan(5_000);
+    // 0.4-0.9 s at load 15 on 2 cores; one walk of the text per name took minutes (86 s for half as many).
+    expect(elapsed).toBeLessThan(15_000);
     expect(problems).toHaveLength(MAX_LISTED_PROBLEMS);
     expect(problems[0]).toMatchObject({ line: 5, code: 'unknown_tool', severity: 'warning' });
     expect(problems.at(-1)?.line).toBeGreaterThan(problems[0]?.line ?? 0);
