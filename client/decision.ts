@@ -141,9 +141,7 @@ export function decideQueryFor(
   args: Readonly<Record<string, unknown>> | undefined,
 ): DecideQuery {
   // The wire type is the service's; it accepts any JSON object there.
-  return args === undefined
-    ? { project, requester, tool }
-    : { project, requester, tool, arguments: args as NonNullable<DecideQuery['arguments']> };
+  return args === undefined ? { project, requester, tool } : { project, requester, tool, arguments: args };
 }
 
 /** True for a plain JSON object (what tool-call arguments must be). */

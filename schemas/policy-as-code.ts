@@ -22,6 +22,11 @@ export const PROBLEM_CODES = [
   'condition_unlisted_tool',
   'invalid_condition',
   'unknown_argument',
+  // Policy as code in CI and hooks (docs/policy-as-code.md).
+  'unknown_agent',
+  'misnamed_file',
+  'missing_file',
+  'too_many_problems',
 ] as const;
 export const ProblemCodeSchema = Type.Union(PROBLEM_CODES.map((code) => Type.Literal(code)));
 export type ProblemCode = Static<typeof ProblemCodeSchema>;

@@ -1,19 +1,20 @@
 #!/usr/bin/env node
 /**
- * The `idea-pdp` command (docs/policy-as-code.md): `serve` runs the service, `check`, `test` and
- * `decide` run its parser and decision function on project folders, offline.
+ * The `idea-pdp` command (docs/policy-as-code.md): `serve` runs the service, `check`, `test`,
+ * `decide` and `preview` run its parser and decision function on project folders, offline. Each
+ * command's module is loaded only when it runs: `check` never loads Fastify or the panel.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { checkCommand, decideCommand, testCommand, type Output } from './commands.js';
-import { CHECK_HELP, DECIDE_HELP, MAIN_HELP, SERVE_HELP, TEST_HELP, UsageError } from './usage.js';
+import type { Output } from './commands.js';
+import { CHECK_HELP, DECIDE_HELP, MAIN_HELP, PREVIEW_HELP, SERVE_HELP, TEST_HELP, UsageError } from './usage.js';
 
 const output: Output = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
 };
 
-const HELP = { serve: SERVE_HELP, check: CHECK_HELP, test: TEST_HELP, decide: DECIDE_HELP } as const;
+const HELP = { serve: SERVE_HELP, check: CHECK_HELP, test: TEST_HELP, decide: DECIDE_HELP, preview: PREVIEW_HELP } as const;
 type Command = keyof typeof HELP;
 const isCommand = (name: string | undefined): name is Command => name !== undefined && Object.hasOwn(HELP, name);
 
@@ -49,10 +50,18 @@ async function run(argv: readonly string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
       json: { type: 'boolean' },
       strict: { type: 'boolean' },
+      require: { type: 'boolean' },
+      staged: { type: 'boolean' },
       project: { type: 'string' },
       requester: { type: 'string' },
       tool: { type: 'string' },
       arguments: { type: 'string' },
+      format: { type: 'string' },
+      verbose: { type: 'boolean', short: 'v' },
+      run: { type: 'string' },
+      coverage: { type: 'boolean' },
+      'fail-on-deny': { type: 'boolean' },
+      server: { type: 'string' },
     },
   });
   if (values.help === true) {
@@ -61,9 +70,10 @@ async function run(argv: readonly string[]): Promise<number> {
   }
   const allowed: Record<Command, readonly string[]> = {
     serve: [],
-    check: ['json', 'strict'],
-    test: ['json', 'project'],
-    decide: ['project', 'requester', 'tool', 'arguments'],
+    check: ['json', 'strict', 'require', 'staged'],
+    test: ['json', 'project', 'strict', 'require', 'staged', 'format', 'verbose', 'run', 'coverage'],
+    decide: ['project', 'requester', 'tool', 'arguments', 'fail-on-deny', 'format'],
+    preview: ['server', 'project'],
   };
   const extra = Object.keys(values).find((option) => !allowed[name].includes(option));
   if (extra !== undefined) throw new UsageError(`${name} takes no --${extra}`);
@@ -71,18 +81,52 @@ async function run(argv: readonly string[]): Promise<number> {
     case 'serve':
       if (positionals.length > 0) throw new UsageError('serve takes no argument (configure it with PDP_* variables)');
       // The entry point starts the service when imported and keeps the process alive until SIGTERM.
-      await import('../main.js');
+      await import('./serve-command.js').then(({ serveCommand }) => serveCommand(output));
       return 0;
-    case 'check':
-      return checkCommand(positionals, { strict: values.strict === true, json: values.json === true }, output);
-    case 'test':
-      return testCommand(positionals, { json: values.json === true, project: values.project }, output);
-    case 'decide':
-      return decideCommand(
-        positionals,
-        { requester: values.requester, tool: values.tool, arguments: values.arguments, project: values.project },
-        output,
-      );
+    case 'check': {
+      const { checkCommand } = await import('./offline-commands.js');
+      const options = {
+        strict: values.strict === true,
+        json: values.json === true,
+        require: values.require === true,
+        staged: values.staged === true,
+      };
+      return checkCommand(positionals, options, output);
+    }
+    case 'test': {
+      const { testCommand } = await import('./offline-commands.js');
+      if (values.json === true && values.format !== undefined && values.format !== 'json') throw new UsageError('--json is --format json');
+      const format = values.json === true ? 'json' : (values.format ?? 'lines');
+      if (format !== 'json' && format !== 'tap' && format !== 'junit' && format !== 'lines')
+        throw new UsageError('--format is one of tap, junit, json');
+      const options = {
+        format,
+        project: values.project,
+        verbose: values.verbose === true,
+        run: values.run,
+        coverage: values.coverage === true,
+        require: values.require === true,
+        strict: values.strict === true,
+        staged: values.staged === true,
+      } as const;
+      return testCommand(positionals, options, output);
+    }
+    case 'decide': {
+      const { decideCommand } = await import('./offline-commands.js');
+      const options = {
+        requester: values.requester,
+        tool: values.tool,
+        arguments: values.arguments,
+        project: values.project,
+        failOnDeny: values['fail-on-deny'] === true,
+        format: values.format,
+      };
+      return decideCommand(positionals, options, output);
+    }
+    case 'preview': {
+      const { previewCommand } = await import('./offline-commands.js');
+      return previewCommand(positionals, { server: values.server, project: values.project }, output);
+    }
   }
 }
 
@@ -93,8 +137,13 @@ run(process.argv.slice(2)).then(
   (error: unknown) => {
     // parseArgs reports an unknown option or a missing value with a TypeError coded ERR_PARSE_ARGS_*.
     const code = (error as { code?: unknown }).code;
-    if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
-      output.err(`idea-pdp: ${(error as Error).message}\nRun \`idea-pdp --help\` for usage.\n`);
+    // By name: the offline commands are a bundle with its own copy of the UsageError class.
+    const usage = error instanceof UsageError || (error instanceof Error && error.name === 'UsageError');
+    if (usage || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+      // Node's own text for an unknown option ends on an unbalanced quote: the option is named plainly.
+      const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /Unknown option '([^']*)'/.exec((error as Error).message)?.[1] : undefined;
+      const message = unknown === undefined ? (error as Error).message : `unknown option ${unknown}`;
+      output.err(`idea-pdp: ${message}\nRun \`idea-pdp --help\` for usage.\n`);
       process.exitCode = 2;
       return;
     }

@@ -14,9 +14,11 @@ Commands:
   test [DIR...]          run the expectations of .ideai/mcp-tool-permissions.test.json
   decide DIR --requester R --tool T [--arguments JSON]
                          print the decision /decide would answer (without decisionId)
+  preview OLD NEW        what a new policy file changes (or NEW --server URL --project P)
 
 Options: --help on every command, --version.
 Exit codes: 0 success, 1 a problem found (invalid file, failing case), 2 usage error.
+In CI and hooks: idea-pdp check --strict --require && idea-pdp test --strict --require
 `;
 
 export const SERVE_HELP = `Usage: idea-pdp serve
@@ -25,47 +27,75 @@ Runs the policy decision service, as \`npm start\` does. Configured by the envir
   PDP_HOST (127.0.0.1), PDP_PORT (8787), PDP_PROJECTS_ROOT or PDP_PROJECTS (id=/abs/path,...),
   PDP_ADMIN_TOKEN[_FILE], PDP_DECIDE_TOKEN[_FILE], PDP_STATE_DIR (.pdp), PDP_AUDIT_FILE,
   PDP_APPROVAL_TTL_SECONDS, PDP_MAX_CONNECTIONS, PDP_LOG_LEVEL.
+Without PDP_PROJECTS_ROOT or PDP_PROJECTS it serves copies of the demo projects made in
+PDP_STATE_DIR/demo-projects. PDP_STATE_DIR holds the admin token: keep it out of git.
 Stops gracefully on SIGTERM or SIGINT.
 `;
 
-export const CHECK_HELP = `Usage: idea-pdp check [DIR...] [--strict] [--json]
+export const CHECK_HELP = `Usage: idea-pdp check [DIR...] [--strict] [--require] [--staged] [--json]
 
 Validates the policy file and the agents file of each project folder DIR (default: .) exactly as
-the service reads them. Prints one line per problem,
+the service reads them. Prints every problem of every file, in file order,
   <file>:<line>:<column>: <error|warning> <code>: <message>
 then a summary line. A missing file is valid (the canonical defaults).
 
-  --strict   warnings (unknown tool names, an agents file the service cannot list) are errors
+  --strict   warnings (unknown tool names, unknown agents, misnamed files, an agents file the
+             service cannot list) are errors
+  --require  a missing policy file is an error
+  --staged   check what git's index holds (git show :path), as a pre-commit hook should
   --json     print one JSON document instead of lines
 
 Exit: 0 every file valid, 1 a file invalid, 2 usage error.
 `;
 
-export const TEST_HELP = `Usage: idea-pdp test [DIR...] [--project ID] [--json]
+export const TEST_HELP = `Usage: idea-pdp test [DIR...] [--project ID] [--strict] [--require] [--staged]
+                   [--format tap|junit|json] [--json] [-v] [--run TEXT] [--coverage]
 
 Runs the cases of DIR/.ideai/mcp-tool-permissions.test.json (default DIR: .) against the policy
 file beside it, with the service's decision function:
   { "version": 1, "cases": [ { "requester": "QA", "tool": "idea_memory_write",
     "expect": "allow" | "deny" | "ask", "arguments"?: { "issueRef": "#12" }, "name"?: "..." } ] }
-Prints one line per failing case, then "N passed, M failed". With an invalid policy every case
-fails (policy_invalid).
+Prints one line per failing case, then "N passed, M failed". With an invalid policy, its errors
+are printed once and no case is run (each fails as not run).
 
   --project ID   the project id the cases are decided in (default: the folder's name)
-  --json         print one JSON document instead of lines
+  --strict       warnings of the test file (unknown tools, unknown agents) fail the run
+  --require      a missing test file is a failure
+  --staged       run what git's index holds (git show :path)
+  --format F     tap, junit (XML) or json; --json is --format json
+  -v, --verbose  print every case with its decision
+  --run TEXT     only the cases whose name, requester or tool contains TEXT
+  --coverage     list the agents × write tools no case exercises
 
 Exit: 0 all cases pass, 1 otherwise, 2 usage error.
 `;
 
 export const DECIDE_HELP = `Usage: idea-pdp decide DIR --requester R --tool T [--arguments JSON] [--project ID]
+                     [--format json|line] [--fail-on-deny]
 
-Prints, as JSON, the decision the service would answer for this call in the project folder DIR
-(the /decide body without decisionId). A tool on ask answers approval_required; no request is
-opened and no temporary grant is consulted.
+Prints the decision the service would answer for this call in the project folder DIR (the
+/decide body without decisionId). A tool on ask answers approval_required; no request is opened
+and no temporary grant is consulted.
 
   --requester R    an agent id, "" or "mcp" (anonymous), or ticket-assistant:<project>:<issue>
   --tool T         the tool name
-  --arguments JSON the call's arguments, e.g. '{"issueRef":"#12"}'
+  --arguments JSON the call's arguments, as /decide takes them: an object whose values are
+                   scalars, or arrays or objects of scalars, e.g. '{"issueRef":"#12"}'
   --project ID     the project id (default: the folder's name)
+  --format line    print "allow|deny|ask <reason> <source>" instead of JSON
+  --fail-on-deny   exit 1 when the call is not allowed (ask included)
 
-Exit: 0 (whatever the decision), 2 usage error.
+Exit: 0 (whatever the decision, unless --fail-on-deny), 1 denied with --fail-on-deny, 2 usage error.
+`;
+
+export const PREVIEW_HELP = `Usage: idea-pdp preview OLD NEW
+       idea-pdp preview NEW --server URL --project P
+
+What the policy file NEW changes. Offline, against the policy file OLD: prints
+{ "valid", "errors", "agents" }, the agents whose effective policy changes as the preview route
+answers them. Against a running service: sends NEW to URL's preview route for project P and
+prints its whole answer, the project's recent decisions replayed included (the token is read
+from PDP_DECIDE_TOKEN or PDP_DECIDE_TOKEN_FILE). Nothing is written.
+
+Exit: 0 NEW is valid, 1 NEW is invalid or the service refused, 2 usage error.
 `;

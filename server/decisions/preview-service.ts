@@ -3,13 +3,12 @@
  * `idea-pdp check` reports them, the agents it changes, and the project's recent decisions decided
  * again under it. Writes nothing, opens no approval request, uses up no `once` answer.
  */
-import type { PolicyDocument, PreviewResponse } from '../../schemas/index.js';
-import type { CompiledPolicy } from '../domain/compile.js';
+import type { PreviewResponse } from '../../schemas/index.js';
+import { compileDocument, type CompiledPolicy } from '../domain/compile.js';
 import { lookingApprovals, type ApprovalsPort, type EphemeralLookup } from '../domain/decide.js';
-import { POLICY_FILE, policyProblems } from '../domain/policy-check.js';
 import { agentChanges, replay } from '../domain/preview.js';
 import { unknownProject } from '../errors.js';
-import { compilePolicy } from '../projects/parse.js';
+import { checkProposalOffThread } from '../projects/parse.js';
 import type { ReplayableDecision } from './recent-decisions.js';
 
 export interface PreviewServiceOptions {
@@ -31,15 +30,16 @@ const NO_REPLAY: PreviewResponse['replay'] = {
 export class PreviewService {
   constructor(private readonly options: PreviewServiceOptions) {}
 
-  async preview(project: string, document: PolicyDocument): Promise<PreviewResponse> {
+  /** `body`: the request's bytes, the document itself or `{ "document": … }`. */
+  async preview(project: string, body: Buffer): Promise<PreviewResponse> {
+    if (this.options.policyOf(project) === undefined) throw unknownProject(project);
+    const proposal = await checkProposalOffThread(body);
+    // Read after the check: a change saved meanwhile is what the proposal is compared with.
     const before = this.options.policyOf(project);
     if (before === undefined) throw unknownProject(project);
-    // The text the document would have in its file, so a problem's line and column point into it.
-    const text = `${JSON.stringify(document, null, 2)}\n`;
-    const after = await compilePolicy(Buffer.from(text, 'utf8'));
-    const errors = policyProblems(POLICY_FILE, text, after);
-    const base = { project, revision: before.revision, errors };
-    if (after.status === 'invalid') return { ...base, valid: false, agents: [], replay: NO_REPLAY };
+    const base = { project, revision: before.revision, errors: proposal.errors };
+    if (!proposal.valid || proposal.document === null) return { ...base, valid: false, agents: [], replay: NO_REPLAY };
+    const after = compileDocument(proposal.document, proposal.revision);
     return {
       ...base,
       valid: true,

@@ -1,22 +1,58 @@
 /**
- * The problems of a project's files as `idea-pdp check` and the preview report them, from the same
- * compiled state the service decides with: the first error that makes a policy invalid (the service
- * stops there too), then warnings the service only notes (unknown tool names, an agents file it
- * cannot list). Pure.
+ * The problems of a project's files as `idea-pdp check` and the preview report them, all of them in
+ * file order: the error that makes the service deny the project is always among them, the others
+ * are found by reading on where the service stops. Warnings are what the service only notes
+ * (unknown tool names, agents `.ideai/agents.json` does not declare, an agents file it cannot list).
+ * At most {@link MAX_LISTED_PROBLEMS} are listed per file, the rest counted. Pure.
  */
-import { findTool, knownArguments, type PolicyDocument, type PolicyProblem, type ProblemCode } from '../../schemas/index.js';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import {
+  PolicyDocumentSchema,
+  TOOL_CATALOG,
+  findTool,
+  knownArguments,
+  type Condition,
+  type PolicyProblem,
+  type ProblemCode,
+} from '../../schemas/index.js';
 import { quoteForMessage } from '../../schemas/requester.js';
+import { agentIdProblem } from './agent-id.js';
 import type { AgentsFileState } from './agents-file.js';
-import type { CompiledPolicy } from './compile.js';
-import { pointerLocation } from './json-location.js';
-import { checkStrictJson, lineColumn } from './strict-json.js';
+import { askConflicts, type CompiledPolicy } from './compile.js';
+import { conditionProblem } from './conditions.js';
+import { JsonLocator, LineIndex } from './json-location.js';
+import { schemaProblems } from './schema-problems.js';
+import { checkStrictJson } from './strict-json.js';
+import { didYouMean } from './suggest.js';
 
 export const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
 export const AGENTS_FILE = '.ideai/agents.json';
 export const TEST_FILE = '.ideai/mcp-tool-permissions.test.json';
 
+/** A hostile file may hold 16,000 unknown names: a reader acts on the first ones, the rest are counted. */
+export const MAX_LISTED_PROBLEMS = 100;
+
 /** Far deeper than any agents file: only a syntax error's place is looked for. */
 const AGENTS_MAX_DEPTH = 64;
+
+const TOOL_NAMES = TOOL_CATALOG.map((tool) => tool.name);
+
+/** A problem before it is placed in the text: `message` is only made for the problems listed. */
+export interface PendingProblem {
+  readonly path: string;
+  readonly severity: PolicyProblem['severity'];
+  readonly code: ProblemCode;
+  readonly message: () => string;
+}
+
+export interface FileCheck {
+  /** At most {@link MAX_LISTED_PROBLEMS}, in file order. */
+  readonly problems: PolicyProblem[];
+  /** The problems found and not listed. */
+  readonly more: { readonly errors: number; readonly warnings: number };
+}
+
+const NONE = { errors: 0, warnings: 0 } as const;
 
 function problem(
   file: string,
@@ -30,86 +66,206 @@ function problem(
 
 const START = { line: 1, column: 1 };
 
-/**
- * The problems of a policy file. `file`: the name printed; `text`: the file's text (null when it
- * could not be read); `policy`: what the service compiled from it.
- */
-export function policyProblems(file: string, text: string | null, policy: CompiledPolicy): PolicyProblem[] {
+/** Places pending problems in `text` in one walk, sorts them in file order and lists the first ones. */
+export function placeProblems(file: string, text: string, pending: readonly PendingProblem[]): FileCheck {
+  const places = new JsonLocator(text).places(pending.map((one) => one.path));
+  const placed = pending
+    .map((one, index) => ({ one, index, where: places.get(one.path) ?? START }))
+    .sort((a, b) => a.where.line - b.where.line || a.where.column - b.where.column || a.index - b.index);
+  const listed = placed.slice(0, MAX_LISTED_PROBLEMS).map(({ one, where }) => problem(file, where, one.severity, one.code, one.message()));
+  const rest = placed.slice(MAX_LISTED_PROBLEMS);
+  const errors = rest.filter(({ one }) => one.severity === 'error').length;
+  return { problems: listed, more: { errors, warnings: rest.length - errors } };
+}
+
+/** The problems of a policy file; `agents`: the project's agents file, for the agents it declares. */
+export function checkPolicy(file: string, text: string | null, policy: CompiledPolicy, agents?: AgentsFileState): FileCheck {
   if (policy.status === 'invalid') {
     const { error } = policy;
-    const where =
-      error.line !== undefined && error.column !== undefined
-        ? { line: error.line, column: error.column }
-        : text !== null && error.path !== undefined
-          ? pointerLocation(text, error.path)
-          : START;
-    return [problem(file, where, 'error', policy.code, error.message)];
+    // Syntax, duplicate keys, depth, unreadable: nothing further can be read.
+    if (text === null || error.path === undefined || error.line !== undefined) {
+      const where = error.line !== undefined && error.column !== undefined ? { line: error.line, column: error.column } : START;
+      return { problems: [problem(file, where, 'error', policy.code, error.message)], more: NONE };
+    }
+    const pending = documentProblems(JSON.parse(text), agents);
+    // The service's own error is listed when the reading on finds no error (a check only it makes).
+    if (!pending.some((one) => one.severity === 'error')) {
+      pending.push({ path: error.path, severity: 'error', code: policy.code, message: () => error.message });
+    }
+    return placeProblems(file, text, pending);
   }
-  if (policy.document === null || text === null) return [];
-  return [...unknownToolWarnings(file, text, policy.document), ...unknownArgumentWarnings(file, text, policy.document)];
+  if (policy.document === null || text === null) return { problems: [], more: NONE };
+  return placeProblems(file, text, documentProblems(policy.document, agents));
 }
 
-/** A warning for each condition on an argument its tool is not known to take (schemas/catalog.ts): likely a typo. */
-function unknownArgumentWarnings(file: string, text: string, document: PolicyDocument): PolicyProblem[] {
-  const policies: [string, PolicyDocument['projectDefault']][] = [['/projectDefault', document.projectDefault]];
-  for (const [index, agent] of (document.agents ?? []).entries()) policies.push([`/agents/${index}/policy`, agent.policy]);
-  const warnings: PolicyProblem[] = [];
+/** The problems listed for a policy file, then one line counting the others (the preview's `errors`). */
+export function policyProblems(file: string, text: string | null, policy: CompiledPolicy, agents?: AgentsFileState): PolicyProblem[] {
+  const { problems, more } = checkPolicy(file, text, policy, agents);
+  return [...problems, ...moreLine(file, more)];
+}
+
+/** The line that counts the problems not listed, if any. */
+export function moreLine(file: string, more: FileCheck['more']): PolicyProblem[] {
+  const count = more.errors + more.warnings;
+  if (count === 0) return [];
+  const message = `${count} more problems not listed (${more.errors} errors, ${more.warnings} warnings)`;
+  return [problem(file, START, more.errors > 0 ? 'error' : 'warning', 'too_many_problems', message)];
+}
+
+/** Compiled on first use: `idea-pdp check` of a valid file never needs it twice, start-up is what it waits for. */
+let documentCheck: TypeCheck<typeof PolicyDocumentSchema> | undefined;
+const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$/;
+const CONDITIONS_PATH = /^(?:\/projectDefault|\/agents\/\d+\/policy)\/conditions\//;
+
+interface RawPolicy {
+  allowedTools?: unknown;
+  askTools?: unknown;
+  conditions?: unknown;
+}
+interface RawAgent {
+  agentId?: unknown;
+  policy?: RawPolicy;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+
+/**
+ * Every problem of a parsed policy document, valid or not: what the schema refuses, then what the
+ * service refuses in a well-shaped document (agent ids, duplicate overrides, a tool allowed and
+ * on ask), and the warnings.
+ */
+export function documentProblems(value: unknown, agents?: AgentsFileState): PendingProblem[] {
+  const pending: PendingProblem[] = [];
+  documentCheck ??= TypeCompiler.Compile(PolicyDocumentSchema);
+  const shape = schemaProblems(documentCheck, value, Number.MAX_SAFE_INTEGER).problems;
+  for (const one of shape) {
+    let code: ProblemCode = 'invalid_shape';
+    let message = one.message;
+    if (one.path === '/version' || (one.path === '' && !isRecord(value))) code = 'unsupported_version';
+    if (CONDITIONS_PATH.test(one.path)) code = 'invalid_condition';
+    if (AGENT_ID_PATH.test(one.path) && typeof one.value === 'string') {
+      code = 'invalid_agent_id';
+      message = `invalid agent id ${quoteForMessage(one.value)} at ${one.path}: ${agentIdProblem(one.value) ?? 'it does not match the agent id pattern'}`;
+    }
+    pending.push({ path: one.path, severity: 'error', code, message: () => message });
+  }
+  if (!isRecord(value)) return pending;
+  const rawAgents: unknown[] = Array.isArray(value.agents) ? value.agents : [];
+  const policies: [string, RawPolicy | undefined][] = [
+    ['/projectDefault', isRecord(value.projectDefault) ? value.projectDefault : undefined],
+  ];
+  const seen = new Set<string>();
+  const declared = agents?.exists === true ? new Set(agents.agents.map((agent) => agent.id)) : undefined;
+  for (const [index, raw] of rawAgents.entries()) {
+    if (!isRecord(raw)) continue;
+    const agent = raw as RawAgent;
+    policies.push([`/agents/${index}/policy`, isRecord(agent.policy) ? agent.policy : undefined]);
+    if (typeof agent.agentId !== 'string') continue;
+    const agentId = agent.agentId;
+    const path = `/agents/${index}/agentId`;
+    const why = agentIdProblem(agentId);
+    if (why !== undefined && shape.every((one) => one.path !== path)) {
+      pending.push({
+        path,
+        severity: 'error',
+        code: 'invalid_agent_id',
+        message: () => `invalid agent id ${quoteForMessage(agentId)} at ${path}: ${why}`,
+      });
+    }
+    if (seen.has(agentId)) {
+      pending.push({ path, severity: 'error', code: 'duplicate_agent', message: () => `duplicate override for agent ${agentId}` });
+    }
+    seen.add(agentId);
+    if (declared !== undefined && why === undefined && !declared.has(agentId)) {
+      const known = [...declared];
+      pending.push({
+        path,
+        severity: 'warning',
+        code: 'unknown_agent',
+        message: () => `override for agent ${agentId}, which ${AGENTS_FILE} does not declare${didYouMean(agentId, known, false)}`,
+      });
+    }
+  }
   for (const [path, policy] of policies) {
-    for (const [tool, conditions] of Object.entries(policy?.conditions ?? {})) {
-      if (findTool(tool) === undefined) continue;
-      const known = knownArguments(tool);
-      for (const argument of Object.keys(conditions)) {
-        if (known.includes(argument)) continue;
-        const pointer = `${path}/conditions/${segment(tool)}/${segment(argument)}`;
-        const expected = known.length === 0 ? 'it takes none' : `it takes ${known.join(', ')}`;
-        warnings.push(
-          problem(
-            file,
-            pointerLocation(text, pointer),
-            'warning',
-            'unknown_argument',
-            `condition on argument ${quoteForMessage(argument)} at ${pointer}: ${tool} is not known to take it (${expected}); a call without it is refused`,
-          ),
-        );
+    const allowed = strings(policy?.allowedTools);
+    const ask = strings(policy?.askTools);
+    const conflicts = askConflicts(allowed, ask);
+    if (conflicts.length > 0) {
+      const names = conflicts.slice(0, 5).map(quoteForMessage).join(', ');
+      pending.push({
+        path: `${path}/askTools`,
+        severity: 'error',
+        code: 'ask_conflict',
+        message: () => `${names} in both allowedTools and askTools at ${path}`,
+      });
+    }
+    for (const list of ['allowedTools', 'askTools'] as const) {
+      const names = policy?.[list];
+      if (!Array.isArray(names)) continue;
+      for (const [index, name] of names.entries()) {
+        if (typeof name !== 'string' || findTool(name) !== undefined) continue;
+        const where = `${path}/${list}/${index}`;
+        pending.push({ path: where, severity: 'warning', code: 'unknown_tool', message: () => unknownToolMessage(name, where) });
       }
     }
+    pending.push(...conditionsProblems(path, policy, new Set([...allowed, ...ask])));
   }
-  return warnings;
+  return pending;
 }
 
-/** One JSON pointer segment. */
-function segment(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
+/** Escapes one JSON pointer segment. */
+const pointerSegment = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** A warning for each name that is not a catalog tool: the service grants it nothing. */
-function unknownToolWarnings(file: string, text: string, document: PolicyDocument): PolicyProblem[] {
-  const lists: [string, readonly string[] | undefined][] = [
-    ['/projectDefault/allowedTools', document.projectDefault?.allowedTools],
-    ['/projectDefault/askTools', document.projectDefault?.askTools],
-  ];
-  for (const [index, agent] of (document.agents ?? []).entries()) {
-    lists.push(
-      [`/agents/${index}/policy/allowedTools`, agent.policy.allowedTools],
-      [`/agents/${index}/policy/askTools`, agent.policy.askTools],
-    );
-  }
-  const warnings: PolicyProblem[] = [];
-  for (const [path, names] of lists) {
-    for (const [index, name] of (names ?? []).entries()) {
-      if (findTool(name) !== undefined) continue;
-      warnings.push(
-        problem(
-          file,
-          pointerLocation(text, `${path}/${index}`),
-          'warning',
-          'unknown_tool',
-          `unknown tool ${quoteForMessage(name)} at ${path}/${index}: not in the IdeA MCP tool catalog, it grants nothing`,
-        ),
-      );
+/**
+ * The problems of one policy's `conditions` (docs/api.md, "Conditions on a tool's arguments"): a tool
+ * the policy does not list and a condition that can never be met are errors, an argument the tool is
+ * not known to take a warning (likely a typo: a call without it is refused). Shapes the schema refuses
+ * are already listed.
+ */
+function conditionsProblems(path: string, policy: RawPolicy | undefined, listed: ReadonlySet<string>): PendingProblem[] {
+  const pending: PendingProblem[] = [];
+  if (!isRecord(policy?.conditions)) return pending;
+  for (const [tool, conditions] of Object.entries(policy.conditions)) {
+    const at = `${path}/conditions/${pointerSegment(tool)}`;
+    if (!listed.has(tool)) {
+      pending.push({
+        path: at,
+        severity: 'error',
+        code: 'condition_unlisted_tool',
+        message: () => `condition on ${quoteForMessage(tool)} at ${at}: the tool is in neither allowedTools nor askTools of this policy`,
+      });
+    }
+    if (!isRecord(conditions)) continue;
+    const known = findTool(tool) === undefined ? undefined : knownArguments(tool);
+    for (const [argument, condition] of Object.entries(conditions)) {
+      const where = `${at}/${pointerSegment(argument)}`;
+      // Only a shape the schema accepts is judged; any other is already listed as invalid.
+      const prefix = isRecord(condition) ? condition.prefix : undefined;
+      const judged =
+        isRecord(condition) && (prefix === undefined || (Array.isArray(prefix) && prefix.every((one) => typeof one === 'string')));
+      const why = judged ? conditionProblem(condition as Condition) : undefined;
+      if (why !== undefined) {
+        pending.push({ path: where, severity: 'error', code: 'invalid_condition', message: () => `invalid condition at ${where}: ${why}` });
+      }
+      if (known === undefined || known.includes(argument)) continue;
+      const expected = known.length === 0 ? 'it takes none' : `it takes ${known.join(', ')}`;
+      pending.push({
+        path: where,
+        severity: 'warning',
+        code: 'unknown_argument',
+        message: () =>
+          `condition on argument ${quoteForMessage(argument)} at ${where}: ${tool} is not known to take it (${expected}); a call without it is refused`,
+      });
     }
   }
-  return warnings;
+  return pending;
+}
+
+/** The warning for a name that is not a catalog tool, with the nearest catalog name. */
+export function unknownToolMessage(name: string, where: string): string {
+  return `unknown tool ${quoteForMessage(name)} at ${where}: not in the IdeA MCP tool catalog, it grants nothing${didYouMean(name, TOOL_NAMES, false)}`;
 }
 
 /** The problem of an agents file, a warning: the file only names agents for listings, never decides. */
@@ -119,7 +275,7 @@ export function agentsProblems(file: string, text: string | null, state: AgentsF
   let where = START;
   if (text !== null) {
     const strict = checkStrictJson(text, AGENTS_MAX_DEPTH);
-    if (strict?.kind === 'syntax') where = lineColumn(text, strict.offset);
+    if (strict?.kind === 'syntax') where = new LineIndex(text).place(strict.offset);
   }
   return [problem(file, where, 'warning', 'agents_file', message)];
 }

@@ -3,20 +3,29 @@
  * policy with the service's own decision function, as `/decide` would answer them, except that a
  * tool on ask opens no request. Pure.
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import {
   PolicyTestFileSchema,
+  findTool,
+  parseRequester,
   type DecisionReason,
   type Expectation,
   type PolicyProblem,
   type PolicyTestCase,
 } from '../../schemas/index.js';
+import { quoteForMessage } from '../../schemas/requester.js';
+import type { AgentsFileState } from './agents-file.js';
 import type { CompiledPolicy } from './compile.js';
 import { NO_EPHEMERAL, decide, lookingApprovals, type DecisionBody } from './decide.js';
-import { pointerLocation } from './json-location.js';
-import { checkStrictJson, lineColumn } from './strict-json.js';
+import { JsonLocator, LineIndex } from './json-location.js';
+import { AGENTS_FILE, placeProblems, unknownToolMessage, type FileCheck, type PendingProblem } from './policy-check.js';
+import { schemaProblems } from './schema-problems.js';
+import { checkStrictJson } from './strict-json.js';
+import { didYouMean } from './suggest.js';
 
-const testFileCheck = TypeCompiler.Compile(PolicyTestFileSchema);
+let compiledTestFileCheck: TypeCheck<typeof PolicyTestFileSchema> | undefined;
+/** Compiled on first use: `check` and `decide` load this module and never read a test file. */
+const testFileCheck = (): TypeCheck<typeof PolicyTestFileSchema> => (compiledTestFileCheck ??= TypeCompiler.Compile(PolicyTestFileSchema));
 /** A test file nests 4 deep (file, cases, case, arguments) and an argument one more. */
 const MAX_TEST_FILE_DEPTH = 8;
 
@@ -26,11 +35,14 @@ export interface LocatedCase {
   readonly column: number;
 }
 
-/** The cases of a test file, or the problem that makes it unusable (an error). */
-export function parseTestFile(file: string, text: string): { cases: LocatedCase[] } | { problem: PolicyProblem } {
-  const invalid = (where: { line: number; column: number }, message: string) => ({
-    problem: { file, line: where.line, column: where.column, severity: 'error' as const, code: 'invalid_test_file' as const, message },
-  });
+export interface ParsedTestFile {
+  /** Empty when the file has an error: a file that is not what it means is not run at all. */
+  readonly cases: LocatedCase[];
+  readonly check: FileCheck;
+}
+
+/** The cases of a test file and its problems; `declared`: the project's agents, when it has an agents file. */
+export function parseTestFile(file: string, text: string, declared?: ReadonlySet<string>): ParsedTestFile {
   const strict = checkStrictJson(text, MAX_TEST_FILE_DEPTH);
   if (strict !== null) {
     const what =
@@ -39,16 +51,46 @@ export function parseTestFile(file: string, text: string): { cases: LocatedCase[
         : strict.kind === 'depth'
           ? 'nested too deep'
           : 'invalid JSON';
-    return invalid(lineColumn(text, strict.offset), what);
+    const where = new LineIndex(text).place(strict.offset);
+    const problem: PolicyProblem = { file, ...where, severity: 'error', code: 'invalid_test_file', message: what };
+    return { cases: [], check: { problems: [problem], more: { errors: 0, warnings: 0 } } };
   }
   const parsed: unknown = JSON.parse(text);
-  if (!testFileCheck.Check(parsed)) {
-    const first = testFileCheck.Errors(parsed).First();
-    const path = first?.path ?? '';
-    return invalid(pointerLocation(text, path), `${first?.message ?? 'invalid test file'} at ${path || '/'}`);
+  const pending: PendingProblem[] = schemaProblems(testFileCheck(), parsed, Number.MAX_SAFE_INTEGER).problems.map((one) => ({
+    path: one.path,
+    severity: 'error',
+    code: 'invalid_test_file',
+    message: () => one.message,
+  }));
+  const rawCases =
+    typeof parsed === 'object' && parsed !== null && Array.isArray((parsed as { cases?: unknown }).cases)
+      ? (parsed as { cases: unknown[] }).cases
+      : [];
+  for (const [index, raw] of rawCases.entries()) {
+    const { requester, tool } = (typeof raw === 'object' && raw !== null ? raw : {}) as { requester?: unknown; tool?: unknown };
+    if (typeof tool === 'string' && findTool(tool) === undefined) {
+      const where = `/cases/${index}/tool`;
+      pending.push({ path: where, severity: 'warning', code: 'unknown_tool', message: () => unknownToolMessage(tool, where) });
+    }
+    if (declared !== undefined && typeof requester === 'string') {
+      const parsedRequester = parseRequester(requester);
+      if (parsedRequester.kind === 'agent' && !declared.has(requester)) {
+        pending.push({
+          path: `/cases/${index}/requester`,
+          severity: 'warning',
+          code: 'unknown_agent',
+          message: () =>
+            `case for agent ${quoteForMessage(requester)}, which ${AGENTS_FILE} does not declare${didYouMean(requester, [...declared], false)}`,
+        });
+      }
+    }
   }
+  const check = placeProblems(file, text, pending);
+  if (!testFileCheck().Check(parsed)) return { cases: [], check };
+  const places = new JsonLocator(text).places(parsed.cases.map((_, index) => `/cases/${index}`));
   return {
-    cases: parsed.cases.map((testCase, index) => ({ testCase, ...pointerLocation(text, `/cases/${index}`) })),
+    cases: parsed.cases.map((testCase, index) => ({ testCase, ...(places.get(`/cases/${index}`) ?? { line: 1, column: 1 }) })),
+    check,
   };
 }
 
@@ -60,32 +102,46 @@ export function outcomeOf(body: Pick<DecisionBody, 'allow' | 'reason'>): Expecta
 
 export interface CaseResult {
   readonly located: LocatedCase;
+  /** False when the policy is invalid: the case was not run, it fails. */
+  readonly ran: boolean;
   readonly passed: boolean;
   readonly got: Expectation;
   readonly reason: DecisionReason;
   readonly message: string;
 }
 
-/** Decides every case; with an invalid policy every case fails, whatever it expects. */
+/** Decides every case; with an invalid policy no case is run, and every one fails. */
 export function runCases(project: string, policy: CompiledPolicy, cases: readonly LocatedCase[]): CaseResult[] {
   const approvals = lookingApprovals();
   return cases.map((located) => {
     const { requester, tool, arguments: args } = located.testCase;
     const body = decide({ project, requester, tool, arguments: args }, policy, NO_EPHEMERAL, approvals);
     const got = outcomeOf(body);
-    return {
-      located,
-      passed: policy.status === 'ok' && got === located.testCase.expect,
-      got,
-      reason: body.reason,
-      message: body.message,
-    };
+    const ran = policy.status === 'ok';
+    return { located, ran, passed: ran && got === located.testCase.expect, got, reason: body.reason, message: body.message };
   });
 }
 
-/** The line `idea-pdp test` prints for a failing case. */
-export function failureLine(file: string, result: CaseResult): string {
-  const { testCase, line, column } = result.located;
+/** The agents a project declares for its test cases: its agents file's and its overrides', when it has an agents file. */
+export function declaredAgents(agents: AgentsFileState, policy: CompiledPolicy): ReadonlySet<string> | undefined {
+  if (!agents.exists) return undefined;
+  const ids = new Set(agents.agents.map((agent) => agent.id));
+  if (policy.status === 'ok') for (const id of policy.overrides.keys()) ids.add(id);
+  return ids;
+}
+
+/** The words naming a case in a line: its name if any, its requester and its tool. */
+export function caseWords(testCase: PolicyTestCase): string {
   const name = testCase.name === undefined ? '' : ` ${JSON.stringify(testCase.name)}`;
-  return `${file}:${line}:${column}: FAIL${name} requester ${JSON.stringify(testCase.requester)} tool ${testCase.tool}: expected ${testCase.expect}, got ${result.got} (${result.reason}: ${result.message})`;
+  return `${name} requester ${JSON.stringify(testCase.requester)} tool ${testCase.tool}`;
+}
+
+/** The line `idea-pdp test` prints for a case: failing, not run, or (with -v) passing. */
+export function caseLine(file: string, result: CaseResult): string {
+  const { testCase, line, column } = result.located;
+  const where = `${file}:${line}:${column}:`;
+  if (!result.ran) return `${where} NOT RUN${caseWords(testCase)}: policy_invalid (the policy file is invalid, see above)`;
+  const verdict = result.passed ? 'PASS' : 'FAIL';
+  const outcome = result.passed ? result.got : `expected ${testCase.expect}, got ${result.got}`;
+  return `${where} ${verdict}${caseWords(testCase)}: ${outcome} (${result.reason}: ${result.message})`;
 }

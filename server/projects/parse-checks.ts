@@ -4,6 +4,7 @@
  * grows faster than the size with the depth (seconds for a few MiB of `[[[[...`).
  */
 import { NO_AGENTS_FILE, parseAgentsFile, type AgentsFileState } from '../domain/agents-file.js';
+import type { ProposalCheck } from './proposal-check.js';
 import { compilePolicyFile, invalidPolicy, revisionOf, type CompiledPolicy, type InvalidPolicy } from '../domain/compile.js';
 
 /** A policy document is 5 levels deep (`agents[].policy.allowedTools[]`); far more is not one. */
@@ -11,7 +12,7 @@ const MAX_JSON_DEPTH = 32;
 const TOO_DEEP = `nested more than ${MAX_JSON_DEPTH} levels deep`;
 
 /** Whether the JSON text in `bytes` opens more than MAX_JSON_DEPTH arrays or objects at once (strings skipped). */
-function nestedTooDeep(bytes: Uint8Array): boolean {
+export function nestedTooDeep(bytes: Uint8Array): boolean {
   let depth = 0;
   let inString = false;
   for (let index = 0; index < bytes.length; index++) {
@@ -38,10 +39,12 @@ export function parseAgentsChecked(bytes: Uint8Array): AgentsFileState {
 
 export interface ParseRequest {
   readonly id: number;
-  readonly kind: 'policy' | 'agents';
+  readonly kind: 'policy' | 'agents' | 'proposal';
   readonly bytes: Uint8Array;
 }
 
 /** A valid policy is answered as `'valid'`: the main thread parses it again, cheaply, rather than receive a copy. */
 export type ParseResponse =
-  { readonly id: number; readonly policy: InvalidPolicy | 'valid' } | { readonly id: number; readonly agents: AgentsFileState };
+  | { readonly id: number; readonly policy: InvalidPolicy | 'valid' }
+  | { readonly id: number; readonly agents: AgentsFileState }
+  | { readonly id: number; readonly proposal: ProposalCheck };

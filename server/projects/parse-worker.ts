@@ -1,5 +1,6 @@
 /** The worker thread of parse.ts: compiles the big files away from the thread that answers decisions. */
 import { parentPort } from 'node:worker_threads';
+import { checkProposal } from './proposal-check.js';
 import { compileChecked, parseAgentsChecked, type ParseRequest, type ParseResponse } from './parse-checks.js';
 
 const port = parentPort;
@@ -8,6 +9,7 @@ if (!port) throw new Error('parse-worker must run as a worker thread');
 port.on('message', ({ id, kind, bytes }: ParseRequest) => {
   let response: ParseResponse;
   if (kind === 'agents') response = { id, agents: parseAgentsChecked(bytes) };
+  else if (kind === 'proposal') response = { id, proposal: checkProposal(bytes) };
   else {
     const policy = compileChecked(bytes);
     response = { id, policy: policy.status === 'ok' ? 'valid' : policy };

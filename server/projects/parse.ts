@@ -9,6 +9,7 @@ import type { PolicyDocument } from '../../schemas/index.js';
 import type { AgentsFileState } from '../domain/agents-file.js';
 import { compileDocument, revisionOf, type CompiledPolicy } from '../domain/compile.js';
 import { compileChecked, parseAgentsChecked, type ParseRequest, type ParseResponse } from './parse-checks.js';
+import { checkProposal, type ProposalCheck } from './proposal-check.js';
 import { spawnWorker } from './spawn-worker.js';
 
 /** Files up to this size are compiled on the calling thread. */
@@ -29,6 +30,14 @@ export async function parseAgents(bytes: Buffer): Promise<AgentsFileState> {
   const answer = await offThread.run('agents', bytes);
   if (!('agents' in answer)) throw new Error('the parse worker answered another question');
   return answer.agents;
+}
+
+/** A proposed document (the preview's body), checked off this thread unless it is small. */
+export async function checkProposalOffThread(bytes: Buffer): Promise<ProposalCheck> {
+  if (bytes.length <= INLINE_PARSE_BYTES) return checkProposal(bytes);
+  const answer = await offThread.run('proposal', bytes);
+  if (!('proposal' in answer)) throw new Error('the parse worker answered another question');
+  return answer.proposal;
 }
 
 interface Pending {
@@ -63,7 +72,8 @@ class ParseWorker {
   }
 
   private start(): Worker {
-    const worker = spawnWorker(new URL('./parse-worker.js', import.meta.url));
+    // By way of the folder's name, so the bundle of the offline commands (dist/server/cli) finds it too.
+    const worker = spawnWorker(new URL('../projects/parse-worker.js', import.meta.url));
     worker.on('message', (response: ParseResponse) => {
       const pending = this.pending.get(response.id);
       if (pending === undefined) return;

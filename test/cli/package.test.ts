@@ -140,8 +140,10 @@ describe('the idea-mcp-tool-permissions tarball, installed in an empty folder', 
     await project('broken', { policy: '{ "version": 1, ', tests: { version: 1, cases: cases.slice(0, 2) } });
     const broken = await idea(['test', 'broken']);
     expect(broken.code).toBe(1);
-    expect(broken.stdout.split('\n').filter((line) => line.includes('(policy_invalid: '))).toHaveLength(2);
-    expect(broken.stdout.endsWith('0 passed, 2 failed\n')).toBe(true);
+    // The policy's error once, then each case as not run, never as a verdict.
+    expect(broken.stdout.split('\n').filter((line) => line.includes(': NOT RUN requester '))).toHaveLength(2);
+    expect(broken.stdout).not.toContain('expected ');
+    expect(broken.stdout.endsWith('0 passed, 2 failed\nno case was run: the policy file is invalid\n')).toBe(true);
   }, 60_000);
 
   it('decide prints the /decide body without decisionId; --help on every command', async () => {

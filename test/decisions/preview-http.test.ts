@@ -159,7 +159,9 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
       const answer = await preview(service, invalid);
       expect(answer.status).toBe(200);
       expect(answer.body).toMatchObject({ valid: false, agents: [], replay: { decisions: 0, changed: [] } });
+      // Every problem, in file order: the unknown name, then the tool both allowed and on ask.
       expect(answer.body.errors).toEqual([
+        expect.objectContaining({ file: '.ideai/mcp-tool-permissions.json', severity: 'warning', code: 'unknown_tool' }),
         expect.objectContaining({ file: '.ideai/mcp-tool-permissions.json', severity: 'error', code: 'ask_conflict' }),
       ]);
 
@@ -176,6 +178,23 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
       const warned = await preview(service, policyDoc(['idea_memory_read', 'not_a_tool']));
       expect(warned.body.valid).toBe(true);
       expect(warned.body.errors).toEqual([expect.objectContaining({ severity: 'warning', code: 'unknown_tool' })]);
+
+      // The document itself as the body answers the same, its problems placed in the body's own text;
+      // a body that is not JSON is an invalid document.
+      const raw = await post(service, '/projects/demo/mcp-tool-permissions/preview', policyDoc(['idea_memory_read', 'not_a_tool']));
+      expect(raw.status).toBe(200);
+      const sent = JSON.stringify(policyDoc(['idea_memory_read', 'not_a_tool']));
+      expect(raw.body).toEqual({
+        ...warned.body,
+        errors: [{ ...warned.body.errors[0], line: 1, column: sent.indexOf('"not_a_tool"') + 1 }],
+      });
+      const response = await fetch(`${service.baseUrl}/projects/demo/mcp-tool-permissions/preview`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${DECIDE}` },
+        body: '{ "version": 1,',
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ valid: false, errors: [{ line: 1, code: 'invalid_json', severity: 'error' }] });
     } finally {
       await service.stop();
     }

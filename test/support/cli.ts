@@ -37,3 +37,48 @@ export function runProcess(
 export function runSourceCli(args: readonly string[], cwd: string): Promise<CliRun> {
   return runProcess(process.execPath, ['--import', TSX_LOADER, SOURCE_BIN, ...args], cwd);
 }
+
+/** The environment of a nested npm or of the installed command: none of the npm_* or PDP_* variables of the test run. */
+export function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.toLowerCase().startsWith('npm_') && !key.startsWith('PDP_')) env[key] = value;
+  return env;
+}
+
+export async function npm(cwd: string, args: string[]): Promise<string> {
+  const result = await runProcess('npm', args, cwd, 600_000, cleanEnv());
+  if (result.code !== 0) throw new Error(`npm ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  return result.stdout;
+}
+
+export interface InstalledPackage {
+  /** The folder the package is installed in (its node_modules/.bin/idea-pdp). */
+  readonly app: string;
+  /** The paths the tarball holds, sorted. */
+  readonly files: readonly string[];
+  /** Runs the installed `idea-pdp` in `cwd` (default: the app folder). */
+  idea(args: readonly string[], cwd?: string, env?: NodeJS.ProcessEnv): Promise<CliRun>;
+}
+
+/** `npm run build`, `npm pack` at the repository root and `npm install` of the tarball in `folder/app`, as a user does. */
+export async function installPackage(folder: string): Promise<InstalledPackage> {
+  const { mkdir, writeFile } = await import('node:fs/promises');
+  // What prepack runs, run first so that `npm pack --json` prints only its JSON.
+  await npm(REPO_ROOT, ['run', 'build', '--silent']);
+  const packed = JSON.parse(await npm(REPO_ROOT, ['pack', '--ignore-scripts', '--json', '--pack-destination', folder])) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
+  const tarball = path.join(folder, packed[0]?.filename ?? 'missing.tgz');
+  const app = path.join(folder, 'app');
+  await mkdir(app);
+  await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'policies', version: '1.0.0', private: true }));
+  await npm(app, ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error']);
+  const bin = path.join(app, 'node_modules', '.bin', 'idea-pdp');
+  return {
+    app,
+    files: (packed[0]?.files ?? []).map((file) => file.path).sort(),
+    idea: (args, cwd = app, env = cleanEnv()) => runProcess(bin, args, cwd, 60_000, env),
+  };
+}

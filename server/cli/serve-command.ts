@@ -1,0 +1,30 @@
+/**
+ * `idea-pdp serve`: the service, as `npm start` runs it. Without projects configured it serves
+ * copies of the demo projects made in its state folder, never the package's own files (which
+ * live under node_modules and would be edited there), and says so.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { demoProjectsRoot, prepareStateDir } from '../config.js';
+import type { Output } from './commands.js';
+
+export async function serveCommand(output: Output): Promise<void> {
+  const env = process.env;
+  const stateDir = path.resolve(env.PDP_STATE_DIR || '.pdp');
+  if (!env.PDP_PROJECTS_ROOT && !env.PDP_PROJECTS) {
+    await prepareStateDir(stateDir);
+    const copies = path.join(stateDir, 'demo-projects');
+    // Copied once: edits made through the panel stay between runs.
+    const there = await fs.stat(copies).catch(() => undefined);
+    if (there === undefined) await fs.cp(demoProjectsRoot(), copies, { recursive: true, errorOnExist: false });
+    env.PDP_PROJECTS_ROOT = copies;
+    output.err(
+      `idea-pdp serve: no PDP_PROJECTS_ROOT or PDP_PROJECTS: serving copies of the demo projects in ${copies}\n` +
+        '  (set PDP_PROJECTS_ROOT=<folder of project folders> or PDP_PROJECTS=id=/abs/path,... for real projects)\n',
+    );
+  }
+  output.err(
+    `idea-pdp serve: state (admin token, grants, recent decisions) in ${stateDir}: keep it out of git (.gitignore: ${path.basename(stateDir)}/)\n`,
+  );
+  await import('../main.js');
+}
