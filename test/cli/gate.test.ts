@@ -238,7 +238,7 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
     expect(await git('commit', '-q', '-m', 'valid again')).toMatchObject({ code: 0 });
   }, 120_000);
 
-  it('decide: --fail-on-deny, --format line, arguments nested deeper than /decide takes are a usage error', async () => {
+  it('decide: --fail-on-deny, --format line, --arguments that is not a JSON object is a usage error, any depth is taken', async () => {
     await project('decided', { [POLICY]: VALID });
     const denied = await idea([
       'decide',
@@ -267,21 +267,12 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
     expect((await idea(['decide', 'decided', '--requester', 'Dev', '--tool', 'idea_ticket_create', '--format', 'line'])).stdout).toBe(
       'ask approval_required project-default\n',
     );
-    const nested = await idea([
-      'decide',
-      'decided',
-      '--requester',
-      'QA',
-      '--tool',
-      'idea_memory_write',
-      '--arguments',
-      '{"a":{"b":{"c":1}}}',
-    ]);
-    expect(nested.code).toBe(2);
-    expect(nested.stderr).toContain('--arguments must be an object whose values are scalars, or arrays or objects of scalars');
-    expect(
-      (await idea(['decide', 'decided', '--requester', 'QA', '--tool', 'idea_memory_write', '--arguments', '{"a":{"b":1}}'])).code,
-    ).toBe(0);
+    const notObject = await idea(['decide', 'decided', '--requester', 'QA', '--tool', 'idea_memory_write', '--arguments', '["a"]']);
+    expect(notObject.code).toBe(2);
+    expect(notObject.stderr).toContain('--arguments must be a JSON object');
+    // Real tools take nested arguments: /decide takes any JSON object, and so does decide.
+    const nested = ['--arguments', '{"a":{"b":{"c":[1,{"d":2}]}}}'];
+    expect((await idea(['decide', 'decided', '--requester', 'QA', '--tool', 'idea_memory_write', ...nested])).code).toBe(0);
   }, 60_000);
 
   it('preview: OLD NEW offline, and NEW against a served project with its recent decisions', async () => {

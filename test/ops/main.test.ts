@@ -43,7 +43,7 @@ describe('server/main.ts', () => {
       expect(view.agents.map((a) => a.agentId)).toEqual(['Architect', 'DevFrontend', 'Git', 'Main', 'QA']);
       expect(view.agents.find((a) => a.agentId === 'DevFrontend')).toMatchObject({
         mode: 'override',
-        added: ['idea_ticket_update_carnet'],
+        added: ['idea_ask_agent', 'idea_ticket_update_carnet'],
       });
       const ask = async (requester: string, tool: string) =>
         (

@@ -75,11 +75,13 @@ describe.skipIf(!browserTestsEnabled)('permissions panel journeys (chromium, rea
     expect(await carnet.isChecked()).toBe(true);
     expect(await text(page().locator('#state-idea_ticket_update_carnet'))).toBe('Ajouté'); // one state text per row
     await carnet.uncheck();
+    // The demo's DevFrontend may also delegate (to QA only): withdrawn too, its condition goes with it.
+    await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').uncheck();
     expect(await page().getByRole('button', { name: 'Tickets, 0 sur 7 autorisé' }).count()).toBe(1);
     expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 0 écriture autorisé');
     await page().getByRole('button', { name: 'Enregistrer' }).click();
     await expect.poll(() => text(page().getByRole('status')), POLL).toBe('Permissions enregistrées');
-    expect(await clicks()).toBe(3);
+    expect(await clicks()).toBe(4);
     expect(await service().decide('demo', 'DevFrontend', 'idea_ticket_update_carnet')).toMatchObject({
       allow: false,
       reason: 'not_in_allowlist',

@@ -41,7 +41,7 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
   it('has 32 px rows, 40 px main actions, visible badges text, and stacks the columns when narrow', async () => {
     await openPanel();
     await target('DevFrontend').click();
-    await toolBox('Déléguer une demande à un agent', 'idea_ask_agent').check();
+    await toolBox('Lancer un agent', 'idea_launch_agent').check();
     // The click target of a row is its whole label; the "Sur demande" toggles are as tall.
     const heights = async (selector: string): Promise<number[]> =>
       page()
@@ -84,7 +84,7 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
   it('is read-only without a token: no checkbox, no save', async () => {
     await openPanel(null);
     await target('DevFrontend').click();
-    expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 1 écriture autorisé');
+    expect(await text(page().locator('#summary'))).toBe('9 lecture autorisés · 2 écriture autorisés');
     expect(await page().getByRole('checkbox', { disabled: false }).count()).toBe(0);
     expect(await page().getByRole('button', { name: 'Enregistrer' }).count()).toBe(0);
     expect(await page().getByRole('button', { name: 'Réinitialiser l\u2019override' }).count()).toBe(0);
@@ -111,7 +111,7 @@ describe.skipIf(!browserTestsEnabled)('permissions panel states (chromium, real 
     await toolBox('Écrire la mémoire projet', 'idea_memory_write').check();
     await page().getByRole('button', { name: 'Enregistrer' }).click();
     await expect.poll(() => text(page().getByRole('status')), POLL).toBe('Permissions enregistrées');
-    expect(JSON.parse(bodies[0] ?? '{}')).toEqual({ allowedTools: ['idea_list_agents', 'idea_memory_write'] });
+    expect(JSON.parse(bodies[0] ?? '{}')).toEqual({ allowedTools: ['idea_list_agents', 'idea_memory_write'], conditions: {} });
     expect(await page().getByRole('region', { name: 'Tools inconnus' }).count()).toBe(0);
   });
 
