@@ -94,15 +94,26 @@ export async function readTestText(dir: string, staged: boolean): Promise<string
     // Non-blocking: a FIFO or a device named like the test file must not hang the run.
     handle = await fs.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return null;
+    // ENXIO: a socket, such as the `/dev/stdin` of a process that Node started.
+    throw code === 'ENXIO' ? notRegular(file) : error;
   }
   try {
     const stats = await handle.stat();
-    if (!stats.isFile()) throw new Error(`${file}: not a regular file, not read`);
+    if (!stats.isFile()) throw notRegular(file);
     if (stats.size > MAX_FILE_BYTES) throw new Error(`${file}: larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB`);
-    return await handle.readFile('utf8');
+    // The size just checked, even if the file grows meanwhile.
+    const bytes = Buffer.alloc(stats.size);
+    let filled = 0;
+    for (let read = -1; read !== 0 && filled < bytes.length; filled += read) {
+      read = (await handle.read(bytes, filled, bytes.length - filled, filled)).bytesRead;
+    }
+    return bytes.toString('utf8', 0, filled);
   } finally {
     await handle.close();
   }
 }
+
+const notRegular = (file: string): Error =>
+  new Error(`${file}: not a regular file (a folder, a device, a pipe or a socket); idea-pdp test reads regular files only`);
