@@ -8,20 +8,9 @@ import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
 import type { RunningService } from './service.js';
+import { READ_TOOLS } from '../support/tools.js';
 
 const harness = useBrowserHarness();
-
-const READ_TOOLS = [
-  'idea_list_agents',
-  'idea_context_read',
-  'idea_memory_read',
-  'idea_skill_read',
-  'idea_workstate_read',
-  'idea_ticket_read',
-  'idea_ticket_list',
-  'idea_ticket_read_carnet',
-  'idea_sprint_list',
-];
 
 const CARNET = 'idea_ticket_update_carnet';
 /** What the demo policy narrows: DevFrontend may delegate to QA only. */
