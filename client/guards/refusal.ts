@@ -8,12 +8,14 @@ import { formatRefusalSafely, type ClientDecision, type FormatRefusal } from '..
 /** The `_meta` key of a refusal's decision. */
 export const DECISION_META_KEY = 'io.ideai/decision';
 
-/** What a refusal tells a host that reads `_meta`: why, which decision, and the approval request opened for it. */
+/** What a refusal tells a host that reads `_meta`: why, which decision, the approval request opened for it, the argument refused. */
 export interface RefusalDecisionMeta {
   reason: ClientDecision['reason'];
   decisionId: string;
   /** The approval request the call opened (reason `approval_required`): the id the panel and `/approvals` show. */
   approvalId?: string;
+  /** The argument whose condition refused the call (reason `argument_not_allowed`). */
+  argument?: string;
 }
 
 /** The text result of a refused `tools/call`. */
@@ -28,6 +30,7 @@ export interface McpRefusal {
 export function mcpRefusal(decision: ClientDecision, formatRefusal?: FormatRefusal): McpRefusal {
   const meta: RefusalDecisionMeta = { reason: decision.reason, decisionId: decision.decisionId };
   if (decision.approval !== undefined) meta.approvalId = decision.approval.id;
+  if (decision.argument !== undefined) meta.argument = decision.argument;
   return {
     content: [{ type: 'text', text: formatRefusalSafely(decision, formatRefusal) }],
     isError: true,
