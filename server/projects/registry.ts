@@ -242,7 +242,9 @@ export class ProjectRegistry {
     // Heard while the project is read for the first time: it is read again once it is served.
     if (this.adding.has(root)) this.adding.set(root, true);
     for (const project of this.projects.values()) {
-      if (project.root === root) void this.checkFolder(project).then(() => project.reload());
+      if (project.root !== root) continue;
+      project.heardChange();
+      void this.checkFolder(project).then(() => project.reload());
     }
   }
 

@@ -5,6 +5,7 @@
  * version allows. Real files, the real watcher.
  */
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
+import { unlinkSync, writeFileSync } from 'node:fs';
 import { unlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/index.js';
@@ -84,5 +85,24 @@ describe('a policy file that disappears', () => {
     await elapse(VANISHED_GRACE_MS * 2); // a window in which nothing may change: the grace's end must not deny branch B
     expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_list').allow).toBe(true);
     expect(decideWith(registry, 'demo', 'QA', 'idea_memory_read').allow).toBe(false);
+  });
+
+  it('starts the grace again when the file comes and goes between two reads', async () => {
+    const folder = await tempFolder();
+    const root = await makeProject(folder, 'demo', policyText([], BRANCH_A));
+    const file = policyPathOf(root);
+    const { registry } = await startRegistry({ projectsRoot: folder });
+    await unlink(file);
+    const deleted = performance.now();
+    await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_ticket_read').reason === 'policy_invalid', 'denied as invalid');
+    await elapse(VANISHED_GRACE_MS * 0.4 - (performance.now() - deleted));
+    // A checkout's next swap, too quick for any read to see the file: only the watcher hears it.
+    writeFileSync(file, policyText([], BRANCH_B));
+    unlinkSync(file);
+    const blip = performance.now();
+    await elapse(VANISHED_GRACE_MS * 1.15 - (performance.now() - deleted));
+    expect(decideWith(registry, 'demo', 'QA', 'idea_memory_read')).toMatchObject({ allow: false, reason: 'policy_invalid' });
+    await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_memory_read').allow, 'the built-in read set', 5_000);
+    expect(performance.now() - blip).toBeGreaterThanOrEqual(VANISHED_GRACE_MS);
   });
 });
