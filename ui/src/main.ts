@@ -74,7 +74,10 @@ function render(): void {
   if (previewRegion.textContent !== preview) previewRegion.textContent = preview;
   const focusId = state.focusAfterRender;
   if (focusId !== null && !state.loading) {
-    state.focusAfterRender = null;
+    // Cleared without a new render: the focus is a one-time move, not something shown.
+    store.stage((next) => {
+      next.focusAfterRender = null;
+    });
     document.getElementById(focusId)?.focus();
   }
 }
