@@ -1,6 +1,7 @@
 /**
- * What the views may ask for: each user action, by name. The composition root (main.ts) binds
- * them to the controllers; a view never sees a controller, only the state and these actions.
+ * What the views may ask for: each user action, by name. action-routes.ts says which controller
+ * answers each one and main.ts binds them; a view never sees a controller, only the state and
+ * these actions.
  */
 import type { ApprovalAnswer } from '../../schemas/approvals.js';
 import type { ConditionOperator } from '../../schemas/conditions.js';

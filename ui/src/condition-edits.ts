@@ -27,7 +27,7 @@ export class ConditionEdits {
     private readonly editing: Editing,
   ) {}
 
-  private get state(): PanelState {
+  private get state(): Readonly<PanelState> {
     return this.store.state;
   }
 
@@ -46,16 +46,17 @@ export class ConditionEdits {
       return;
     }
     if (!editable(this.state)) return;
-    this.state.conditionsOpen = { target: targetId(this.state.target), tool, message: null };
-    this.focusInside(tool);
-    this.store.changed();
+    this.store.update((state) => {
+      state.conditionsOpen = { target: targetId(state.target), tool, message: null };
+      this.focusInside(state, tool);
+    });
   }
 
   /** The first thing to fill in: the first condition's values (its argument for `absent`), else « Ajouter une condition ». */
-  private focusInside(tool: string): void {
+  private focusInside(state: PanelState, tool: string): void {
     const ids = conditionIds(tool);
     const first = this.rows(tool)[0];
-    this.state.focusAfterRender = first === undefined ? ids.add : first.operator === 'absent' ? ids.argument(0) : ids.value(0);
+    state.focusAfterRender = first === undefined ? ids.add : first.operator === 'absent' ? ids.argument(0) : ids.value(0);
   }
 
   /**
@@ -64,19 +65,23 @@ export class ConditionEdits {
    */
   show(tool: string): void {
     const group = this.state.catalog?.tools.find((entry) => entry.name === tool)?.group;
-    if (group !== undefined) this.state.openGroups.set(`${targetId(this.state.target)}|${group}`, true);
+    if (group !== undefined)
+      this.store.stage((state) => {
+        state.openGroups.set(`${targetId(state.target)}|${group}`, true);
+      });
     if (openConditions(this.state) !== tool) this.toggle(tool);
-    else {
-      this.focusInside(tool);
-      this.store.changed();
-    }
+    else
+      this.store.update((state) => {
+        this.focusInside(state, tool);
+      });
   }
 
   /** Escape or « Fermer » : the rows stay in the draft (an incomplete one is said beside Enregistrer). */
   close(tool: string): void {
-    this.state.conditionsOpen = null;
-    this.state.focusAfterRender = conditionIds(tool).toggle;
-    this.store.changed();
+    this.store.update((state) => {
+      state.conditionsOpen = null;
+      state.focusAfterRender = conditionIds(tool).toggle;
+    });
   }
 
   addRow(tool: string): void {
@@ -89,8 +94,9 @@ export class ConditionEdits {
     });
     if (!changed) return;
     this.say(tool, null, 'Nouvelle condition : choisissez l\u2019argument, l\u2019opérateur puis les valeurs.');
-    this.state.focusAfterRender = conditionIds(tool).argument(index);
-    this.store.changed();
+    this.store.update((state) => {
+      state.focusAfterRender = conditionIds(tool).argument(index);
+    });
   }
 
   setArgument(tool: string, index: number, argument: string): void {
@@ -137,7 +143,10 @@ export class ConditionEdits {
     if (!changed) return;
     const ids = conditionIds(tool);
     const left = row.values.length - 1;
-    if (!fromField) this.state.focusAfterRender = left === 0 ? ids.value(index) : ids.chip(index, Math.min(valueIndex, left - 1));
+    if (!fromField)
+      this.store.stage((state) => {
+        state.focusAfterRender = left === 0 ? ids.value(index) : ids.chip(index, Math.min(valueIndex, left - 1));
+      });
     this.say(tool, null, `${valueText(row.argument, value)} retiré (${row.argument}, ${left} valeur${left > 1 ? 's' : ''}).`);
   }
 
@@ -151,16 +160,19 @@ export class ConditionEdits {
     });
     if (!changed) return;
     const ids = conditionIds(tool);
-    this.state.focusAfterRender = left === 0 ? ids.add : ids.argument(Math.min(index, left - 1));
+    this.store.stage((state) => {
+      state.focusAfterRender = left === 0 ? ids.add : ids.argument(Math.min(index, left - 1));
+    });
     const what = row.argument === '' ? 'Condition retirée' : `Condition sur ${row.argument} retirée`;
     this.say(tool, null, `${what} : ${left === 0 ? 'aucune condition' : conditionCount(left)} pour ${tool}.`);
   }
 
   /** Announces `text`; with a row index, also writes it under that row's values (a refused value). */
   private say(tool: string, index: number | null, text: string): void {
-    const open = this.state.conditionsOpen;
-    if (open?.tool === tool) open.message = index === null ? null : { index, text };
-    this.state.announcement = text;
-    this.store.changed();
+    this.store.update((state) => {
+      const open = state.conditionsOpen;
+      if (open?.tool === tool) open.message = index === null ? null : { index, text };
+      state.announcement = text;
+    });
   }
 }

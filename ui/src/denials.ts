@@ -22,7 +22,7 @@ export class Denials {
     private readonly api: PermissionsApi,
   ) {}
 
-  private get state(): PanelState {
+  private get state(): Readonly<PanelState> {
     return this.store.state;
   }
 
@@ -46,11 +46,17 @@ export class Denials {
       const denials = this.state.denials;
       // Nothing new: no render (the periodic read must not redraw the page every few seconds).
       if (denials.loaded && denials.loadError === null && denials.decisions[0]?.decisionId === decisions[0]?.decisionId) return;
-      this.state.denials = { loaded: true, decisions: decisions.filter((entry) => !entry.allow), loadError: null };
+      this.store.stage((state) => {
+        state.denials = { loaded: true, decisions: decisions.filter((entry) => !entry.allow), loadError: null };
+      });
     } catch (error) {
       if (this.state.projectId !== project) return;
-      this.state.denials = { ...this.state.denials, loaded: true, loadError: frenchError(asApiError(error)) };
+      const loadError = frenchError(asApiError(error));
+      this.store.stage((state) => {
+        state.denials = { ...state.denials, loaded: true, loadError };
+      });
     }
+    // After the try: a listener's failure is not this read's failure.
     this.store.changed();
   }
 }

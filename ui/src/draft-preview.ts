@@ -7,7 +7,7 @@
 import { asApiError, type PermissionsApi } from './api.js';
 import { frenchError } from './errors-fr.js';
 import { previewLines, proposedDocument, savedDocument } from './preview-model.js';
-import type { PanelState } from './state.js';
+import type { DraftPreview, PanelState } from './state.js';
 import type { Store } from './store.js';
 import type { PolicyDocument } from '../../schemas/policy.js';
 
@@ -37,7 +37,7 @@ export class DraftPreviews {
     private readonly api: PermissionsApi,
   ) {}
 
-  private get state(): PanelState {
+  private get state(): Readonly<PanelState> {
     return this.store.state;
   }
 
@@ -53,8 +53,9 @@ export class DraftPreviews {
     const shown = this.state.draftPreview;
     if (proposal === null) {
       if (shown === null) return;
-      this.state.draftPreview = null;
-      this.store.changed();
+      this.store.update((state) => {
+        state.draftPreview = null;
+      });
       return;
     }
     const sequence = this.sequence;
@@ -64,8 +65,9 @@ export class DraftPreviews {
     }, PREVIEW_DEBOUNCE_MS);
     if (shown !== null && !shown.pending) {
       // The sentences shown describe an earlier draft until the answer comes.
-      this.state.draftPreview = { ...shown, pending: true };
-      this.store.changed();
+      this.store.update((state) => {
+        state.draftPreview = { ...shown, pending: true };
+      });
     }
   }
 
@@ -85,14 +87,20 @@ export class DraftPreviews {
       const answer = await this.api.preview(proposal.project, proposal.document);
       if (sequence !== this.sequence) return;
       const firstError = answer.errors.find((problem) => problem.severity === 'error');
-      this.state.draftPreview = answer.valid
+      const preview: DraftPreview = answer.valid
         ? { lines: previewLines(answer), error: null, pending: false }
         : { lines: [], error: `Aperçu des appels récents indisponible : ${firstError?.message ?? 'document refusé'}.`, pending: false };
+      this.store.stage((state) => {
+        state.draftPreview = preview;
+      });
     } catch (error) {
       if (sequence !== this.sequence) return;
       const french = frenchError(asApiError(error));
-      this.state.draftPreview = { lines: [], error: `Aperçu des appels récents indisponible. ${french.message}`, pending: false };
+      this.store.stage((state) => {
+        state.draftPreview = { lines: [], error: `Aperçu des appels récents indisponible. ${french.message}`, pending: false };
+      });
     }
+    // After the try: a listener's failure is not this read's failure.
     this.store.changed();
   }
 }

@@ -22,7 +22,7 @@ function place(allowed: Set<string>, ask: Set<string>, name: string, wanted: Too
 export class Editing {
   constructor(private readonly store: Store) {}
 
-  private get state(): PanelState {
+  private get state(): Readonly<PanelState> {
     return this.store.state;
   }
 
@@ -31,7 +31,7 @@ export class Editing {
     const savedNow = saved(this.state);
     if (savedNow === undefined || this.state.view === null || !canWrite(this.state) || this.state.target.kind !== 'agent') return;
     if (overrideRefusal(this.state) !== null) return;
-    this.state.draft = {
+    const draft: Draft = {
       target: this.state.target,
       allowed: new Set(savedNow.allowed),
       ask: new Set(savedNow.ask),
@@ -40,8 +40,10 @@ export class Editing {
       dropsUnknown: false,
       base: basisOf(this.state.view, this.state.target, true),
     };
-    if (focus) this.state.focusAfterRender = 'editor-title';
-    this.store.changed();
+    this.store.update((state) => {
+      state.draft = draft;
+      if (focus) state.focusAfterRender = 'editor-title';
+    });
   }
 
   /** Autorisé (checked), Sur demande (toggle pressed) or Refusé for one tool; a new write grant on the default waits for confirmation. */
@@ -49,8 +51,9 @@ export class Editing {
     const tool = this.state.catalog?.tools.find((entry) => entry.name === name);
     if (tool === undefined || !editable(this.state)) return;
     if (wanted === 'allow' && this.needsConfirmation(name)) {
-      this.state.confirmation = { groupId: tool.group, tools: [name] };
-      this.store.changed();
+      this.store.update((state) => {
+        state.confirmation = { groupId: tool.group, tools: [name] };
+      });
       return;
     }
     this.change((allowed, ask) => {
@@ -64,14 +67,17 @@ export class Editing {
     if (group === undefined || !editable(this.state)) return;
     const names = group.tools.map((tool) => tool.name);
     const shown = shownAllowed(this.state);
-    this.state.moreActionsFor = null;
+    this.store.stage((state) => {
+      state.moreActionsFor = null;
+    });
     const toConfirm = wanted === 'allow' ? names.filter((name) => !shown.has(name) && this.needsConfirmation(name)) : [];
     this.change((allowed, ask) => {
       for (const name of names) if (!toConfirm.includes(name)) place(allowed, ask, name, wanted);
     });
     if (toConfirm.length > 0) {
-      this.state.confirmation = { groupId, tools: toConfirm };
-      this.store.changed();
+      this.store.update((state) => {
+        state.confirmation = { groupId, tools: toConfirm };
+      });
     }
   }
 
@@ -112,12 +118,14 @@ export class Editing {
 
   confirmWriteTools(): void {
     const confirmation = this.state.confirmation;
-    this.state.confirmation = null;
     if (confirmation === null) {
       this.store.changed();
       return;
     }
-    this.state.focusAfterRender = this.confirmationFocus(confirmation);
+    this.store.stage((state) => {
+      state.confirmation = null;
+      state.focusAfterRender = this.confirmationFocus(confirmation);
+    });
     this.change((allowed, ask) => {
       for (const name of confirmation.tools) place(allowed, ask, name, 'allow');
     });
@@ -125,9 +133,10 @@ export class Editing {
 
   cancelWriteTools(): void {
     const confirmation = this.state.confirmation;
-    this.state.confirmation = null;
-    if (confirmation !== null) this.state.focusAfterRender = this.confirmationFocus(confirmation);
-    this.store.changed();
+    this.store.update((state) => {
+      state.confirmation = null;
+      if (confirmation !== null) state.focusAfterRender = this.confirmationFocus(confirmation);
+    });
   }
 
   private confirmationFocus(confirmation: WriteConfirmation): string {
@@ -188,18 +197,20 @@ export class Editing {
       sameSet(allowed, savedNow.allowed) &&
       sameSet(ask, savedNow.ask) &&
       !rowsDiffer(conditions, savedNow.conditions, listed);
-    this.state.draft = clean ? null : draft;
-    if (clean) this.state.drift = null;
-    this.state.problem = null;
-    this.store.changed();
+    this.store.update((state) => {
+      state.draft = clean ? null : draft;
+      if (clean) state.drift = null;
+      state.problem = null;
+    });
   }
 
   /** "Annuler": the draft is dropped; focus stays on the action bar (Enregistrer stays focusable). */
   cancelDraft(): void {
     if (this.state.saving) return;
-    clearEditing(this.state);
-    this.state.focusAfterRender = editable(this.state) ? 'save' : 'editor-title';
-    this.store.changed();
+    this.store.update((state) => {
+      clearEditing(state);
+      state.focusAfterRender = editable(state) ? 'save' : 'editor-title';
+    });
   }
 
   private group(groupId: string): ToolGroupView | undefined {
@@ -210,9 +221,10 @@ export class Editing {
   /** "Autres actions" of a group: shows or hides its "Tout demander dans ce groupe". */
   toggleMoreActions(groupId: string): void {
     const open = this.state.moreActionsFor === groupId;
-    this.state.moreActionsFor = open ? null : groupId;
-    this.state.focusAfterRender = open ? `group-more-${groupId}` : `group-ask-${groupId}`;
-    this.store.changed();
+    this.store.update((state) => {
+      state.moreActionsFor = open ? null : groupId;
+      state.focusAfterRender = open ? `group-more-${groupId}` : `group-ask-${groupId}`;
+    });
   }
 
   /** Arrow keys in a group's toolbar: one Tab stop per group, the actions one arrow away. */
@@ -223,14 +235,17 @@ export class Editing {
     const wanted = moves[key];
     if (wanted === undefined) return false;
     const next = (wanted + count) % count;
-    this.state.toolbarFocus.set(groupId, next);
-    this.state.focusAfterRender = `${TOOLBAR_ITEMS[next] ?? 'group-toggle'}-${groupId}`;
-    this.store.changed();
+    this.store.update((state) => {
+      state.toolbarFocus.set(groupId, next);
+      state.focusAfterRender = `${TOOLBAR_ITEMS[next] ?? 'group-toggle'}-${groupId}`;
+    });
     return true;
   }
 
-  /** The toolbar item that got the focus holds the group's Tab stop from now on. */
+  /** The toolbar item that got the focus holds the group's Tab stop from now on (the focus is already there: no render). */
   rememberToolbarFocus(groupId: string, index: number): void {
-    this.state.toolbarFocus.set(groupId, index);
+    this.store.stage((state) => {
+      state.toolbarFocus.set(groupId, index);
+    });
   }
 }

@@ -121,8 +121,9 @@ export class LiveSync {
 
   private onState(state: LiveState): void {
     if (this.store.state.live === state) return;
-    this.store.state.live = state;
-    this.store.changed();
+    this.store.update((next) => {
+      next.live = state;
+    });
   }
 
   private onMessage(message: SseMessage): void {

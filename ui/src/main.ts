@@ -2,7 +2,7 @@
  * Entry point of the permissions panel served at `/ui/`, and its composition root: one store,
  * controllers built from (store, api), views rendered from (state, actions) on every change.
  */
-import type { Actions } from './actions.js';
+import { bindActions } from './action-routes.js';
 import { PermissionsApi, apiRoot } from './api.js';
 import { ConditionEdits } from './condition-edits.js';
 import { startCountdowns } from './countdown.js';
@@ -50,124 +50,7 @@ const requests = new Requests(store, api, navigation);
 const denials = new Denials(store, api);
 const previews = new DraftPreviews(store, api);
 
-const actions: Actions = {
-  reloadView: () => void navigation.reloadView(),
-  retryLoad: () => void navigation.load(),
-  selectTarget: (target) => {
-    navigation.selectTarget(target);
-  },
-  selectProject: (projectId) => {
-    navigation.selectProject(projectId);
-  },
-  setTab: (tab) => {
-    navigation.setTab(tab);
-  },
-  showRequests: (open) => {
-    navigation.showRequests(open);
-  },
-  toggleGroup: (groupId, access) => {
-    navigation.toggleGroup(groupId, access);
-  },
-  confirmSwitch: () => {
-    navigation.confirmSwitch();
-  },
-  cancelSwitch: () => {
-    navigation.cancelSwitch();
-  },
-  submitToken: (value) => void navigation.submitToken(value),
-  forgetToken: () => {
-    navigation.forgetToken();
-  },
-  openTokenForm: () => {
-    navigation.openTokenForm();
-  },
-  dismissTokenForm: () => {
-    navigation.dismissTokenForm();
-  },
-  closeLiveNotice: () => {
-    navigation.closeLiveNotice();
-  },
-  createOverride: () => {
-    editing.createOverride();
-  },
-  setTool: (name, wanted) => {
-    editing.setTool(name, wanted);
-  },
-  setGroup: (groupId, wanted) => {
-    editing.setGroup(groupId, wanted);
-  },
-  setQuickGrant: (grantId, checked) => {
-    editing.setQuickGrant(grantId, checked);
-  },
-  fixDenial: (name, wanted) => {
-    editing.fixDenial(name, wanted);
-  },
-  confirmWriteTools: () => {
-    editing.confirmWriteTools();
-  },
-  cancelWriteTools: () => {
-    editing.cancelWriteTools();
-  },
-  dropUnknown: () => {
-    editing.dropUnknown();
-  },
-  cancelDraft: () => {
-    editing.cancelDraft();
-  },
-  toggleMoreActions: (groupId) => {
-    editing.toggleMoreActions(groupId);
-  },
-  moveToolbarFocus: (groupId, key) => editing.moveToolbarFocus(groupId, key),
-  rememberToolbarFocus: (groupId, index) => {
-    editing.rememberToolbarFocus(groupId, index);
-  },
-  toggleConditions: (tool) => {
-    conditions.toggle(tool);
-  },
-  showConditions: (tool) => {
-    conditions.show(tool);
-  },
-  closeConditions: (tool) => {
-    conditions.close(tool);
-  },
-  addConditionRow: (tool) => {
-    conditions.addRow(tool);
-  },
-  setConditionArgument: (tool, index, argument) => {
-    conditions.setArgument(tool, index, argument);
-  },
-  setConditionOperator: (tool, index, operator) => {
-    conditions.setOperator(tool, index, operator);
-  },
-  addConditionValue: (tool, index, text) => conditions.addValue(tool, index, text),
-  removeConditionValue: (tool, index, valueIndex, fromField) => {
-    conditions.removeValue(tool, index, valueIndex, fromField);
-  },
-  removeConditionRow: (tool, index) => {
-    conditions.removeRow(tool, index);
-  },
-  save: () => void writes.save(),
-  keepMine: () => void writes.keepMine(),
-  takeTheirs: () => {
-    writes.takeTheirs();
-  },
-  reset: () => void writes.reset(),
-  undo: () => void writes.undo(),
-  chooseRepair: (kind) => {
-    writes.chooseRepair(kind);
-  },
-  cancelRepair: () => {
-    writes.cancelRepair();
-  },
-  confirmRepair: () => void writes.confirmRepair(),
-  refreshRequests: () => void requests.refresh(),
-  showDurations: (id) => {
-    requests.showDurations(id);
-  },
-  answer: (id, answer, ttlSeconds) => void requests.answer(id, answer, ttlSeconds),
-  revoke: (grantId) => void requests.revoke(grantId),
-  refreshDenials: () => void denials.refresh(),
-};
+const actions = bindActions({ navigation, editing, conditions, writes, requests, denials });
 
 const pressHold = new PressHold(document, window);
 let scheduled = false;
@@ -191,7 +74,10 @@ function render(): void {
   if (previewRegion.textContent !== preview) previewRegion.textContent = preview;
   const focusId = state.focusAfterRender;
   if (focusId !== null && !state.loading) {
-    state.focusAfterRender = null;
+    // Cleared without a new render: the focus is a one-time move, not something shown.
+    store.stage((next) => {
+      next.focusAfterRender = null;
+    });
     document.getElementById(focusId)?.focus();
   }
 }

@@ -27,6 +27,40 @@ function switchRequestsProject(state: PanelState): void {
   state.denials = { loaded: false, decisions: [], loadError: null };
 }
 
+/** The open project got a new revision that this page did not write: say so where it matters. */
+function noteChangedElsewhere(state: PanelState): void {
+  if (state.repair !== null) {
+    // Never write a repair over a file the user has not seen.
+    const kind = state.repair.kind;
+    state.repair = null;
+    state.problem = {
+      kind: 'error',
+      message: 'Le fichier a changé pendant que vous choisissiez sa réparation : rien n\u2019a été écrit. Vérifiez son état actuel.',
+      detail: null,
+    };
+    if (state.view?.status === 'invalid') state.focusAfterRender = `repair-${kind}`;
+  }
+  if (state.draft === null) {
+    state.drift = null;
+    state.announcement = 'Permissions mises à jour : la policy a été modifiée ailleurs.';
+    return;
+  }
+  if (state.view?.status !== 'ok' || state.conflict !== null) {
+    state.drift = null; // the repair view or the conflict says it, with the choices
+    return;
+  }
+  state.drift =
+    'La policy a été modifiée ailleurs pendant votre édition (fichier ou API). Vos modifications sont conservées : ce changement ne touche pas « ' +
+    targetName(state, state.draft.target) +
+    ' », elles seront enregistrées sur la version actuelle.';
+  state.announcement = state.drift;
+}
+
+/** Focus back on the selected target's button. */
+function focusTarget(state: PanelState): void {
+  state.focusAfterRender = targetButtonId(state.target);
+}
+
 export class Navigation {
   constructor(
     private readonly store: Store,
@@ -41,54 +75,72 @@ export class Navigation {
    * Checks the token of the session, then loads the catalog (once), the projects and the
    * permissions of the selected project. A draft of the same project is kept (see {@link adoptView}).
    * `live`: the load follows a live event rather than a click; `own`: it follows a write this page
-   * made outside the editor ("Toujours autoriser"), which is not news from elsewhere.
+   * made outside the editor ("Toujours autoriser"), which is not news from elsewhere. The steps
+   * are staged and the page drawn twice: loading, then loaded.
    */
   async load(projectId?: string, { live = false, own = false }: { live?: boolean; own?: boolean } = {}): Promise<void> {
     const state = this.store.state;
-    state.loading = true;
-    state.loadError = null;
-    if (!live) state.liveNotice = null;
-    this.store.changed();
+    this.store.update((next) => {
+      next.loading = true;
+      next.loadError = null;
+      if (!live) next.liveNotice = null;
+    });
     try {
       await this.checkSessionToken();
-      state.catalog ??= await this.api.catalog();
+      if (state.catalog === null) {
+        const catalog = await this.api.catalog();
+        this.store.stage((next) => {
+          next.catalog = catalog;
+        });
+      }
       const projects = (await this.api.projects()).projects;
       const ids = projects.map((project) => project.id);
       const shown = state.projectId;
       if (projectId === undefined && shown !== null && !ids.includes(shown) && state.view !== null) {
         // A draft of a project that is gone cannot be saved, but it is not thrown away unasked either.
-        if (dirty(this.store.state)) throw new ApiError(404, 'unknown_project', `project ${shown} is no longer served`);
-        state.liveNotice =
-          `Le projet « ${shown} » n\u2019est plus servi par ce service (dossier supprimé ou déplacé).` +
-          (ids[0] === undefined ? '' : ` Projet « ${ids[0]} » affiché.`);
-        state.announcement = state.liveNotice;
+        if (dirty(state)) throw new ApiError(404, 'unknown_project', `project ${shown} is no longer served`);
+        this.store.stage((next) => {
+          next.liveNotice =
+            `Le projet « ${shown} » n\u2019est plus servi par ce service (dossier supprimé ou déplacé).` +
+            (ids[0] === undefined ? '' : ` Projet « ${ids[0]} » affiché.`);
+          next.announcement = next.liveNotice;
+        });
       }
-      state.projects = projects;
       const wanted = projectId ?? state.projectId;
       const chosen = wanted !== null && ids.includes(wanted) ? wanted : (ids[0] ?? null);
-      if (chosen !== state.projectId) {
-        state.target = DEFAULT_TARGET;
-        clearEditing(this.store.state);
-        switchRequestsProject(state);
-      }
       const sameProject = chosen === state.projectId;
       const before = state.revision;
-      state.projectId = chosen;
-      if (chosen === null) {
-        state.view = null;
-        state.revision = null;
-      } else {
+      this.store.stage((next) => {
+        next.projects = projects;
+        if (!sameProject) {
+          next.target = DEFAULT_TARGET;
+          clearEditing(next);
+          switchRequestsProject(next);
+        }
+        next.projectId = chosen;
+        if (chosen === null) {
+          next.view = null;
+          next.revision = null;
+        }
+      });
+      if (chosen !== null) {
         const fresh = await this.api.permissions(chosen);
-        adoptView(state, fresh);
-        state.loadCount += 1;
-        if (sameProject && before !== null && fresh.revision !== before && !own) this.changedElsewhere();
+        this.store.stage((next) => {
+          adoptView(next, fresh);
+          next.loadCount += 1;
+          if (sameProject && before !== null && fresh.revision !== before && !own) noteChangedElsewhere(next);
+        });
       }
     } catch (error) {
-      state.loadError = asApiError(error);
-      if (state.loadError.status === 401) openTokenForm(state, 'Un jeton est nécessaire pour lire les permissions de ce service.');
+      const failure = asApiError(error);
+      this.store.stage((next) => {
+        next.loadError = failure;
+        if (failure.status === 401) openTokenForm(next, 'Un jeton est nécessaire pour lire les permissions de ce service.');
+      });
     } finally {
-      state.loading = false;
-      this.store.changed();
+      this.store.update((next) => {
+        next.loading = false;
+      });
     }
   }
 
@@ -101,36 +153,6 @@ export class Navigation {
     return this.load(undefined, options);
   }
 
-  /** The open project got a new revision that this page did not write: say so where it matters. */
-  private changedElsewhere(): void {
-    const state = this.store.state;
-    if (state.repair !== null) {
-      // Never write a repair over a file the user has not seen.
-      const kind = state.repair.kind;
-      state.repair = null;
-      state.problem = {
-        kind: 'error',
-        message: 'Le fichier a changé pendant que vous choisissiez sa réparation : rien n\u2019a été écrit. Vérifiez son état actuel.',
-        detail: null,
-      };
-      if (state.view?.status === 'invalid') state.focusAfterRender = `repair-${kind}`;
-    }
-    if (state.draft === null) {
-      state.drift = null;
-      state.announcement = 'Permissions mises à jour : la policy a été modifiée ailleurs.';
-      return;
-    }
-    if (state.view?.status !== 'ok' || state.conflict !== null) {
-      state.drift = null; // the repair view or the conflict says it, with the choices
-      return;
-    }
-    state.drift =
-      'La policy a été modifiée ailleurs pendant votre édition (fichier ou API). Vos modifications sont conservées : ce changement ne touche pas « ' +
-      targetName(state, state.draft.target) +
-      ' », elles seront enregistrées sur la version actuelle.';
-    state.announcement = state.drift;
-  }
-
   // ------------------------------------------------------------------ navigation (guarded by the draft)
 
   /** Runs `proceed` now, or after the user agrees to abandon the unsaved draft. */
@@ -139,45 +161,46 @@ export class Navigation {
       proceed();
       return;
     }
-    this.store.state.pendingSwitch = {
-      message,
-      proceed: () => {
-        clearEditing(this.store.state);
-        proceed();
-      },
-    };
-    this.store.state.focusAfterRender = 'switch-stay';
-    this.store.changed();
+    this.store.update((state) => {
+      state.pendingSwitch = {
+        message,
+        proceed: () => {
+          this.store.stage(clearEditing);
+          proceed();
+        },
+      };
+      state.focusAfterRender = 'switch-stay';
+    });
   }
 
   confirmSwitch(): void {
     const pending = this.store.state.pendingSwitch;
-    this.store.state.pendingSwitch = null;
+    this.store.stage((state) => {
+      state.pendingSwitch = null;
+    });
     pending?.proceed();
-    this.focusTarget();
-    this.store.changed();
+    this.store.update(focusTarget);
   }
 
   cancelSwitch(): void {
-    this.store.state.pendingSwitch = null;
-    this.focusTarget();
-    this.store.changed();
-  }
-
-  /** Focus back on the selected target's button. */
-  focusTarget(): void {
-    this.store.state.focusAfterRender = targetButtonId(this.store.state.target);
+    this.store.update((state) => {
+      state.pendingSwitch = null;
+      focusTarget(state);
+    });
   }
 
   selectTarget(target: TargetKey): void {
     if (sameTarget(target, this.store.state.target)) return;
-    this.store.state.requestsOpen = false;
+    this.store.stage((state) => {
+      state.requestsOpen = false;
+    });
     this.confirmDiscardDraft(abandonMessage(this.store.state), () => {
-      this.store.state.target = target;
-      this.store.state.problem = null;
-      this.store.state.confirmation = null;
-      this.store.state.undo = null;
-      this.store.changed();
+      this.store.update((state) => {
+        state.target = target;
+        state.problem = null;
+        state.confirmation = null;
+        state.undo = null;
+      });
     });
   }
 
@@ -187,120 +210,139 @@ export class Navigation {
   }
 
   setTab(tab: Tab): void {
-    this.store.state.tab = tab;
-    this.store.state.requestsOpen = false;
-    this.store.changed();
+    this.store.update((state) => {
+      state.tab = tab;
+      state.requestsOpen = false;
+    });
   }
 
   /** The header's "Demandes" button: requests and grants in the right column (the targets stay), or back to the editor. */
   showRequests(open: boolean): void {
-    const state = this.store.state;
-    state.requestsOpen = open;
-    state.tab = 'mcp';
-    state.focusAfterRender = open ? 'requests-title' : 'editor-title';
-    this.store.changed();
+    this.store.update((state) => {
+      state.requestsOpen = open;
+      state.tab = 'mcp';
+      state.focusAfterRender = open ? 'requests-title' : 'editor-title';
+    });
   }
 
   toggleGroup(groupId: string, access: 'read' | 'write'): void {
-    this.store.state.openGroups.set(`${targetId(this.store.state.target)}|${groupId}`, !groupOpen(this.store.state, groupId, access));
-    this.store.changed();
+    this.store.update((state) => {
+      state.openGroups.set(`${targetId(state.target)}|${groupId}`, !groupOpen(state, groupId, access));
+    });
   }
 
   // ------------------------------------------------------------------ token
 
   /** A stored token is checked once per page (a restarted service may have another one). */
   private async checkSessionToken(): Promise<void> {
-    const token = this.store.state.token;
-    if (token === null || this.store.state.role !== null) return;
+    const { token, role } = this.store.state;
+    if (token === null || role !== null) return;
     try {
-      this.store.state.role = await this.api.whoami(token);
+      const checked = await this.api.whoami(token);
+      this.store.stage((state) => {
+        state.role = checked;
+      });
     } catch (error) {
       const failure = asApiError(error);
       if (failure.status !== 401) throw failure;
       this.tokens.clear();
-      this.store.state.token = null;
-      openTokenForm(
-        this.store.state,
-        'Le jeton gardé pour cette session n\u2019est plus accepté par le service (redémarré avec un autre jeton ?).',
-      );
+      this.store.stage((state) => {
+        state.token = null;
+        openTokenForm(state, 'Le jeton gardé pour cette session n\u2019est plus accepté par le service (redémarré avec un autre jeton ?).');
+      });
     }
   }
 
   /** Checks a token with the service before keeping it; a refused token keeps the form open. */
   async submitToken(value: string, origin: 'form' | 'address' = 'form', loadAfter = true): Promise<boolean> {
     const token = value.trim();
-    if (token === '' || this.store.state.tokenForm.checking) return false;
     const form = this.store.state.tokenForm;
-    this.store.state.tokenForm = { ...form, checking: true, error: null };
-    this.store.changed();
+    if (token === '' || form.checking) return false;
+    this.store.update((state) => {
+      state.tokenForm = { ...form, checking: true, error: null };
+    });
     try {
       const role = await this.api.whoami(token);
       if (role === 'anonymous') throw new Error('anonymous');
       this.tokens.set(token);
-      this.store.state.token = token;
-      this.store.state.role = role;
-      this.store.state.tokenForm = { open: false, reason: null, checking: false, error: null };
+      this.store.stage((state) => {
+        state.token = token;
+        state.role = role;
+        state.tokenForm = { open: false, reason: null, checking: false, error: null };
+      });
       this.hooks.tokenChanged();
-      this.store.state.announcement =
-        role === 'admin' ? 'Jeton administrateur vérifié.' : 'Jeton de lecture vérifié : modifications impossibles.';
-      if (this.store.state.problem?.kind === 'auth') this.store.state.problem = null;
-      this.focusTarget();
+      this.store.stage((state) => {
+        state.announcement = role === 'admin' ? 'Jeton administrateur vérifié.' : 'Jeton de lecture vérifié : modifications impossibles.';
+        if (state.problem?.kind === 'auth') state.problem = null;
+        focusTarget(state);
+      });
       if (loadAfter && (this.store.state.view === null || this.store.state.loadError !== null)) await this.load();
       return true;
     } catch (error) {
       const failure = asApiError(error);
       const refused = failure.status === 401 || failure.code === 'client_error';
-      this.store.state.tokenForm = {
-        open: true,
-        reason: origin === 'address' ? 'Le jeton donné dans l\u2019adresse de la page n\u2019a pas pu être utilisé.' : form.reason,
-        checking: false,
-        error: refused
-          ? {
-              message: 'Jeton refusé par le service : vérifiez-le et recommencez.',
-              detail: failure.status === 401 ? frenchError(failure).detail : null,
-            }
-          : { message: `Vérification du jeton impossible. ${frenchError(failure).message}`, detail: frenchError(failure).detail },
-      };
-      this.store.state.focusAfterRender = 'token-input';
+      this.store.stage((state) => {
+        state.tokenForm = {
+          open: true,
+          reason: origin === 'address' ? 'Le jeton donné dans l\u2019adresse de la page n\u2019a pas pu être utilisé.' : form.reason,
+          checking: false,
+          error: refused
+            ? {
+                message: 'Jeton refusé par le service : vérifiez-le et recommencez.',
+                detail: failure.status === 401 ? frenchError(failure).detail : null,
+              }
+            : { message: `Vérification du jeton impossible. ${frenchError(failure).message}`, detail: frenchError(failure).detail },
+        };
+        state.focusAfterRender = 'token-input';
+      });
       return false;
     } finally {
+      // The steps above are staged: the page shows their outcome at once.
       this.store.changed();
     }
   }
 
   /** Closes the notice of a change the live events made (the open project gone). */
   closeLiveNotice(): void {
-    this.store.state.liveNotice = null;
-    this.store.state.focusAfterRender = 'refresh';
-    this.store.changed();
+    this.store.update((state) => {
+      state.liveNotice = null;
+      state.focusAfterRender = 'refresh';
+    });
   }
 
   forgetToken(): void {
     this.confirmDiscardDraft(abandonMessage(this.store.state), () => {
       this.tokens.clear();
-      this.store.state.token = null;
-      this.store.state.role = null;
+      this.store.stage((state) => {
+        state.token = null;
+        state.role = null;
+      });
       this.hooks.tokenChanged();
-      this.store.state.focusAfterRender = 'token-open';
-      this.store.changed();
+      this.store.update((state) => {
+        state.focusAfterRender = 'token-open';
+      });
     });
   }
 
   openTokenForm(reason: string | null = null): void {
-    openTokenForm(this.store.state, reason);
-    this.store.changed();
+    this.store.update((state) => {
+      openTokenForm(state, reason);
+    });
   }
 
   /** Opens the token form at start unless the user chose to go on without one this session. */
   askTokenIfNone(): void {
-    if (this.store.state.token === null && !this.tokens.dismissed())
-      this.store.state.tokenForm = { open: true, reason: null, checking: false, error: null };
+    if (this.store.state.token !== null || this.tokens.dismissed()) return;
+    this.store.stage((state) => {
+      state.tokenForm = { open: true, reason: null, checking: false, error: null };
+    });
   }
 
   dismissTokenForm(): void {
     this.tokens.dismiss();
-    this.store.state.tokenForm = { open: false, reason: null, checking: false, error: null };
-    this.store.state.focusAfterRender = this.store.state.token === null ? 'token-open' : 'token-forget';
-    this.store.changed();
+    this.store.update((state) => {
+      state.tokenForm = { open: false, reason: null, checking: false, error: null };
+      state.focusAfterRender = state.token === null ? 'token-open' : 'token-forget';
+    });
   }
 }

@@ -32,7 +32,7 @@ export class Requests {
     private readonly navigation: Navigation,
   ) {}
 
-  private get state(): PanelState {
+  private get state(): Readonly<PanelState> {
     return this.store.state;
   }
 
@@ -61,13 +61,15 @@ export class Requests {
       // The request this page is answering closes before its answer returns: the answer says it.
       const gone = requests.loaded ? requests.pending.filter((entry) => !still.has(entry.id) && entry.id !== requests.busy) : [];
       const announcedNew = requests.loaded && this.announceNew(requests.pending, pending);
-      requests.pending = pending;
-      requests.grants = grants.grants;
-      requests.loaded = true;
-      requests.loadError = null;
-      requests.unsupported = false;
-      requests.elsewhere.delete(project);
-      if (requests.durationsFor !== null && !pending.some((entry) => entry.id === requests.durationsFor)) requests.durationsFor = null;
+      this.store.stage(() => {
+        requests.pending = pending;
+        requests.grants = grants.grants;
+        requests.loaded = true;
+        requests.loadError = null;
+        requests.unsupported = false;
+        requests.elsewhere.delete(project);
+        if (requests.durationsFor !== null && !pending.some((entry) => entry.id === requests.durationsFor)) requests.durationsFor = null;
+      });
       if (gone.length > 0) {
         this.store.changed(); // the lists now, the reason once read
         await this.announceClosed(project, gone, announcedNew);
@@ -75,8 +77,10 @@ export class Requests {
     } catch (error) {
       if (state.projectId !== project) return;
       const failure = asApiError(error);
-      if (failure.status === 404 && failure.code !== 'unknown_project') state.requests.unsupported = true;
-      else state.requests.loadError = frenchError(failure);
+      this.store.stage((next) => {
+        if (failure.status === 404 && failure.code !== 'unknown_project') next.requests.unsupported = true;
+        else next.requests.loadError = frenchError(failure);
+      });
     } finally {
       this.store.changed();
     }
@@ -101,9 +105,11 @@ export class Requests {
     });
     if (gone.length > SAID_CLOSED) texts.push(`Et ${gone.length - SAID_CLOSED} autres demandes fermées.`);
     const text = texts.join(' ');
-    this.state.requests.notice = { text, refusal: looked.some((entry) => entry?.status === 'denied'), requester: first.requester };
-    // A new request, said just before, matters more to a screen reader than a closed one.
-    if (!announcedNew) this.state.announcement = text;
+    this.store.stage((state) => {
+      state.requests.notice = { text, refusal: looked.some((entry) => entry?.status === 'denied'), requester: first.requester };
+      // A new request, said just before, matters more to a screen reader than a closed one.
+      if (!announcedNew) state.announcement = text;
+    });
   }
 
   /** Says the requests that appeared; false when none did. */
@@ -113,10 +119,13 @@ export class Requests {
     const [first] = fresh;
     if (first === undefined) return false;
     const where = this.state.requestsOpen ? '' : ' (bouton Demandes)';
-    this.state.announcement =
+    const text =
       fresh.length === 1
         ? `Nouvelle demande : ${agentName(this.state, first.requester)} veut appeler ${first.tool}${where}.`
         : `${fresh.length} nouvelles demandes d\u2019approbation${where}.`;
+    this.store.stage((state) => {
+      state.announcement = text;
+    });
     return true;
   }
 
@@ -131,29 +140,30 @@ export class Requests {
       }, GATHER_MS);
       return;
     }
-    const ids = state.requests.elsewhere.get(event.project) ?? new Set<string>();
-    if (event.status === 'pending') {
-      if (!ids.has(event.id)) state.announcement = `Nouvelle demande d\u2019approbation dans le projet « ${event.project} ».`;
-      ids.add(event.id);
-    } else {
-      ids.delete(event.id);
-    }
-    if (ids.size > 0) state.requests.elsewhere.set(event.project, ids);
-    else state.requests.elsewhere.delete(event.project);
-    this.store.changed();
+    this.store.update((next) => {
+      const ids = next.requests.elsewhere.get(event.project) ?? new Set<string>();
+      if (event.status === 'pending') {
+        if (!ids.has(event.id)) next.announcement = `Nouvelle demande d\u2019approbation dans le projet « ${event.project} ».`;
+        ids.add(event.id);
+      } else {
+        ids.delete(event.id);
+      }
+      if (ids.size > 0) next.requests.elsewhere.set(event.project, ids);
+      else next.requests.elsewhere.delete(event.project);
+    });
   }
 
   showDurations(id: string | null): void {
-    const requests = this.state.requests;
-    const closing = requests.durationsFor;
-    requests.durationsFor = id;
-    this.state.focusAfterRender =
-      id === null
-        ? closing === null
-          ? null
-          : `approve-for-${domKey(closing)}`
-        : `approve-for-${domKey(id)}-${GRANT_DURATIONS[0]?.seconds ?? 0}`;
-    this.store.changed();
+    const closing = this.state.requests.durationsFor;
+    this.store.update((state) => {
+      state.requests.durationsFor = id;
+      state.focusAfterRender =
+        id === null
+          ? closing === null
+            ? null
+            : `approve-for-${domKey(closing)}`
+          : `approve-for-${domKey(id)}-${GRANT_DURATIONS[0]?.seconds ?? 0}`;
+    });
   }
 
   async answer(id: string, answer: ApprovalAnswer, ttlSeconds?: number): Promise<void> {
@@ -162,28 +172,36 @@ export class Requests {
     const project = state.projectId;
     const request = requests.pending.find((entry) => entry.id === id);
     if (!canAnswer(this.state) || requests.busy !== null || project === null || request === undefined) return;
-    requests.busy = id;
-    requests.problem = null;
-    requests.notice = null;
-    requests.durationsFor = null;
-    this.store.changed();
+    // The lists of the project answered in: a project switched meanwhile has lists of its own.
+    this.store.update(() => {
+      requests.busy = id;
+      requests.problem = null;
+      requests.notice = null;
+      requests.durationsFor = null;
+    });
     try {
       const result = await this.api.answerApproval(project, id, answer, ttlSeconds);
       const index = requests.pending.findIndex((entry) => entry.id === id);
-      requests.pending = requests.pending.filter((entry) => entry.id !== id);
       const grant = result.grant;
-      if (grant !== undefined) requests.grants = [grant, ...requests.grants.filter((entry) => entry.id !== grant.id)];
+      this.store.stage(() => {
+        requests.pending = requests.pending.filter((entry) => entry.id !== id);
+        if (grant !== undefined) requests.grants = [grant, ...requests.grants.filter((entry) => entry.id !== grant.id)];
+      });
       // "Toujours autoriser" wrote the policy: show it now, as this page's own change.
       if (answer === 'always') await this.navigation.reloadView({ own: true });
       const text = answeredText(agentName(this.state, request.requester), request.tool, answer, ttlSeconds);
-      requests.notice = { text, refusal: answer === 'deny', requester: request.requester };
-      state.announcement = text;
-      state.focusAfterRender = this.focusAfterAnswer(index, request.requester);
+      const focus = this.focusAfterAnswer(index, request.requester);
+      this.store.stage((next) => {
+        requests.notice = { text, refusal: answer === 'deny', requester: request.requester };
+        next.announcement = text;
+        next.focusAfterRender = focus;
+      });
     } catch (error) {
       this.failed(error, 'Réponse impossible.');
     } finally {
-      requests.busy = null;
-      this.store.changed();
+      this.store.update(() => {
+        requests.busy = null;
+      });
     }
   }
 
@@ -208,44 +226,53 @@ export class Requests {
     const project = state.projectId;
     const grant = requests.grants.find((entry) => entry.id === grantId);
     if (!canAnswer(this.state) || requests.busy !== null || project === null || grant === undefined) return;
-    requests.busy = grantId;
-    requests.problem = null;
-    requests.notice = null;
-    this.store.changed();
+    this.store.update(() => {
+      requests.busy = grantId;
+      requests.problem = null;
+      requests.notice = null;
+    });
     try {
       await this.api.revokeGrant(project, grantId);
       const index = requests.grants.findIndex((entry) => entry.id === grantId);
-      requests.grants = requests.grants.filter((entry) => entry.id !== grantId);
+      const left = requests.grants.filter((entry) => entry.id !== grantId);
       const text = `Accord temporaire de ${agentName(this.state, grant.requester)} retiré : ${grant.tools.join(', ')} n\u2019est plus autorisé par cet accord.`;
-      requests.notice = { text, refusal: false, requester: grant.requester };
-      state.announcement = text;
-      const next = requests.grants[Math.min(index, requests.grants.length - 1)];
-      state.focusAfterRender = next === undefined ? 'grants-title' : `revoke-${domKey(next.id)}`;
+      const next = left[Math.min(index, left.length - 1)];
+      this.store.stage((state) => {
+        requests.grants = left;
+        requests.notice = { text, refusal: false, requester: grant.requester };
+        state.announcement = text;
+        state.focusAfterRender = next === undefined ? 'grants-title' : `revoke-${domKey(next.id)}`;
+      });
     } catch (error) {
       this.failed(error, 'Retrait impossible.');
     } finally {
-      requests.busy = null;
-      this.store.changed();
+      this.store.update(() => {
+        requests.busy = null;
+      });
     }
   }
 
   private failed(error: unknown, prefix: string): void {
-    const state = this.state;
     const failure = asApiError(error);
     const french = frenchError(failure);
     if (failure.code === 'approval_closed' || failure.status === 404) {
-      state.requests.problem = {
-        message: 'Cette demande ou cet accord n\u2019existe plus (expiré, ou quelqu\u2019un y a déjà répondu) : la liste est mise à jour.',
-        detail: french.detail,
-      };
-      state.focusAfterRender = 'requests-title';
+      this.store.stage((state) => {
+        state.requests.problem = {
+          message:
+            'Cette demande ou cet accord n\u2019existe plus (expiré, ou quelqu\u2019un y a déjà répondu) : la liste est mise à jour.',
+          detail: french.detail,
+        };
+        state.focusAfterRender = 'requests-title';
+      });
       void this.refresh();
       return;
     }
-    state.requests.problem = { message: `${prefix} ${french.message}`, detail: french.detail };
-    if (failure.status === 401) {
-      state.role = null;
-      openTokenForm(this.state, 'Le service a refusé ce jeton pour répondre : saisissez le jeton administrateur.');
-    }
+    this.store.stage((state) => {
+      state.requests.problem = { message: `${prefix} ${french.message}`, detail: french.detail };
+      if (failure.status === 401) {
+        state.role = null;
+        openTokenForm(state, 'Le service a refusé ce jeton pour répondre : saisissez le jeton administrateur.');
+      }
+    });
   }
 }

@@ -30,7 +30,7 @@ export class Writes {
     private readonly navigation: Navigation,
   ) {}
 
-  private get state(): PanelState {
+  private get state(): Readonly<PanelState> {
     return this.store.state;
   }
 
@@ -47,7 +47,11 @@ export class Writes {
     const name = targetName(this.state, draft.target);
     const expected: Expected = {
       get: () => draft.base,
-      set: (basis) => (draft.base = basis),
+      set: (basis) => {
+        this.store.stage(() => {
+          draft.base = basis;
+        });
+      },
     };
     await this.write(
       async () => {
@@ -55,22 +59,27 @@ export class Writes {
           this.api.putAllowlist(projectId, agentId, listsToSave(catalog, draft.allowed, draft.ask, conditions), revision),
         );
         this.applyWritten(result);
-        state.draft = null;
-        state.drift = null;
-        state.confirmation = null;
-        this.notify(
-          reapplied
-            ? `Permissions enregistrées pour « ${name} » (réappliquées sur la version actuelle de la policy)`
-            : 'Permissions enregistrées',
-        );
+        this.store.stage((next) => {
+          next.draft = null;
+          next.drift = null;
+          next.confirmation = null;
+          this.notify(
+            next,
+            reapplied
+              ? `Permissions enregistrées pour « ${name} » (réappliquées sur la version actuelle de la policy)`
+              : 'Permissions enregistrées',
+          );
+        });
       },
       () => {
         // The newer view is already applied: turn the draft into a conflict the user settles.
-        if (state.view !== null && state.revision !== null) adoptView(state, { view: state.view, revision: state.revision });
-        if (state.conflict !== null) {
-          state.conflict.fromSave = true;
-          state.focusAfterRender = 'conflict-keep';
-        }
+        this.store.stage((next) => {
+          if (next.view !== null && next.revision !== null) adoptView(next, { view: next.view, revision: next.revision });
+          if (next.conflict !== null) {
+            next.conflict.fromSave = true;
+            next.focusAfterRender = 'conflict-keep';
+          }
+        });
       },
     );
   }
@@ -95,7 +104,9 @@ export class Writes {
         const failure = asApiError(error);
         if (failure.code !== 'revision_mismatch' || attempt >= MAX_REAPPLY || state.projectId === null) throw failure;
         const fresh = await this.api.permissions(state.projectId);
-        applyView(this.state, fresh);
+        this.store.stage((next) => {
+          applyView(next, fresh);
+        });
         // The file broke meanwhile: say so, not "someone else changed it".
         if (fresh.view.status === 'invalid') throw new ApiError(409, 'policy_invalid', failure.message);
         const after = basisOf(fresh.view, target, seeded);
@@ -108,16 +119,19 @@ export class Writes {
 
   /** Takes the view a write answered; a write that left the file invalid is a problem, never a success. */
   private applyWritten(result: VersionedView): void {
-    applyView(this.state, result);
+    this.store.stage((state) => {
+      applyView(state, result);
+    });
     if (result.view.status !== 'ok') throw new ApiError(200, 'written_invalid', result.view.error?.message ?? 'invalid after write');
   }
 
   /** Common frame of a write: busy flag, French problems, token form on 401, concurrent changes. */
   private async write(run: () => Promise<void>, onTouched: () => void): Promise<void> {
     const state = this.state;
-    state.saving = true;
-    state.problem = null;
-    this.store.changed();
+    this.store.update((next) => {
+      next.saving = true;
+      next.problem = null;
+    });
     try {
       await run();
     } catch (error) {
@@ -126,23 +140,31 @@ export class Writes {
         return;
       }
       const failure = asApiError(error);
-      state.problem = this.problemOf(failure);
+      const problem = this.problemOf(failure);
+      this.store.stage((next) => {
+        next.problem = problem;
+      });
       if (failure.code === 'policy_invalid' && state.projectId !== null) {
         // Show the invalid file and its repair; the draft stays in memory.
         await this.api.permissions(state.projectId).then(
           (fresh) => {
-            applyView(this.state, fresh);
+            this.store.stage((next) => {
+              applyView(next, fresh);
+            });
           },
           () => undefined,
         );
       }
-      if (state.problem.kind === 'auth') {
-        state.role = null;
-        openTokenForm(this.state, 'Le service a refusé ce jeton pour une modification : saisissez le jeton administrateur.');
+      if (problem.kind === 'auth') {
+        this.store.stage((next) => {
+          next.role = null;
+          openTokenForm(next, 'Le service a refusé ce jeton pour une modification : saisissez le jeton administrateur.');
+        });
       }
     } finally {
-      state.saving = false;
-      this.store.changed();
+      this.store.update((next) => {
+        next.saving = false;
+      });
     }
   }
 
@@ -158,20 +180,23 @@ export class Writes {
 
   private touchedProblem(message: string): () => void {
     return () => {
-      this.state.problem = { kind: 'error', message, detail: null };
+      this.store.stage((state) => {
+        state.problem = { kind: 'error', message, detail: null };
+      });
     };
   }
 
-  /** Shows a short confirmation where the user is, and announces it. */
-  private notify(text: string, ms = SAVED_FEEDBACK_MS): void {
+  /** Shows a short confirmation where the user is (`state` being changed), and announces it. */
+  private notify(state: PanelState, text: string, ms = SAVED_FEEDBACK_MS): void {
     const notice = { text, until: Date.now() + ms };
-    this.state.notice = notice;
-    this.state.announcement = text;
+    state.notice = notice;
+    state.announcement = text;
     setTimeout(() => {
       if (this.state.notice !== notice) return;
-      this.state.notice = null;
-      if (this.state.announcement === text) this.state.announcement = '';
-      this.store.changed();
+      this.store.update((next) => {
+        next.notice = null;
+        if (next.announcement === text) next.announcement = '';
+      });
     }, ms);
   }
 
@@ -183,9 +208,6 @@ export class Writes {
     const { conflict, draft, view } = state;
     if (conflict === null || draft === null || view === null) return;
     const seeded = draft.target.kind === 'agent' && conflict.after.own === null;
-    draft.createsOverride = seeded;
-    draft.base = basisOf(view, draft.target, seeded);
-    state.conflict = null;
     const saved = savedTarget(view, draft.target);
     const listed = new Set([...draft.allowed, ...draft.ask]);
     const same =
@@ -193,22 +215,27 @@ export class Writes {
       sameSet(saved.allowed, draft.allowed) &&
       sameSet(saved.ask, draft.ask) &&
       !rowsDiffer(draft.conditions, saved.conditions, listed);
-    if (!draft.createsOverride && !draft.dropsUnknown && same) state.draft = null;
-    state.focusAfterRender = 'save';
+    this.store.stage((next) => {
+      draft.createsOverride = seeded;
+      draft.base = basisOf(view, draft.target, seeded);
+      next.conflict = null;
+      if (!draft.createsOverride && !draft.dropsUnknown && same) next.draft = null;
+      next.focusAfterRender = 'save';
+    });
     if (conflict.fromSave && state.draft !== null) await this.save();
     else this.store.changed();
   }
 
   /** "Prendre l'autre version": the draft is dropped, the newer version shown. */
   takeTheirs(): void {
-    const state = this.state;
-    state.conflict = null;
-    state.draft = null;
-    state.drift = null;
-    state.confirmation = null;
-    state.focusAfterRender = editable(this.state) ? 'save' : 'editor-title';
-    this.notify('Version actuelle affichée : vos modifications ont été abandonnées.');
-    this.store.changed();
+    this.store.update((state) => {
+      state.conflict = null;
+      state.draft = null;
+      state.drift = null;
+      state.confirmation = null;
+      state.focusAfterRender = editable(state) ? 'save' : 'editor-title';
+      this.notify(state, 'Version actuelle affichée : vos modifications ont été abandonnées.');
+    });
   }
 
   // ------------------------------------------------------------------ resets with undo
@@ -240,9 +267,11 @@ export class Writes {
           : `Override de « ${name} » supprimé : l\u2019agent hérite du défaut projet.`;
       const after = basisOf(result.view, target, false);
       const undo: Undo = { target, message, previous, revision: result.revision, after, until: Date.now() + UNDO_MS };
-      state.undo = undo;
-      state.announcement = `${message} « Annuler » reste possible pendant ${UNDO_MS / 1000} secondes.`;
-      state.focusAfterRender = 'undo';
+      this.store.stage((next) => {
+        next.undo = undo;
+        next.announcement = `${message} « Annuler » reste possible pendant ${UNDO_MS / 1000} secondes.`;
+        next.focusAfterRender = 'undo';
+      });
       setTimeout(() => {
         this.expireUndo(undo);
       }, UNDO_MS);
@@ -250,11 +279,11 @@ export class Writes {
   }
 
   private expireUndo(undo: Undo): void {
-    const state = this.state;
-    if (state.undo !== undo) return;
-    state.undo = null;
-    if (document.activeElement?.id === 'undo') state.focusAfterRender = editable(this.state) ? 'save' : 'editor-title';
-    this.store.changed();
+    if (this.state.undo !== undo) return;
+    this.store.update((state) => {
+      state.undo = null;
+      if (document.activeElement?.id === 'undo') state.focusAfterRender = editable(state) ? 'save' : 'editor-title';
+    });
   }
 
   /** "Annuler" after a reset: the previous allowlist is written back, guarded by the reset's revision. */
@@ -262,7 +291,9 @@ export class Writes {
     const state = this.state;
     const undo = state.undo;
     if (undo === null || state.projectId === null || state.saving || !sameTarget(undo.target, state.target)) return;
-    state.undo = null;
+    this.store.stage((next) => {
+      next.undo = null;
+    });
     const projectId = state.projectId;
     const agentId = undo.target.kind === 'agent' ? undo.target.agentId : null;
     let base = undo.after;
@@ -272,22 +303,25 @@ export class Writes {
         this.api.putAllowlist(projectId, agentId, undo.previous, revision),
       );
       this.applyWritten(result);
-      state.focusAfterRender = undo.target.kind === 'default' ? 'reset-default' : 'reset-override';
-      this.notify(
-        undo.target.kind === 'default' ? 'Défaut projet rétabli.' : `Override de « ${targetName(this.state, undo.target)} » rétabli.`,
-      );
+      this.store.stage((next) => {
+        next.focusAfterRender = undo.target.kind === 'default' ? 'reset-default' : 'reset-override';
+        this.notify(
+          next,
+          undo.target.kind === 'default' ? 'Défaut projet rétabli.' : `Override de « ${targetName(next, undo.target)} » rétabli.`,
+        );
+      });
     }, this.touchedProblem('Annulation impossible : cette cible a été modifiée ailleurs depuis la réinitialisation. Rien n\u2019a été rétabli.'));
   }
 
   // ------------------------------------------------------------------ repair of an invalid file
 
   chooseRepair(kind: RepairChoice['kind']): void {
-    const state = this.state;
-    const catalog = state.catalog;
-    const lastValid = state.view?.lastValid ?? null;
+    const catalog = this.state.catalog;
+    const lastValid = this.state.view?.lastValid ?? null;
     if (catalog === null) return;
+    let repair: RepairChoice;
     if (kind === 'read-only') {
-      state.repair = { kind, document: { version: 1, agents: [] }, dropped: [] };
+      repair = { kind, document: { version: 1, agents: [] }, dropped: [] };
     } else {
       if (lastValid === null) return;
       const known = new Set(catalog.tools.map((tool) => tool.name));
@@ -310,17 +344,20 @@ export class Writes {
       };
       if (source.projectDefault !== undefined) document.projectDefault = lists(source.projectDefault);
       document.agents = (source.agents ?? []).map((agent) => ({ agentId: agent.agentId, policy: lists(agent.policy) }));
-      state.repair = { kind, document, dropped: [...dropped] };
+      repair = { kind, document, dropped: [...dropped] };
     }
-    state.focusAfterRender = 'repair-confirm';
-    this.store.changed();
+    this.store.update((state) => {
+      state.repair = repair;
+      state.focusAfterRender = 'repair-confirm';
+    });
   }
 
   cancelRepair(): void {
     const kind = this.state.repair?.kind ?? 'read-only';
-    this.state.repair = null;
-    this.state.focusAfterRender = `repair-${kind}`;
-    this.store.changed();
+    this.store.update((state) => {
+      state.repair = null;
+      state.focusAfterRender = `repair-${kind}`;
+    });
   }
 
   /** Writes the chosen document over the invalid file, guarded by the invalid file's revision. */
@@ -335,19 +372,25 @@ export class Writes {
       } catch (error) {
         if (asApiError(error).code !== 'revision_mismatch') throw error;
         // Never replace a file the user has not seen: show the newer state instead.
-        adoptView(this.state, await this.api.permissions(projectId));
-        state.repair = null;
+        const fresh = await this.api.permissions(projectId);
+        this.store.stage((next) => {
+          adoptView(next, fresh);
+          next.repair = null;
+        });
         throw new Touched();
       }
-      state.repair = null;
-      adoptView(this.state, result);
-      state.focusAfterRender = 'editor-title';
-      this.notify(
-        repair.kind === 'read-only'
-          ? 'Policy réparée : tout le projet est en lecture seule.'
-          : 'Policy réparée : dernier document valide restauré.',
-        4000,
-      );
+      this.store.stage((next) => {
+        next.repair = null;
+        adoptView(next, result);
+        next.focusAfterRender = 'editor-title';
+        this.notify(
+          next,
+          repair.kind === 'read-only'
+            ? 'Policy réparée : tout le projet est en lecture seule.'
+            : 'Policy réparée : dernier document valide restauré.',
+          4000,
+        );
+      });
     }, this.touchedProblem('Le fichier a changé pendant la réparation : rien n\u2019a été écrit. Vérifiez son état actuel.'));
   }
 }
