@@ -23,6 +23,8 @@ export interface ApprovalsServiceOptions {
   readonly approvals: Approvals;
   /** Whether the service serves this project now. */
   readonly hasProject: (project: string) => boolean;
+  /** The identity of a served project's folder (folder-identity.ts), or undefined. */
+  readonly folderOf: (project: string) => string | undefined;
   readonly logger: Logger;
   /** Its monotonic time times every expiry (clock.ts). */
   readonly clock?: ServiceClock | undefined;
@@ -170,6 +172,21 @@ export class ApprovalsService {
   dropProject(project: string): void {
     this.options.approvals.requests.dropProject(project);
     this.options.approvals.grants.dropProject(project);
+  }
+
+  /**
+   * Told of every project change (server/projects/project-changes.ts): a project loaded adopts its
+   * folder, a removed one is forgotten, and any other change closes what is no longer on ask.
+   */
+  projectChanged(project: string, change: string): void {
+    if (change === 'added') this.adoptFolder(project, this.options.folderOf(project));
+    if (change === 'removed') this.dropProject(project);
+    else this.policyChanged(project);
+  }
+
+  /** What was granted or asked for a folder is not inherited by the one that replaces it. */
+  folderReplaced(project: string): void {
+    this.dropProject(project);
   }
 
   /** Releases the long-polls and stops the periodic expiry (shutdown). */

@@ -80,7 +80,7 @@ async function run(argv: readonly string[]): Promise<number> {
   switch (name) {
     case 'serve':
       if (positionals.length > 0) throw new UsageError('serve takes no argument (configure it with PDP_* variables)');
-      // The entry point starts the service when imported and keeps the process alive until SIGTERM.
+      // Resolves once the service listens; its server keeps the process alive until SIGTERM.
       await import('./serve-command.js').then(({ serveCommand }) => serveCommand(output));
       return 0;
     case 'check': {

@@ -6,6 +6,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { demoProjectsRoot, prepareStateDir } from '../config.js';
+import { runServer } from '../start-server.js';
 import type { Output } from './commands.js';
 
 export async function serveCommand(output: Output): Promise<void> {
@@ -26,5 +27,5 @@ export async function serveCommand(output: Output): Promise<void> {
   output.err(
     `idea-pdp serve: state (admin token, grants, recent decisions) in ${stateDir}: keep it out of git (.gitignore: ${path.basename(stateDir)}/)\n`,
   );
-  await import('../main.js');
+  await runServer(env);
 }

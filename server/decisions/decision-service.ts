@@ -115,6 +115,11 @@ export class DecisionService {
     this.recent.dropProject(project);
   }
 
+  /** Told of every project change (server/projects/project-changes.ts): a removed project's recent decisions go. */
+  projectChanged(project: string, change: string): void {
+    if (change === 'removed') this.forgetProject(project);
+  }
+
   /** Keeps the decision in its project's recent ring, logs a denial and writes the audit line. */
   private recordDecision(query: DecideQuery, decision: Decision, sequence: number, policy: CompiledPolicy | undefined): void {
     const at = Date.now();

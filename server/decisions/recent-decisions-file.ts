@@ -140,6 +140,11 @@ export class RecentDecisionsFile {
     await fs.rm(this.fileOf(project), { force: true }).catch(() => undefined);
   }
 
+  /** Told of every project change (server/projects/project-changes.ts): a removed project's saved history goes. */
+  projectChanged(project: string, change: string): void {
+    if (change === 'removed') void this.forget(project);
+  }
+
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;

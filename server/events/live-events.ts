@@ -122,6 +122,11 @@ export class LiveEvents {
     this.broadcast(project, frame('policy', event));
   }
 
+  /** Told of every project change (server/projects/project-changes.ts), after every other subscriber. */
+  projectChanged(project: string, _change: string, state: { readonly policy: Omit<PolicyEvent, 'project'> } | undefined): void {
+    this.policyChanged(project, state && { revision: state.policy.revision, status: state.policy.status });
+  }
+
   approvalChanged(event: ApprovalEvent): void {
     this.broadcast(event.project, frame('approval', event));
   }

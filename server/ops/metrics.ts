@@ -42,6 +42,8 @@ export interface PdpMetrics {
   recordReload(project: string, outcome: PolicyReloadOutcome): void;
   /** Drops the reload series of a project that disappeared (bounds the label's cardinality). */
   forgetProject(project: string): void;
+  /** Told of every project change (server/projects/project-changes.ts): counts a reload, or forgets a removed project. */
+  projectChanged(project: string, change: string): void;
   /** Counts one policy write through the API: `ok` or the error code answered. */
   recordPolicyWrite(outcome: string): void;
   /** The Prometheus text exposition of every metric. */
@@ -167,6 +169,10 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
     },
     forgetProject(project) {
       for (const outcome of RELOAD_OUTCOMES) reloads.remove(project, outcome);
+    },
+    projectChanged(project, change) {
+      if (change === 'removed') this.forgetProject(project);
+      else if (change === 'ok' || change === 'invalid') this.recordReload(project, change);
     },
     recordPolicyWrite(outcome) {
       writes.labels(outcome).inc();

@@ -6,7 +6,7 @@
  */
 import { constants, promises as fs, type BigIntStats } from 'node:fs';
 import path from 'node:path';
-import { namesElsewhere } from './hard-links.js';
+import { SERVICE_TEMP_FILE } from './atomic-write.js';
 
 /** 1,000 agents that each list every tool take ~0.9 MB; a bigger file is invalid. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
@@ -158,6 +158,24 @@ async function policyLinkProblem(policyPath: string): Promise<string | undefined
   );
   if (!text.includes('/') && plainFile) return undefined;
   return `${UNHEARD_LINK} .ideai/${path.basename(policyPath)} → ${JSON.stringify(text)}; only a link to a regular file in .ideai itself is followed (changes elsewhere could not all be heard at once): put the file itself in .ideai, or replace the whole document to repair it`;
+}
+
+/**
+ * The names of the read file, without the service's own temp and aside names of it in `.ideai`
+ * (a write killed between its link and its unlink leaves one, removed by recovery.ts): those are
+ * never saved through.
+ */
+async function namesElsewhere(policyPath: string, read: FileRead & { ok: true }): Promise<number> {
+  const folder = path.dirname(policyPath);
+  const name = path.basename(policyPath);
+  const inode = inodeOf(read.identity);
+  let own = 0;
+  for (const entry of await fs.readdir(folder).catch(() => [])) {
+    if (SERVICE_TEMP_FILE.exec(entry)?.[1] !== name) continue;
+    const stats = await fs.lstat(path.join(folder, entry), { bigint: true }).catch(() => undefined);
+    if (stats !== undefined && `${stats.dev}:${stats.ino}` === inode) own++;
+  }
+  return Math.max(1, read.links - own);
 }
 
 export interface ProjectFiles {

@@ -4,10 +4,7 @@
  * Content refused so stays refused until the file itself is rewritten or replaced, even once its
  * other name is gone: the link count dropping back to 1 never brings it into force by itself.
  */
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { invalidPolicy, revisionOf, type CompiledPolicy } from '../domain/compile.js';
-import { SERVICE_TEMP_FILE } from './atomic-write.js';
 import { inodeOf, type FileRead } from './file-read.js';
 
 /** Start of the message of a policy refused for its hard links (`policy_invalid`). */
@@ -15,24 +12,6 @@ export const HARD_LINKED = 'the policy file has another name (a hard link)';
 
 const FIX =
   'give the file a name of its own (e.g. `cp .ideai/mcp-tool-permissions.json new.json && mv new.json .ideai/mcp-tool-permissions.json`), or replace the whole document to repair it';
-
-/**
- * The names of the read file, without the service's own temp and aside names of it in `.ideai`
- * (a write killed between its link and its unlink leaves one, removed by recovery.ts): those are
- * never saved through.
- */
-export async function namesElsewhere(policyPath: string, read: FileRead & { ok: true }): Promise<number> {
-  const folder = path.dirname(policyPath);
-  const name = path.basename(policyPath);
-  const inode = inodeOf(read.identity);
-  let own = 0;
-  for (const entry of await fs.readdir(folder).catch(() => [])) {
-    if (SERVICE_TEMP_FILE.exec(entry)?.[1] !== name) continue;
-    const stats = await fs.lstat(path.join(folder, entry), { bigint: true }).catch(() => undefined);
-    if (stats !== undefined && `${stats.dev}:${stats.ino}` === inode) own++;
-  }
-  return Math.max(1, read.links - own);
-}
 
 /** The policy of a file with `links` names: refused, its revision following its content. */
 export function hardLinkedPolicy(bytes: Buffer, links: number): CompiledPolicy {

@@ -4,8 +4,7 @@
  * grows faster than the size with the depth (seconds for a few MiB of `[[[[...`).
  */
 import { NO_AGENTS_FILE, parseAgentsFile, type AgentsFileState } from '../domain/agents-file.js';
-import type { ProposalCheck } from './proposal-check.js';
-import { compilePolicyFile, invalidPolicy, revisionOf, type CompiledPolicy, type InvalidPolicy } from '../domain/compile.js';
+import { compilePolicyFile, invalidPolicy, revisionOf, type CompiledPolicy } from '../domain/compile.js';
 
 /** A policy document is 5 levels deep (`agents[].policy.allowedTools[]`); far more is not one. */
 const MAX_JSON_DEPTH = 32;
@@ -36,15 +35,3 @@ export function parseAgentsChecked(bytes: Uint8Array): AgentsFileState {
   if (nestedTooDeep(bytes)) return { ...NO_AGENTS_FILE, exists: true, error: `.ideai/agents.json: ${TOO_DEEP}` };
   return parseAgentsFile(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
 }
-
-export interface ParseRequest {
-  readonly id: number;
-  readonly kind: 'policy' | 'agents' | 'proposal';
-  readonly bytes: Uint8Array;
-}
-
-/** A valid policy is answered as `'valid'`: the main thread parses it again, cheaply, rather than receive a copy. */
-export type ParseResponse =
-  | { readonly id: number; readonly policy: InvalidPolicy | 'valid' }
-  | { readonly id: number; readonly agents: AgentsFileState }
-  | { readonly id: number; readonly proposal: ProposalCheck };

@@ -1,7 +1,8 @@
 /** The worker thread of parse.ts: compiles the big files away from the thread that answers decisions. */
 import { parentPort } from 'node:worker_threads';
 import { checkProposal } from './proposal-check.js';
-import { compileChecked, parseAgentsChecked, type ParseRequest, type ParseResponse } from './parse-checks.js';
+import { compileChecked, parseAgentsChecked } from './parse-checks.js';
+import type { ParseRequest, ParseResponse } from './parse-protocol.js';
 
 const port = parentPort;
 if (!port) throw new Error('parse-worker must run as a worker thread');

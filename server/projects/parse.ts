@@ -8,7 +8,8 @@ import type { Worker } from 'node:worker_threads';
 import type { PolicyDocument } from '../../schemas/index.js';
 import type { AgentsFileState } from '../domain/agents-file.js';
 import { compileDocument, revisionOf, type CompiledPolicy } from '../domain/compile.js';
-import { compileChecked, parseAgentsChecked, type ParseRequest, type ParseResponse } from './parse-checks.js';
+import { compileChecked, parseAgentsChecked } from './parse-checks.js';
+import type { ParseRequest, ParseResponse } from './parse-protocol.js';
 import { checkProposal, type ProposalCheck } from './proposal-check.js';
 import { spawnWorker } from './spawn-worker.js';
 

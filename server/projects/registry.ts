@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { PROJECT_ID_REGEX, compareIds } from '../../schemas/ids.js';
 import { folderIdentity } from './folder-identity.js';
 import { Project, type ProjectChange, type ProjectState } from './project.js';
+import { ProjectChanges, type RegistryChange } from './project-changes.js';
 import { startWatcher, type WatchScope, type Watcher } from './watcher/index.js';
 
 /** Projects read or checked at the same time (at start, by a rescan). */
@@ -20,26 +21,12 @@ const RESCAN_BATCH = 100;
 /** A project folder found missing is removed only if it is still missing when checked again this much later. */
 export const ABSENCE_CONFIRM_MS = 250;
 
-/** What happened to a project: its state changed (see ProjectChange), or it came or went. */
-export type RegistryChange = Exclude<ProjectChange, 'unchanged'> | 'added' | 'removed';
-
 export interface RegistryOptions {
   readonly projectsRoot?: string | undefined;
   readonly projects?: Readonly<Record<string, string>> | undefined;
   readonly logger: Logger;
   /** Safety-net rescan period in ms (0 disables it). */
   readonly rescanMs?: number | undefined;
-}
-
-/** What a subscriber of the registry is told; each hook is optional. */
-export interface RegistryListener {
-  /**
-   * After every change of a project, once `get()` (and so `/decide`) returns the new state, and when
-   * projects come and go. `state` is the project's state now, undefined once it is removed.
-   */
-  readonly projectChanged?: (project: string, change: RegistryChange, state: ProjectState | undefined) => void;
-  /** When the folder of a served project is seen gone or replaced by another (see folder-identity.ts). */
-  readonly folderReplaced?: (project: string) => void;
 }
 
 /** Runs `task` over `items` with at most `limit` at a time. */
@@ -72,7 +59,8 @@ export class ProjectRegistry {
   private rescanCursor = 0;
   private closed = false;
   private ready = false;
-  private readonly listeners: RegistryListener[] = [];
+  /** Who hears that a project changed (project-changes.ts). */
+  readonly changes = new ProjectChanges();
 
   constructor(private readonly options: RegistryOptions) {
     this.root = options.projectsRoot === undefined ? undefined : path.resolve(options.projectsRoot);
@@ -104,16 +92,6 @@ export class ProjectRegistry {
       this.rescanTimer.unref();
     }
     this.ready = true;
-  }
-
-  /**
-   * Tells `listener` of every change from now on. Listeners are told one after the other, in the
-   * order they subscribed, synchronously, and all after the change is visible to `get()`: a
-   * listener that announces a change (the `/events` stream) subscribes last, so that what the
-   * others do on that change (approvals closing the requests a new policy decides) comes first.
-   */
-  subscribe(listener: RegistryListener): void {
-    this.listeners.push(listener);
   }
 
   get isReady(): boolean {
@@ -258,7 +236,7 @@ export class ProjectRegistry {
   private folderChanged(id: string, identity: string | undefined): void {
     this.folders.set(id, identity);
     this.options.logger.info({ project: id, folder: identity === undefined ? 'gone' : 'replaced' }, 'project folder changed');
-    for (const listener of this.listeners) listener.folderReplaced?.(id);
+    this.changes.folderReplaced(id);
   }
 
   private async add(id: string, root: string): Promise<void> {
@@ -300,7 +278,7 @@ export class ProjectRegistry {
   }
 
   private tell(project: string, change: RegistryChange, state: ProjectState | undefined): void {
-    for (const listener of this.listeners) listener.projectChanged?.(project, change, state);
+    this.changes.projectChanged(project, change, state);
   }
 
   private remove(id: string): void {

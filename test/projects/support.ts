@@ -9,7 +9,8 @@ import pino from 'pino';
 import { afterEach } from 'vitest';
 import type { DecisionBody } from '../../server/domain/decide.js';
 import { NO_EPHEMERAL, decide } from '../../server/domain/decide.js';
-import { ProjectRegistry, type RegistryChange, type RegistryOptions } from '../../server/projects/registry.js';
+import type { RegistryChange } from '../../server/projects/project-changes.js';
+import { ProjectRegistry, type RegistryOptions } from '../../server/projects/registry.js';
 import { POLICY_FILE } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
 
@@ -44,7 +45,7 @@ export async function startRegistry(options: Omit<RegistryOptions, 'logger'>): P
     ...options,
     logger: silent,
   });
-  registry.subscribe({ projectChanged: (project, change) => changes.push({ project, change }) });
+  registry.changes.subscribe({ projectChanged: (project, change) => changes.push({ project, change }) });
   cleanups.push(() => {
     registry.close();
     return Promise.resolve();

@@ -1,0 +1,193 @@
+/**
+ * The service's parts, built once per app apart from its HTTP side (as fastify/demo keeps its
+ * services apart from its routes): the project registry, everything that answers from it, and who
+ * hears that a project changed (server/projects/project-changes.ts), subscribed here in the order
+ * that file gives. The app (http/service-plugin.ts) starts them once it is ready and closes them
+ * with itself.
+ */
+import type { Logger } from 'pino';
+import { ApprovalsService } from './approvals/approvals-service.js';
+import type { ServiceClock } from './approvals/clock.js';
+import { openApprovals } from './approvals/open-approvals.js';
+import { createAuditFile } from './decisions/audit-file.js';
+import { DecisionService } from './decisions/decision-service.js';
+import { PreviewService } from './decisions/preview-service.js';
+import { RecentDecisionsFile } from './decisions/recent-decisions-file.js';
+import { declaresAgent } from './domain/agents-file.js';
+import { isOnAsk } from './domain/decide.js';
+import { LiveEvents } from './events/live-events.js';
+import { createMetrics, type PdpMetrics } from './ops/metrics.js';
+import { EphemeralPolicies } from './permissions/ephemeral.js';
+import { PermissionsService } from './permissions/permissions-service.js';
+import { ProjectRegistry } from './projects/registry.js';
+
+export interface ServicesOptions {
+  /** PDP_PROJECTS_ROOT: each direct sub-folder is a project named after it. */
+  projectsRoot?: string | undefined;
+  /** PDP_PROJECTS: explicit project id → absolute root folder. */
+  projects?: Readonly<Record<string, string>> | undefined;
+  /** PDP_APPROVER_PROJECTS: the only projects whose requests the approver token may answer (default: every project). */
+  approverProjects?: readonly string[] | undefined;
+  /** Safety-net rescan period of the files in ms (default 2000, 0 disables). */
+  rescanMs?: number | undefined;
+  /** PDP_AUDIT_FILE: append every decision about a known project as NDJSON to this file (rotated). */
+  auditFile?: string | undefined;
+  /** PDP_MAX_CONNECTIONS: connections open at once; a new one beyond is closed at once (default 1024; the app's server applies it). */
+  maxConnections?: number | undefined;
+  /** PDP_MAX_EVENT_STREAMS: `/events` streams open at once (default a quarter of maxConnections); below maxConnections. */
+  maxEventStreams?: number | undefined;
+  /** PDP_MAX_EVENT_STREAMS_PER_CLIENT: `/events` streams open at once from one client address (default 32). */
+  maxEventStreamsPerClient?: number | undefined;
+  /**
+   * PDP_STATE_DIR: temporary grants and `once` approvals are kept in `approvals.json` there and
+   * survive a restart; without it (tests) they live in memory only.
+   */
+  stateDir?: string | undefined;
+  /** PDP_APPROVAL_TTL_SECONDS: how long an approval request stays pending (default 300). */
+  approvalTtlSeconds?: number | undefined;
+  /** The time of approvals and grants (default: the system's monotonic and wall clocks); tests move it. */
+  clock?: ServiceClock | undefined;
+}
+
+export const DEFAULT_MAX_CONNECTIONS = 1024;
+
+/** What the routes answer from, and the lifecycle the app runs them through. */
+export interface Services {
+  readonly registry: ProjectRegistry;
+  readonly metrics: PdpMetrics;
+  readonly permissions: PermissionsService;
+  readonly events: LiveEvents;
+  readonly approvals: ApprovalsService;
+  readonly decisions: DecisionService;
+  readonly preview: PreviewService;
+  /** Once the app is ready: the saved recent decisions, then every project, then what is kept of projects gone meanwhile goes. */
+  start(): Promise<void>;
+  /** Before the server stops accepting: open streams and long-polls end cleanly instead of holding the close. */
+  closeStreams(): void;
+  /** Once the server is closed: saves the recent decisions and stops the watcher, the sweeps and the audit file. */
+  close(): Promise<void>;
+}
+
+export function buildServices(options: ServicesOptions, logger: Logger): Services {
+  const audit =
+    options.auditFile === undefined || options.auditFile === ''
+      ? undefined
+      : createAuditFile(options.auditFile, {
+          onError: (error) => {
+            logger.warn({ err: error }, 'audit file error');
+          },
+        });
+  // Built in dependency order: each service is created after everything it calls.
+  const registry = new ProjectRegistry({
+    projectsRoot: options.projectsRoot,
+    projects: options.projects,
+    logger,
+    rescanMs: options.rescanMs,
+  });
+  const ephemeral = new EphemeralPolicies({ folderOf: (project) => registry.folderOf(project) });
+  const metrics = createMetrics({
+    projectCounts: () => {
+      const projects = registry.list();
+      return { total: projects.length, invalid: projects.filter((project) => project.state.policy.status === 'invalid').length };
+    },
+    unwatchedFolders: () => registry.unwatchedFolders(),
+  });
+  const permissions = new PermissionsService({ registry, ephemeral, logger, metrics });
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // A quarter of the connections at most by default: streams never starve /decide of a socket.
+  const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
+  const events = new LiveEvents({
+    maxStreams: Math.max(0, maxEventStreams),
+    maxStreamsPerClient: options.maxEventStreamsPerClient,
+    projects: () =>
+      registry
+        .list()
+        .map((project) => ({ project: project.id, revision: project.state.policy.revision, status: project.state.policy.status })),
+    logger,
+  });
+  const approvals = new ApprovalsService({
+    approvals: openApprovals({
+      stateDirectory: options.stateDir,
+      approvalTtlSeconds: options.approvalTtlSeconds,
+      clock: options.clock,
+      makeAlways: (project, requester, tool) => permissions.allowAlways(project, requester, tool),
+      isOnAsk: (project, requester, tool) => isOnAsk(registry.get(project)?.state.policy, requester, tool),
+      isDeclared: (project, requester) => {
+        const state = registry.get(project)?.state;
+        return state !== undefined && declaresAgent(state.agents, state.policy, requester);
+      },
+      folderOf: (project) => registry.folderOf(project),
+      withFreshPolicy: (project, task) => registry.get(project)?.freshly(task) ?? Promise.resolve().then(task),
+      onChange: (change) => {
+        events.approvalChanged(change);
+      },
+      onPersistFailure: (error) => {
+        logger.error({ err: error }, 'approvals state not saved');
+      },
+    }),
+    hasProject: (project) => registry.get(project) !== undefined,
+    folderOf: (project) => registry.folderOf(project),
+    logger,
+    clock: options.clock,
+    approverProjects: options.approverProjects,
+  });
+  const decisions = new DecisionService({
+    policyOf: (project) => registry.get(project)?.state.policy,
+    ephemeral: (project, requester) => ephemeral.grant(project, requester),
+    approvals: approvals.port,
+    logger,
+    metrics,
+    audit,
+  });
+  // Without a state folder (tests) the recent decisions live in memory only.
+  const recentFile =
+    options.stateDir === undefined ? undefined : new RecentDecisionsFile({ stateDir: options.stateDir, recent: decisions.recent, logger });
+  const preview = new PreviewService({
+    policyOf: (project) => registry.get(project)?.state.policy,
+    recentOf: (project) => decisions.replayable(project),
+    ephemeral: (project, requester) => ephemeral.grant(project, requester),
+    granted: (project, requester, tool) => approvals.port.granted(project, requester, tool),
+  });
+
+  // In the order project-changes.ts gives: the `/events` stream last, so that it never announces a
+  // change before what follows from it (approvals closing the requests a new policy decides) is done.
+  registry.changes.subscribe(metrics);
+  registry.changes.subscribe(decisions);
+  if (recentFile !== undefined) registry.changes.subscribe(recentFile);
+  registry.changes.subscribe(approvals);
+  registry.changes.subscribe(ephemeral);
+  registry.changes.subscribe(events);
+  for (const warning of approvals.warnings) logger.warn({ stateDir: options.stateDir }, warning);
+
+  return {
+    registry,
+    metrics,
+    permissions,
+    events,
+    approvals,
+    decisions,
+    preview,
+    start: async () => {
+      await recentFile?.start();
+      await registry.start();
+      approvals.retainProjects((project) => registry.get(project) !== undefined);
+      // A project that went away while the service was stopped leaves no history behind.
+      for (const project of decisions.recent.projects()) {
+        if (registry.get(project) === undefined) {
+          decisions.forgetProject(project);
+          await recentFile?.forget(project);
+        }
+      }
+    },
+    closeStreams: () => {
+      events.close();
+      approvals.close();
+    },
+    close: async () => {
+      await recentFile?.close();
+      registry.close();
+      ephemeral.close();
+      await audit?.close();
+    },
+  };
+}

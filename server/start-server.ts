@@ -1,0 +1,103 @@
+/**
+ * Runs the service from the environment: reads it, builds the app, listens, and shuts down
+ * gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the watcher, exit
+ * 0). `server/main.ts` (`node dist/server/main.js`, `npm start`) and `idea-pdp serve` call it.
+ */
+import { ConfigError, isLoopback, loadConfig, prepareStateDir } from './config.js';
+import { buildApp } from './http/app.js';
+import { closeSocketServer, serveAppOnSocket } from './http/unix-socket.js';
+import { createLogger } from './ops/logger.js';
+
+const logger = createLogger();
+
+/** PDP_MAX_CONNECTIONS and the stream limits: a positive integer, or undefined for the app's default. */
+function positiveIntegerOf(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new ConfigError(`${name}: not a positive integer: ${value}`);
+  return parsed;
+}
+
+/** Starts the service configured by `env`; resolves once it listens (the process then exits on SIGTERM/SIGINT). */
+export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = await loadConfig(env);
+  // Temporary grants and `once` approvals are kept there: the same checks as for the admin token file.
+  await prepareStateDir(config.stateDir);
+  const app = await buildApp({
+    projectsRoot: config.projectsRoot,
+    projects: config.projects,
+    adminToken: config.adminToken,
+    decideToken: config.decideToken,
+    approverToken: config.approverToken,
+    approverProjects: config.approverProjects,
+    auditFile: config.auditFile,
+    loopbackHostsOnly: isLoopback(config.host),
+    logger,
+    maxConnections: positiveIntegerOf('PDP_MAX_CONNECTIONS', env.PDP_MAX_CONNECTIONS),
+    maxEventStreams: positiveIntegerOf('PDP_MAX_EVENT_STREAMS', env.PDP_MAX_EVENT_STREAMS),
+    maxEventStreamsPerClient: positiveIntegerOf('PDP_MAX_EVENT_STREAMS_PER_CLIENT', env.PDP_MAX_EVENT_STREAMS_PER_CLIENT),
+    stateDir: config.stateDir,
+    approvalTtlSeconds: config.approvalTtlSeconds,
+  });
+  if (config.generatedTokenFile) {
+    const how = config.adminTokenReused ? 'reused' : 'generated';
+    logger.info({ file: config.generatedTokenFile }, `admin token ${how} (PDP_ADMIN_TOKEN unset)`);
+  }
+  if (config.socketWarning !== undefined) logger.warn({ stateDir: config.stateDir }, config.socketWarning);
+  let socketServer: Awaited<ReturnType<typeof serveAppOnSocket>> | undefined;
+  let closing = false;
+  const shutdown = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took more than 10 s, exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    Promise.all([app.close(), socketServer === undefined ? undefined : closeSocketServer(socketServer)]).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'error while closing');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => {
+    shutdown('SIGTERM');
+  });
+  process.on('SIGINT', () => {
+    shutdown('SIGINT');
+  });
+  const address = await app.listen({ host: config.host, port: config.port });
+  // After TCP, whose server's limits it copies; before "listening" is logged, so that a client told the service is up finds both.
+  if (config.socketPath !== undefined) {
+    try {
+      socketServer = await serveAppOnSocket(app, config.socketPath);
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+  }
+  logger.info(
+    {
+      address,
+      projectsRoot: config.projectsRoot,
+      projects: Object.keys(config.projects),
+      decideTokenRequired: config.decideToken !== undefined,
+      approverToken: config.approverToken !== undefined,
+      socket: config.socketPath ?? null,
+    },
+    `policy decision service listening at ${address}`,
+  );
+}
+
+/** {@link startServer}; a service that cannot start logs why and exits 1. */
+export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  try {
+    await startServer(env);
+  } catch (error) {
+    logger.fatal({ err: error }, error instanceof ConfigError ? error.message : 'failed to start');
+    process.exit(1);
+  }
+}
