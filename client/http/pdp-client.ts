@@ -14,9 +14,9 @@ import {
   type PermissionsView,
   type ProjectsResponse,
   type RecentDecision,
-} from '../schemas/api.js';
-import type { Allowlist, PolicyDocument } from '../schemas/policy.js';
-import type { PreviewResponse } from '../schemas/policy-as-code.js';
+} from '../../schemas/api.js';
+import type { Allowlist, PolicyDocument } from '../../schemas/policy.js';
+import type { PreviewResponse } from '../../schemas/policy-as-code.js';
 import {
   MAX_APPROVAL_WAIT_SECONDS,
   type Approval,
@@ -27,13 +27,13 @@ import {
   type ApprovalVia,
   type Grant,
   type GrantCreateBody,
-} from '../schemas/approvals.js';
+} from '../../schemas/approvals.js';
 import { decisionFromAnswer, decisionsFromBatchAnswer, errorBodyOf, failureText, firstError, httpCause, parseJson } from './answers.js';
-import { oneLine } from './causes.js';
+import { oneLine } from '../causes.js';
 import { checkService, type CheckOptions, type CheckResult } from './check.js';
-import { unavailable, type ClientDecision } from './decision.js';
+import { unavailable, type ClientDecision } from '../decision.js';
 import { ENDPOINTS, pathOf, type Endpoint, type ParamsOf } from './endpoints.js';
-import { followEvents, type EventHandlers, type EventSubscription } from './event-stream.js';
+import { followEvents, type EventHandlers, type EventSubscription } from '../events/event-stream.js';
 import { PdpError } from './errors.js';
 import { checkOptions, checkToken, displayUrl, type PdpClientOptions } from './options.js';
 import { Deadline, Transport, type Exchange } from './transport.js';

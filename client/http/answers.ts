@@ -4,10 +4,10 @@
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
-import type { DecideQuery, Decision } from '../schemas/api.js';
-import { ErrorBodySchema, type ErrorBody } from '../schemas/errors.js';
-import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from './causes.js';
-import { isJsonObject, localDenial, unavailable, type ClientDecision } from './decision.js';
+import type { DecideQuery, Decision } from '../../schemas/api.js';
+import { ErrorBodySchema, type ErrorBody } from '../../schemas/errors.js';
+import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from '../causes.js';
+import { isJsonObject, localDenial, unavailable, type ClientDecision } from '../decision.js';
 import { ENDPOINTS } from './endpoints.js';
 import { TransportFailure, type Exchange } from './transport.js';
 

@@ -16,15 +16,15 @@ import {
   PermissionsViewSchema,
   ProjectsResponseSchema,
   RecentDecisionsResponseSchema,
-} from '../schemas/api.js';
-import { PreviewResponseSchema } from '../schemas/policy-as-code.js';
+} from '../../schemas/api.js';
+import { PreviewResponseSchema } from '../../schemas/policy-as-code.js';
 import {
   ApprovalAnswerResponseSchema,
   ApprovalSchema,
   ApprovalsResponseSchema,
   GrantSchema,
   GrantsResponseSchema,
-} from '../schemas/approvals.js';
+} from '../../schemas/approvals.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
