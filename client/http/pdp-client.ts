@@ -277,8 +277,12 @@ export class PdpClient {
   readonly getPermissions = this.admin('getPermissions');
 
   /** `putDefault(project, allowedTools, { askTools, ifMatch })`: replaces the project default allowlist (a complete list, not a patch). */
-  putDefault(project: string, allowedTools: readonly string[], options: AllowlistWriteOptions = {}): Promise<AdminResult<'putDefault'>> {
-    return this.call('putDefault', [project, allowlistBody(allowedTools, options), options]);
+  async putDefault(
+    project: string,
+    allowedTools: readonly string[],
+    options: AllowlistWriteOptions = {},
+  ): Promise<AdminResult<'putDefault'>> {
+    return await this.call('putDefault', [project, allowlistBody(allowedTools, options), options]);
   }
 
   /** `deleteDefault(project, { ifMatch })`: agents without an override are back to the read-only set. */
@@ -294,13 +298,13 @@ export class PdpClient {
    * await admin.putAgent('demo', 'QA', ['idea_ticket_read', 'idea_memory_write'], { ifMatch: etag });
    * ```
    */
-  putAgent(
+  async putAgent(
     project: string,
     agentId: string,
     allowedTools: readonly string[],
     options: AllowlistWriteOptions = {},
   ): Promise<AdminResult<'putAgent'>> {
-    return this.call('putAgent', [project, agentId, allowlistBody(allowedTools, options), options]);
+    return await this.call('putAgent', [project, agentId, allowlistBody(allowedTools, options), options]);
   }
 
   /** `deleteAgent(project, agentId, { ifMatch })`: the agent inherits the project default again (idempotent). */
@@ -313,11 +317,11 @@ export class PdpClient {
   readonly effective = this.admin('effective');
 
   /** `GET /projects/:project/decisions`: the latest decisions, newest first. */
-  recentDecisions(project: string, filter: { allow?: boolean; limit?: number } = {}): Promise<AdminResult<'recentDecisions'>> {
+  async recentDecisions(project: string, filter: { allow?: boolean; limit?: number } = {}): Promise<AdminResult<'recentDecisions'>> {
     const query = new URLSearchParams();
     if (filter.allow !== undefined) query.set('allow', String(filter.allow));
     if (filter.limit !== undefined) query.set('limit', String(filter.limit));
-    return this.call('recentDecisions', [project], { query });
+    return await this.call('recentDecisions', [project], { query });
   }
 
   /**
@@ -337,8 +341,8 @@ export class PdpClient {
    * ```
    * @throws {@link PdpError} `unknown_project`, `unauthorized`, `pdp_unavailable`, `invalid_response`.
    */
-  preview(project: string, document: PolicyDocument, options: AdminOptions<'preview'> = {}): Promise<AdminResult<'preview'>> {
-    return this.call('preview', [project, { document }, options]);
+  async preview(project: string, document: PolicyDocument, options: AdminOptions<'preview'> = {}): Promise<AdminResult<'preview'>> {
+    return await this.call('preview', [project, { document }, options]);
   }
 
   /** `putEphemeral(project, requester, body)`: registers (or replaces) the short-lived policy of a `ticket-assistant:...` requester. */
@@ -355,8 +359,8 @@ export class PdpClient {
   // ------------------------------------------------------------------ approvals and grants (docs/api.md §11)
 
   /** `GET /projects/:project/approvals`: pending requests and the latest closed ones, newest first; `status` keeps one state. */
-  listApprovals(project: string, status?: ApprovalStatus): Promise<AdminResult<'listApprovals'>> {
-    return this.call('listApprovals', [project], { query: new URLSearchParams(status === undefined ? {} : { status }) });
+  async listApprovals(project: string, status?: ApprovalStatus): Promise<AdminResult<'listApprovals'>> {
+    return await this.call('listApprovals', [project], { query: new URLSearchParams(status === undefined ? {} : { status }) });
   }
 
   /**
@@ -387,7 +391,7 @@ export class PdpClient {
     }
     const query = new URLSearchParams(waitSeconds === 0 ? {} : { waitSeconds: String(waitSeconds) });
     const call = { timeoutMs: options.timeoutMs ?? this.adminTimeoutMs + waitSeconds * 1000, signal: options.signal };
-    return this.call('getApproval', [project, id, call], { query, longPoll: waitSeconds > 0 });
+    return await this.call('getApproval', [project, id, call], { query, longPoll: waitSeconds > 0 });
   }
 
   /**
@@ -404,7 +408,7 @@ export class PdpClient {
    * await pdp.answerApproval('demo', approvalId, 'once', undefined, { token: process.env.PDP_APPROVER_TOKEN, via: 'elicitation' });
    * ```
    */
-  answerApproval(
+  async answerApproval(
     project: string,
     id: string,
     answer: ApprovalAnswer,
@@ -416,16 +420,16 @@ export class PdpClient {
     if (options.via !== undefined) body.via = options.via;
     const token = options.token === undefined ? undefined : checkToken(options.token, 'answerApproval: options.token');
     const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
-    return this.call('answerApproval', [project, id, body, options], { headers });
+    return await this.call('answerApproval', [project, id, body, options], { headers });
   }
 
   /** `listGrants(project)`: `GET /projects/:project/grants`, the live temporary grants, newest first. */
   readonly listGrants = this.admin('listGrants');
 
   /** `POST /projects/:project/grants` (admin token): lets an agent call `tools` for `ttlSeconds` (1 to 86,400). */
-  createGrant(project: string, grant: GrantCreateBody): Promise<AdminResult<'createGrant'>> {
+  async createGrant(project: string, grant: GrantCreateBody): Promise<AdminResult<'createGrant'>> {
     // Only the three fields: the route refuses any other, and a caller may pass a whole Grant.
-    return this.call('createGrant', [project, { requester: grant.requester, tools: [...grant.tools], ttlSeconds: grant.ttlSeconds }]);
+    return await this.call('createGrant', [project, { requester: grant.requester, tools: [...grant.tools], ttlSeconds: grant.ttlSeconds }]);
   }
 
   /**
