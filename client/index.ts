@@ -23,13 +23,13 @@ export {
   type CallOptions,
   type PermissionsResult,
   type WriteOptions,
-} from './pdp-client.js';
-export type { ApprovalWaitOptions } from './approval-wait.js';
-export type { PdpClientOptions } from './options.js';
-export type { CheckFailureReason, CheckOptions, CheckResult } from './check.js';
-export type { EventHandlers, EventSubscription } from './event-stream.js';
+} from './http/pdp-client.js';
+export type { ApprovalWaitOptions } from './guards/approval-wait.js';
+export type { PdpClientOptions } from './http/options.js';
+export type { CheckFailureReason, CheckOptions, CheckResult } from './answers/check.js';
+export type { EventHandlers, EventSubscription } from './events/event-stream.js';
 export type { ApprovalEvent, PolicyEvent } from '../schemas/events.js';
-export { PdpError, type TransportErrorCode } from './errors.js';
+export { PdpError, type TransportErrorCode } from './http/errors.js';
 export {
   CLIENT_DENIAL_REASONS,
   decideQueryFor,
@@ -40,8 +40,8 @@ export {
   type FormatRefusal,
 } from './decision.js';
 export { MAX_CAUSE_LENGTH } from './causes.js';
-export { GUARD_WARNING_TYPE } from './guard-common.js';
-export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';
+export { GUARD_WARNING_TYPE } from './guards/common.js';
+export type { GuardClient, GuardLogger, HostValue } from './guards/common.js';
 export type {
   CatalogResponse,
   DecideQuery,

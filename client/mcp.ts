@@ -23,8 +23,13 @@ export {
   type McpRefusal,
   type McpRequestExtra,
   type RefusalDecisionMeta,
-} from './mcp-guard.js';
+} from './mcp/guard.js';
 export type { ClientDecision, FormatRefusal } from './decision.js';
-export type { ApprovalWaitOptions } from './approval-wait.js';
-export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';
-export { ELICITATION_CHOICES, ELICITATION_FIELD, type ApprovalElicitOptions, type McpApprovalOptions } from './approval-elicitation.js';
+export type { ApprovalWaitOptions } from './guards/approval-wait.js';
+export type { GuardClient, GuardLogger, HostValue } from './guards/common.js';
+export {
+  ELICITATION_CHOICES,
+  ELICITATION_FIELD,
+  type ApprovalElicitOptions,
+  type McpApprovalOptions,
+} from './guards/approval-elicitation.js';

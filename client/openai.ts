@@ -26,7 +26,7 @@ export {
   type OpenAiToolOutput,
   type ResponsesFunctionCall,
   type ResponsesFunctionCallOutput,
-} from './openai-guard.js';
+} from './openai/guard.js';
 export type { ClientDecision, FormatRefusal } from './decision.js';
-export type { ApprovalWaitOptions } from './approval-wait.js';
-export type { GuardClient, GuardLogger, HostValue } from './guard-common.js';
+export type { ApprovalWaitOptions } from './guards/approval-wait.js';
+export type { GuardClient, GuardLogger, HostValue } from './guards/common.js';

@@ -7,10 +7,10 @@
  */
 import type { DecideQuery } from '../../schemas/api.js';
 import { parseRequester } from '../../schemas/requester.js';
-import { approvalWaitMsOf, settleApproval } from '../approval-wait.js';
-import { elicitApproval, type ElicitingServer, type McpApprovalOptions } from '../approval-elicitation.js';
+import { approvalWaitMsOf, settleApproval } from './approval-wait.js';
+import { elicitApproval, type ElicitingServer, type McpApprovalOptions } from './approval-elicitation.js';
 import { isJsonObject, type ClientDecision } from '../decision.js';
-import type { GuardClient, GuardLogger } from '../guard-common.js';
+import type { GuardClient, GuardLogger } from './common.js';
 
 /** A `tools/call`'s name and arguments, or why it is not a call to decide on (a JSON-RPC `-32602`). */
 export type ToolCallParams = { ok: true; name: string; args: Record<string, unknown> | undefined } | { ok: false; message: string };

@@ -5,8 +5,8 @@
  */
 import { errorText } from '../causes.js';
 import { isJsonObject } from '../decision.js';
-import type { GuardClient, GuardLogger, Resolved } from '../guard-common.js';
-import { listedTools, type ToolListFollower } from '../tool-list-follower.js';
+import type { GuardClient, GuardLogger, Resolved } from './common.js';
+import { listedTools, type ToolListFollower } from './tool-list-follower.js';
 
 /** What filtering one list needs. */
 export interface ToolListContext {

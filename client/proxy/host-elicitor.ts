@@ -4,7 +4,7 @@
  * real server could see it. The host's capabilities are those of the `initialize` it sent.
  */
 import { ElicitResultSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { ElicitingServer } from '../approval-elicitation.js';
+import type { ElicitingServer } from '../guards/approval-elicitation.js';
 import { isJsonObject } from '../decision.js';
 
 type Answer = { ok: true; result: unknown } | { ok: false; message: string };

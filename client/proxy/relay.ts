@@ -15,13 +15,13 @@ import {
   type JSONRPCResponse,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { McpApprovalOptions } from '../approval-elicitation.js';
+import type { McpApprovalOptions } from '../guards/approval-elicitation.js';
 import { decideQueryFor, isJsonObject, type ClientDecision, type FormatRefusal } from '../decision.js';
-import type { GuardClient } from '../guard-common.js';
+import type { GuardClient } from '../guards/common.js';
 import { mcpRefusal } from '../guards/refusal.js';
 import { decideToolCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
 import { filterToolList } from '../guards/tool-list.js';
-import { ToolListFollower } from '../tool-list-follower.js';
+import { ToolListFollower } from '../guards/tool-list-follower.js';
 import { HostElicitor } from './host-elicitor.js';
 import { JsonRpcChannel } from './json-rpc-channel.js';
 import type { ProxyLogger } from './stderr-logger.js';

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { errorText } from '../causes.js';
-import { PdpClient } from '../pdp-client.js';
+import { PdpClient } from '../http/pdp-client.js';
 import type { ProxyCommand } from './options.js';
 import { McpRelay } from './relay.js';
 import type { ProxyLogger } from './stderr-logger.js';

@@ -2,7 +2,7 @@
  * The proxy's log: one JSON object a line on stderr (pino's shape: `level`, `time`, `msg`), since
  * stdout carries the JSON-RPC stream and nothing else.
  */
-import type { GuardLogger } from '../guard-common.js';
+import type { GuardLogger } from '../guards/common.js';
 
 export interface ProxyLogger extends GuardLogger {
   info(fields: Record<string, unknown>, message: string): void;

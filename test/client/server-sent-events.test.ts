@@ -4,7 +4,7 @@
  * a field without a colon, events without data, a byte order mark, and a cap on one event's size.
  */
 import { describe, expect, it } from 'vitest';
-import { readServerSentEvents, type ServerSentEvent } from '../../client/server-sent-events.js';
+import { readServerSentEvents, type ServerSentEvent } from '../../client/events/server-sent-events.js';
 
 async function read(chunks: readonly string[], maxEventChars = 1024): Promise<{ events: ServerSentEvent[]; stopped: string | undefined }> {
   const events: ServerSentEvent[] = [];

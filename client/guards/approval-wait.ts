@@ -4,10 +4,10 @@
  * decided again, and runs only if that new decision allows it. One function for both guards, so
  * they keep parity for approvals too.
  */
-import type { DecideQuery } from '../schemas/api.js';
-import { MAX_APPROVAL_WAIT_SECONDS } from '../schemas/approvals.js';
-import type { ClientDecision } from './decision.js';
-import type { GuardClient } from './guard-common.js';
+import type { DecideQuery } from '../../schemas/api.js';
+import { MAX_APPROVAL_WAIT_SECONDS } from '../../schemas/approvals.js';
+import type { ClientDecision } from '../decision.js';
+import type { GuardClient } from './common.js';
 
 /** The `approval` option of the guards. */
 export interface ApprovalWaitOptions {

@@ -6,8 +6,8 @@
  */
 import { Client } from 'undici';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { ApprovalEventSchema, EVENTS_PING_SECONDS, PolicyEventSchema, type ApprovalEvent, type PolicyEvent } from '../schemas/events.js';
-import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from './causes.js';
+import { ApprovalEventSchema, EVENTS_PING_SECONDS, PolicyEventSchema, type ApprovalEvent, type PolicyEvent } from '../../schemas/events.js';
+import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from '../causes.js';
 import { readServerSentEvents, type ServerSentEvent } from './server-sent-events.js';
 
 const policyCheck = TypeCompiler.Compile(PolicyEventSchema);

@@ -5,7 +5,7 @@
  * server's own JSON-RPC error for a tool name it does not serve.
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { isJsonObject } from './decision.js';
+import { isJsonObject } from '../decision.js';
 
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 

@@ -2,7 +2,7 @@
  * The options of `PdpClient`, checked when the client is built: a wrong URL or duration is a
  * programming error the host must see at start, not a stream of denials later.
  */
-import { oneLine } from './causes.js';
+import { oneLine } from '../causes.js';
 
 /** Options of `PdpClient`. */
 export interface PdpClientOptions {

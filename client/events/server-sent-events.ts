@@ -2,7 +2,7 @@
  * The client's reader of `text/event-stream` bodies: undici's byte chunks decoded and fed to the
  * parser the panel uses too (schemas/server-sent-events.ts).
  */
-import { SseParser } from '../schemas/server-sent-events.js';
+import { SseParser } from '../../schemas/server-sent-events.js';
 
 /** One dispatched event: its type (`message` when none was given) and its data. */
 export interface ServerSentEvent {

@@ -1,7 +1,7 @@
 /** What both guards need from the client and the host, and the denial of a call nobody can be named for. */
-import { errorText } from './causes.js';
-import { localDenial, type ClientDecision, type DeniedCall } from './decision.js';
-import type { PdpClient } from './pdp-client.js';
+import { errorText } from '../causes.js';
+import { localDenial, type ClientDecision, type DeniedCall } from '../decision.js';
+import type { PdpClient } from '../http/pdp-client.js';
 
 /**
  * The part of {@link PdpClient} the guards use (a `PdpClient` is one). `watchEvents`,

@@ -3,8 +3,8 @@
  * one model turn are decided in one `/decide/batch` round trip, only the allowed ones are invoked,
  * and every call gets its output message, in order. A refusal's text is the MCP guard's, word for word.
  */
-import { errorText } from './causes.js';
-import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from './decision.js';
+import { errorText } from '../causes.js';
+import { decideQueryFor, formatRefusalSafely, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from '../decision.js';
 import {
   guardLogger,
   resolveHostValue,
@@ -13,9 +13,9 @@ import {
   type GuardLogger,
   type HostValue,
   type Resolved,
-} from './guard-common.js';
-import type { DecideQuery } from '../schemas/api.js';
-import { approvalWaitMsOf, settleApproval, type ApprovalWaitOptions } from './approval-wait.js';
+} from '../guards/common.js';
+import type { DecideQuery } from '../../schemas/api.js';
+import { approvalWaitMsOf, settleApproval, type ApprovalWaitOptions } from '../guards/approval-wait.js';
 
 /** A Chat Completions `tool_calls[]` entry (`ChatCompletionMessageToolCall` of the `openai` package). */
 export interface ChatCompletionToolCall {

@@ -2,11 +2,11 @@
  * `PdpClient.check()`: one authenticated read (`GET /projects`) that tells an enforcement point at
  * boot whether its URL, its token and its project are right (docs/api.md §8).
  */
-import type { ProjectStatus } from '../schemas/api.js';
-import { errorBodyOf, failureText, firstError, httpCause, parseJson } from './answers.js';
-import { isRejection, oneLine, rejectionCause } from './causes.js';
-import { ENDPOINTS } from './endpoints.js';
-import type { Exchange } from './transport.js';
+import type { ProjectStatus } from '../../schemas/api.js';
+import { errorBodyOf, failureText, firstError, httpCause, parseJson } from './decisions.js';
+import { isRejection, oneLine, rejectionCause } from '../causes.js';
+import { ENDPOINTS } from '../http/endpoints.js';
+import type { Exchange } from '../http/transport.js';
 
 const projectsCheck = ENDPOINTS.listProjects.answer;
 

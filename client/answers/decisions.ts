@@ -1,15 +1,16 @@
 /**
  * How the client reads the service's answers to decision queries: only a schema-valid decision
- * about exactly the query asked is used; anything else is a local denial that says why.
+ * about exactly the query asked is used; anything else is a local denial that says why. The small
+ * readers at the end (error body, cause, JSON) serve the admin calls and `check()` too.
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
-import type { DecideQuery, Decision } from '../schemas/api.js';
-import { ErrorBodySchema, type ErrorBody } from '../schemas/errors.js';
-import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from './causes.js';
-import { isJsonObject, localDenial, unavailable, type ClientDecision } from './decision.js';
-import { ENDPOINTS } from './endpoints.js';
-import { TransportFailure, type Exchange } from './transport.js';
+import type { DecideQuery, Decision } from '../../schemas/api.js';
+import { ErrorBodySchema, type ErrorBody } from '../../schemas/errors.js';
+import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from '../causes.js';
+import { isJsonObject, localDenial, unavailable, type ClientDecision } from '../decision.js';
+import { ENDPOINTS } from '../http/endpoints.js';
+import { TransportFailure, type Exchange } from '../http/transport.js';
 
 const decisionCheck = ENDPOINTS.decide.answer;
 // Compiled once per process: validating an answer costs well under a microsecond.

@@ -4,10 +4,10 @@
  * what it would list for a requester it has listed changes, in either direction: a policy change,
  * the service becoming unreachable (a list answered now is empty, fail closed) and reachable again.
  */
-import { errorText } from './causes.js';
-import type { EventSubscription } from './event-stream.js';
-import type { EffectivePolicy } from '../schemas/api.js';
-import type { GuardClient, GuardLogger } from './guard-common.js';
+import { errorText } from '../causes.js';
+import type { EventSubscription } from '../events/event-stream.js';
+import type { EffectivePolicy } from '../../schemas/api.js';
+import type { GuardClient, GuardLogger } from './common.js';
 
 /** What the follower needs from the guard: its live options and a way to notify the host. */
 export interface FollowedGuard {

@@ -5,7 +5,7 @@
  * client, a caller that gave up) becomes a {@link TransportFailure} whose message is a short cause.
  */
 import { Pool } from 'undici';
-import { describeTransportError } from './causes.js';
+import { describeTransportError } from '../causes.js';
 import type { Method } from './endpoints.js';
 
 /** The whole exchange (wait for a connection, connect, send, headers, body) failed; `message` is the cause. */

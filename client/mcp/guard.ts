@@ -14,21 +14,15 @@
  * leaving the server silently unguarded.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { decideQueryFor, isJsonObject, type ClientDecision, type FormatRefusal } from './decision.js';
-import { guardLogger, resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from './guard-common.js';
-import { ToolListFollower } from './tool-list-follower.js';
-import { approvalWaitMsOf } from './approval-wait.js';
-import { checkElicitOptions, type ElicitingServer, type McpApprovalOptions } from './approval-elicitation.js';
-import { mcpRefusal } from './guards/refusal.js';
-import { decideToolCall as decideCall, toolCallParams, warnOnceAboutRequester } from './guards/tool-call.js';
-import { filterToolList } from './guards/tool-list.js';
-import {
-  declareToolListChanged,
-  sendToolListChangedIfAllowed,
-  servesTool,
-  watchInitialization,
-  type SessionState,
-} from './mcp-protocol.js';
+import { decideQueryFor, isJsonObject, type ClientDecision, type FormatRefusal } from '../decision.js';
+import { guardLogger, resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from '../guards/common.js';
+import { ToolListFollower } from '../guards/tool-list-follower.js';
+import { approvalWaitMsOf } from '../guards/approval-wait.js';
+import { checkElicitOptions, type ElicitingServer, type McpApprovalOptions } from '../guards/approval-elicitation.js';
+import { mcpRefusal } from '../guards/refusal.js';
+import { decideToolCall as decideCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
+import { filterToolList } from '../guards/tool-list.js';
+import { declareToolListChanged, sendToolListChangedIfAllowed, servesTool, watchInitialization, type SessionState } from './protocol.js';
 
 /** The `extra` argument the SDK passes to request handlers (session id, auth info, abort signal, ...). */
 export type McpRequestExtra = Record<string, unknown> & { sessionId?: string | undefined; signal?: AbortSignal | undefined };
@@ -113,7 +107,7 @@ const GUARDED_HANDLER = Symbol.for('idea-mcp-tool-permissions.guarded-handler');
 const RAW_HANDLER = Symbol.for('idea-mcp-tool-permissions.raw-handler');
 const GUARDED_METHODS = new Set(['tools/call', 'tools/list']);
 
-export { mcpRefusal, DECISION_META_KEY, type McpRefusal, type RefusalDecisionMeta } from './guards/refusal.js';
+export { mcpRefusal, DECISION_META_KEY, type McpRefusal, type RefusalDecisionMeta } from '../guards/refusal.js';
 
 /**
  * Guards an MCP server: `McpServer` (`@modelcontextprotocol/sdk/server/mcp.js`) or the low-level

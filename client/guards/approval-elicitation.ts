@@ -5,15 +5,15 @@
  * token, and decides the call again. Anything else (a declined or cancelled form, a client without
  * elicitation, any error) leaves the decision as it was: the caller then waits for the panel.
  */
-import { TOOL_CATALOG } from '../schemas/catalog.js';
-import type { ApprovalAnswer } from '../schemas/approvals.js';
-import type { DecideQuery } from '../schemas/api.js';
-import { errorText, oneLine } from './causes.js';
+import { TOOL_CATALOG } from '../../schemas/catalog.js';
+import type { ApprovalAnswer } from '../../schemas/approvals.js';
+import type { DecideQuery } from '../../schemas/api.js';
+import { errorText, oneLine } from '../causes.js';
 import type { ApprovalWaitOptions } from './approval-wait.js';
-import type { ClientDecision } from './decision.js';
-import { guardLogger, type GuardClient, type GuardLogger } from './guard-common.js';
-import { checkToken } from './options.js';
-import { PdpError } from './errors.js';
+import type { ClientDecision } from '../decision.js';
+import { guardLogger, type GuardClient, type GuardLogger } from './common.js';
+import { checkToken } from '../http/options.js';
+import { PdpError } from '../http/errors.js';
 
 /** `approval.elicit` of the MCP guard. */
 export interface ApprovalElicitOptions {

@@ -2,57 +2,52 @@
  * The HTTP client of the policy decision service (docs/api.md §8). `decide`, `decideBatch` and
  * `check` never throw and never allow on error; the admin methods throw {@link PdpError}.
  */
-import type { Static, TSchema } from '@sinclair/typebox';
-import {
-  MAX_BATCH_QUERIES,
-  type PermissionsViewSchema,
-  type CatalogResponse,
-  type DecideQuery,
-  type EffectivePolicy,
-  type EphemeralPolicy,
-  type EphemeralPolicyBody,
-  type PermissionsView,
-  type ProjectsResponse,
-  type RecentDecision,
-} from '../schemas/api.js';
-import type { Allowlist, PolicyDocument } from '../schemas/policy.js';
-import type { PreviewResponse } from '../schemas/policy-as-code.js';
+import { MAX_BATCH_QUERIES, type DecideQuery, type PermissionsView } from '../../schemas/api.js';
+import type { Allowlist, PolicyDocument } from '../../schemas/policy.js';
 import {
   MAX_APPROVAL_WAIT_SECONDS,
-  type Approval,
   type ApprovalAnswer,
   type ApprovalAnswerBody,
-  type ApprovalAnswerResponse,
   type ApprovalStatus,
   type ApprovalVia,
-  type Grant,
   type GrantCreateBody,
-} from '../schemas/approvals.js';
-import { decisionFromAnswer, decisionsFromBatchAnswer, errorBodyOf, failureText, firstError, httpCause, parseJson } from './answers.js';
-import { oneLine } from './causes.js';
-import { checkService, type CheckOptions, type CheckResult } from './check.js';
-import { unavailable, type ClientDecision } from './decision.js';
-import { ENDPOINTS, pathOf, type Endpoint, type ParamsOf } from './endpoints.js';
-import { followEvents, type EventHandlers, type EventSubscription } from './event-stream.js';
+} from '../../schemas/approvals.js';
+import {
+  decisionFromAnswer,
+  decisionsFromBatchAnswer,
+  errorBodyOf,
+  failureText,
+  firstError,
+  httpCause,
+  parseJson,
+} from '../answers/decisions.js';
+import { oneLine } from '../causes.js';
+import { checkService, type CheckOptions, type CheckResult } from '../answers/check.js';
+import { unavailable, type ClientDecision } from '../decision.js';
+import {
+  ENDPOINTS,
+  pathOf,
+  type AdminArgs,
+  type AdminMethod,
+  type AdminName,
+  type AdminOptions,
+  type AdminResult,
+  type CallOptions,
+  type Endpoint,
+  type PermissionsResult,
+  type WriteOptions,
+} from './endpoints.js';
+import { followEvents, type EventHandlers, type EventSubscription } from '../events/event-stream.js';
 import { PdpError } from './errors.js';
 import { checkOptions, checkToken, displayUrl, type PdpClientOptions } from './options.js';
 import { Deadline, Transport, type Exchange } from './transport.js';
+
+export type { CallOptions, PermissionsResult, WriteOptions } from './endpoints.js';
 
 /** Largest decision answer read (docs/api.md §8): a bigger one is refused before it is parsed. */
 export const MAX_DECISION_BYTES = 64 * 1024;
 /** Largest answer of an admin call (a permissions view of a thousand agents fits many times). */
 const MAX_ADMIN_BYTES = 16 * 1024 * 1024;
-
-/** Per-call options of `decide`, `decideBatch` and `effective`. */
-export interface CallOptions {
-  /** The caller gave up (an MCP request cancelled, a turn abandoned): the call is denied at once and frees its place. */
-  signal?: AbortSignal | undefined;
-}
-
-/** Conditional-write option of the permission writes: the `ETag` (revision) last read. */
-export interface WriteOptions {
-  ifMatch?: string | undefined;
-}
 
 /** Options of `putDefault` and `putAgent`: the tools on ask (run with the user's approval, docs/api.md §11) beside the allowlist. */
 export interface AllowlistWriteOptions extends WriteOptions {
@@ -80,22 +75,8 @@ interface SendOptions {
   longPoll?: boolean | undefined;
 }
 
-/** Options of one admin call. */
-interface AdminCallOptions extends Omit<SendOptions, 'body' | 'maxBodyBytes'> {
-  body?: unknown;
-  query?: URLSearchParams | undefined;
-  /** Default: the client's `adminTimeoutMs`. */
-  timeoutMs?: number | undefined;
-  signal?: AbortSignal | undefined;
-}
-
-/** The permissions view of a project with its `ETag` (the revision, for `If-Match`). */
-export interface PermissionsResult {
-  permissions: PermissionsView;
-  /** The revision from the `ETag` header, unquoted (falls back to the body's `revision`). */
-  etag: string;
-  revision: string;
-}
+/** What an admin method's wrapper adds to its request: a query, headers, a long-poll. */
+type RequestExtras = Pick<SendOptions, 'headers' | 'longPoll'> & { query?: URLSearchParams | undefined };
 
 /**
  * Client of the IdeA MCP tool permission service, on `connections` keep-alive undici connections.
@@ -283,31 +264,29 @@ export class PdpClient {
   }
 
   // ------------------------------------------------------------------ admin and inspection
+  // Each admin method is its row of ENDPOINTS, `(...params, body?, options?)` typed from the row's
+  // schemas; a few keep a signature of their own as a wrapper of the same call.
 
   /** `GET /catalog`: the 25 tools, their groups and the read-only default. */
-  async catalog(): Promise<CatalogResponse> {
-    return (await this.call(ENDPOINTS.catalog, {})).body;
-  }
+  readonly catalog = this.admin('catalog');
 
   /** `GET /projects`: every project with its status and revision. */
-  async listProjects(): Promise<ProjectsResponse['projects']> {
-    return (await this.call(ENDPOINTS.listProjects, {})).body.projects;
+  readonly listProjects = this.admin('listProjects');
+
+  /** `getPermissions(project)`: `GET /projects/:project/mcp-tool-permissions`, with the `ETag` to pass as `ifMatch`. */
+  readonly getPermissions = this.admin('getPermissions');
+
+  /** `putDefault(project, allowedTools, { askTools, ifMatch })`: replaces the project default allowlist (a complete list, not a patch). */
+  async putDefault(
+    project: string,
+    allowedTools: readonly string[],
+    options: AllowlistWriteOptions = {},
+  ): Promise<AdminResult<'putDefault'>> {
+    return await this.call('putDefault', [project, allowlistBody(allowedTools, options), options]);
   }
 
-  /** `GET /projects/:project/mcp-tool-permissions`, with the `ETag` to pass as `ifMatch`. */
-  async getPermissions(project: string): Promise<PermissionsResult> {
-    return this.permissionsCall(ENDPOINTS.getPermissions, { project }, undefined, {});
-  }
-
-  /** Replaces the project default allowlist (a complete list, not a patch). */
-  async putDefault(project: string, allowedTools: readonly string[], options: AllowlistWriteOptions = {}): Promise<PermissionsResult> {
-    return this.permissionsCall(ENDPOINTS.putDefault, { project }, allowlistBody(allowedTools, options), options);
-  }
-
-  /** Removes the project default: agents without an override are back to the read-only set. */
-  async deleteDefault(project: string, options: WriteOptions = {}): Promise<PermissionsResult> {
-    return this.permissionsCall(ENDPOINTS.deleteDefault, { project }, undefined, options);
-  }
+  /** `deleteDefault(project, { ifMatch })`: agents without an override are back to the read-only set. */
+  readonly deleteDefault = this.admin('deleteDefault');
 
   /**
    * Gives `agentId` its own allowlist, which replaces the project default for it.
@@ -324,31 +303,25 @@ export class PdpClient {
     agentId: string,
     allowedTools: readonly string[],
     options: AllowlistWriteOptions = {},
-  ): Promise<PermissionsResult> {
-    return this.permissionsCall(ENDPOINTS.putAgent, { project, agent: agentId }, allowlistBody(allowedTools, options), options);
+  ): Promise<AdminResult<'putAgent'>> {
+    return await this.call('putAgent', [project, agentId, allowlistBody(allowedTools, options), options]);
   }
 
-  /** Removes the override of `agentId`: it inherits the project default again (idempotent). */
-  async deleteAgent(project: string, agentId: string, options: WriteOptions = {}): Promise<PermissionsResult> {
-    return this.permissionsCall(ENDPOINTS.deleteAgent, { project, agent: agentId }, undefined, options);
-  }
+  /** `deleteAgent(project, agentId, { ifMatch })`: the agent inherits the project default again (idempotent). */
+  readonly deleteAgent = this.admin('deleteAgent');
 
-  /** Replaces the whole policy document (also the repair path of an invalid file). */
-  async putDocument(project: string, document: PolicyDocument, options: WriteOptions = {}): Promise<PermissionsResult> {
-    return this.permissionsCall(ENDPOINTS.putDocument, { project }, document, options);
-  }
+  /** `putDocument(project, document, { ifMatch })`: replaces the whole policy document (also the repair path of an invalid file). */
+  readonly putDocument = this.admin('putDocument');
 
-  /** `GET /projects/:project/requesters/:requester/effective`: what `requester` may call. */
-  async effective(project: string, requester: string, options: CallOptions & { timeoutMs?: number } = {}): Promise<EffectivePolicy> {
-    return (await this.call(ENDPOINTS.effective, { project, requester }, { timeoutMs: options.timeoutMs, signal: options.signal })).body;
-  }
+  /** `effective(project, requester, { timeoutMs, signal })`: `GET .../requesters/:requester/effective`, what `requester` may call. */
+  readonly effective = this.admin('effective');
 
   /** `GET /projects/:project/decisions`: the latest decisions, newest first. */
-  async recentDecisions(project: string, filter: { allow?: boolean; limit?: number } = {}): Promise<RecentDecision[]> {
+  async recentDecisions(project: string, filter: { allow?: boolean; limit?: number } = {}): Promise<AdminResult<'recentDecisions'>> {
     const query = new URLSearchParams();
     if (filter.allow !== undefined) query.set('allow', String(filter.allow));
     if (filter.limit !== undefined) query.set('limit', String(filter.limit));
-    return (await this.call(ENDPOINTS.recentDecisions, { project }, { query })).body.decisions;
+    return await this.call('recentDecisions', [project], { query });
   }
 
   /**
@@ -368,32 +341,26 @@ export class PdpClient {
    * ```
    * @throws {@link PdpError} `unknown_project`, `unauthorized`, `pdp_unavailable`, `invalid_response`.
    */
-  async preview(project: string, document: PolicyDocument, options: CallOptions & { timeoutMs?: number } = {}): Promise<PreviewResponse> {
-    const call = { body: { document }, timeoutMs: options.timeoutMs, signal: options.signal };
-    return (await this.call(ENDPOINTS.preview, { project }, call)).body;
+  async preview(project: string, document: PolicyDocument, options: AdminOptions<'preview'> = {}): Promise<AdminResult<'preview'>> {
+    return await this.call('preview', [project, { document }, options]);
   }
 
-  /** Registers (or replaces) the short-lived policy of a `ticket-assistant:<project>:<issue>` requester. */
-  async putEphemeral(project: string, requester: string, body: EphemeralPolicyBody): Promise<EphemeralPolicy> {
-    return (await this.call(ENDPOINTS.putEphemeral, { project, requester }, { body })).body;
-  }
+  /** `putEphemeral(project, requester, body)`: registers (or replaces) the short-lived policy of a `ticket-assistant:...` requester. */
+  readonly putEphemeral = this.admin('putEphemeral');
 
   /** Removes the ephemeral policy of `requester`: it is back to read-only. */
   async deleteEphemeral(project: string, requester: string): Promise<void> {
-    await this.call(ENDPOINTS.deleteEphemeral, { project, requester });
+    await this.call('deleteEphemeral', [project, requester]);
   }
 
-  /** The ephemeral policies of a project that have not expired. */
-  async listEphemeral(project: string): Promise<EphemeralPolicy[]> {
-    return (await this.call(ENDPOINTS.listEphemeral, { project })).body.policies;
-  }
+  /** `listEphemeral(project)`: the ephemeral policies of a project that have not expired. */
+  readonly listEphemeral = this.admin('listEphemeral');
 
   // ------------------------------------------------------------------ approvals and grants (docs/api.md §11)
 
   /** `GET /projects/:project/approvals`: pending requests and the latest closed ones, newest first; `status` keeps one state. */
-  async listApprovals(project: string, status?: ApprovalStatus): Promise<Approval[]> {
-    const query = new URLSearchParams(status === undefined ? {} : { status });
-    return (await this.call(ENDPOINTS.listApprovals, { project }, { query })).body.approvals;
+  async listApprovals(project: string, status?: ApprovalStatus): Promise<AdminResult<'listApprovals'>> {
+    return await this.call('listApprovals', [project], { query: new URLSearchParams(status === undefined ? {} : { status }) });
   }
 
   /**
@@ -414,21 +381,17 @@ export class PdpClient {
   async getApproval(
     project: string,
     id: string,
-    options: { waitSeconds?: number; timeoutMs?: number; signal?: AbortSignal | undefined } = {},
-  ): Promise<Approval> {
+    options: AdminOptions<'getApproval'> & { waitSeconds?: number } = {},
+  ): Promise<AdminResult<'getApproval'>> {
     const waitSeconds = options.waitSeconds ?? 0;
     if (!Number.isInteger(waitSeconds) || waitSeconds < 0 || waitSeconds > MAX_APPROVAL_WAIT_SECONDS) {
       throw new RangeError(
         `getApproval: waitSeconds must be a whole number from 0 to ${String(MAX_APPROVAL_WAIT_SECONDS)} (got ${String(waitSeconds)})`,
       );
     }
-    const call = {
-      query: new URLSearchParams(waitSeconds === 0 ? {} : { waitSeconds: String(waitSeconds) }),
-      timeoutMs: options.timeoutMs ?? this.adminTimeoutMs + waitSeconds * 1000,
-      signal: options.signal,
-      longPoll: waitSeconds > 0,
-    };
-    return (await this.call(ENDPOINTS.getApproval, { project, id }, call)).body;
+    const query = new URLSearchParams(waitSeconds === 0 ? {} : { waitSeconds: String(waitSeconds) });
+    const call = { timeoutMs: options.timeoutMs ?? this.adminTimeoutMs + waitSeconds * 1000, signal: options.signal };
+    return await this.call('getApproval', [project, id, call], { query, longPoll: waitSeconds > 0 });
   }
 
   /**
@@ -451,61 +414,64 @@ export class PdpClient {
     answer: ApprovalAnswer,
     ttlSeconds?: number,
     options: AnswerApprovalOptions = {},
-  ): Promise<ApprovalAnswerResponse> {
+  ): Promise<AdminResult<'answerApproval'>> {
     const body: ApprovalAnswerBody = { answer };
     if (ttlSeconds !== undefined) body.ttlSeconds = ttlSeconds;
     if (options.via !== undefined) body.via = options.via;
     const token = options.token === undefined ? undefined : checkToken(options.token, 'answerApproval: options.token');
     const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
-    const call = { body, headers, signal: options.signal, timeoutMs: options.timeoutMs };
-    return (await this.call(ENDPOINTS.answerApproval, { project, id }, call)).body;
+    return await this.call('answerApproval', [project, id, body, options], { headers });
   }
 
-  /** `GET /projects/:project/grants`: the live temporary grants, newest first. */
-  async listGrants(project: string): Promise<Grant[]> {
-    return (await this.call(ENDPOINTS.listGrants, { project })).body.grants;
-  }
+  /** `listGrants(project)`: `GET /projects/:project/grants`, the live temporary grants, newest first. */
+  readonly listGrants = this.admin('listGrants');
 
   /** `POST /projects/:project/grants` (admin token): lets an agent call `tools` for `ttlSeconds` (1 to 86,400). */
-  async createGrant(project: string, grant: GrantCreateBody): Promise<Grant> {
-    const body: GrantCreateBody = { requester: grant.requester, tools: [...grant.tools], ttlSeconds: grant.ttlSeconds };
-    return (await this.call(ENDPOINTS.createGrant, { project }, { body })).body;
+  async createGrant(project: string, grant: GrantCreateBody): Promise<AdminResult<'createGrant'>> {
+    // Only the three fields: the route refuses any other, and a caller may pass a whole Grant.
+    return await this.call('createGrant', [project, { requester: grant.requester, tools: [...grant.tools], ttlSeconds: grant.ttlSeconds }]);
   }
 
-  /** `DELETE /projects/:project/grants/:id` (admin token): the next call is decided without it. Answers the revoked grant. */
-  async revokeGrant(project: string, id: string): Promise<Grant> {
-    return (await this.call(ENDPOINTS.revokeGrant, { project, id })).body;
-  }
+  /**
+   * `revokeGrant(project, id)`: `DELETE /projects/:project/grants/:id` (admin token): the next call
+   * is decided without it. Answers the revoked grant.
+   */
+  readonly revokeGrant = this.admin('revokeGrant');
 
   // ------------------------------------------------------------------ plumbing
 
-  private async permissionsCall<Route extends string>(
-    endpoint: Endpoint<Route, typeof PermissionsViewSchema>,
-    params: Record<ParamsOf<Route>, string>,
-    body: unknown,
-    options: WriteOptions,
-  ): Promise<PermissionsResult> {
-    const headers: Record<string, string> = {};
-    if (options.ifMatch !== undefined) headers['if-match'] = quoteEtag(options.ifMatch);
-    const answer = await this.call(endpoint, params, { body, headers });
-    const etagHeader = answer.headers.etag;
-    const etag = typeof etagHeader === 'string' ? unquoteEtag(etagHeader) : answer.body.revision;
-    return { permissions: answer.body, etag, revision: answer.body.revision };
+  /** The admin method of a row of {@link ENDPOINTS}. */
+  private admin<Name extends AdminName>(name: Name): AdminMethod<Name> {
+    return (...args) => this.call(name, args);
   }
 
-  /** An admin call: its answer checked against the endpoint's schema, any failure a {@link PdpError}. */
-  private async call<Route extends string, Answer extends TSchema>(
-    endpoint: Endpoint<Route, Answer>,
-    params: Record<ParamsOf<Route>, string>,
-    options: AdminCallOptions = {},
-  ): Promise<{ body: Static<Answer>; headers: Exchange['headers'] }> {
-    const path = pathOf(endpoint.route, params, options.query);
+  /** The one typed call of every admin method: the row of `name` maps `args` to its request and its answer to the result. */
+  private async call<Name extends AdminName>(name: Name, args: AdminArgs<Name>, extras: RequestExtras = {}): Promise<AdminResult<Name>> {
+    const endpoint: Endpoint = ENDPOINTS[name];
+    const rest: unknown[] = args.slice(endpoint.params.length);
+    const body = endpoint.shape.body === undefined ? undefined : rest.shift();
+    const options = (rest[0] ?? {}) as AdminOptions & WriteOptions;
+    const headers = options.ifMatch === undefined ? extras.headers : { ...extras.headers, 'if-match': quoteEtag(options.ifMatch) };
+    const path = pathOf(endpoint, args, extras.query);
+    const answer = await this.request(endpoint, path, { ...extras, body, headers, timeoutMs: options.timeoutMs, signal: options.signal });
+    // The row's types say what each answers; the schema check of the answer made them true.
+    if (endpoint.shape.etag === true) return permissionsResult(answer.body as PermissionsView, answer.headers.etag) as AdminResult<Name>;
+    const { list } = endpoint.shape;
+    return (list === undefined ? answer.body : (answer.body as Record<string, unknown>)[list]) as AdminResult<Name>;
+  }
+
+  /** One admin request: its answer checked against the endpoint's schema, any failure a {@link PdpError}. */
+  private async request(
+    endpoint: Endpoint,
+    path: string,
+    options: RequestExtras & { body: unknown; timeoutMs: number | undefined; signal: AbortSignal | undefined },
+  ): Promise<{ body: unknown; headers: Exchange['headers'] }> {
     const what = oneLine(`${endpoint.method} ${path}`, 120);
     const deadline = new Deadline(options.timeoutMs ?? this.adminTimeoutMs, options.signal);
     let answer: Exchange;
     try {
       const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-      answer = await this.send(endpoint, path, deadline, { ...options, body });
+      answer = await this.send(endpoint, path, deadline, { headers: options.headers, longPoll: options.longPoll, body });
     } catch (error) {
       throw new PdpError('pdp_unavailable', `${what}: policy service unreachable (${failureText(error)})`, { cause: error });
     } finally {
@@ -548,6 +514,10 @@ function allowlistBody(allowedTools: readonly string[], options: AllowlistWriteO
   return options.askTools === undefined
     ? { allowedTools: [...allowedTools] }
     : { allowedTools: [...allowedTools], askTools: [...options.askTools] };
+}
+
+function permissionsResult(view: PermissionsView, etag: Exchange['headers'][string]): PermissionsResult {
+  return { permissions: view, etag: typeof etag === 'string' ? unquoteEtag(etag) : view.revision, revision: view.revision };
 }
 
 function quoteEtag(revision: string): string {
