@@ -3,6 +3,7 @@
  * `check` never throw and never allow on error; the admin methods throw {@link PdpError}.
  */
 import { MAX_BATCH_QUERIES, type DecideQuery, type PermissionsView } from '../../schemas/api.js';
+import type { PolicyConditions } from '../../schemas/conditions.js';
 import type { Allowlist, PolicyDocument } from '../../schemas/policy.js';
 import {
   MAX_APPROVAL_WAIT_SECONDS,
@@ -49,9 +50,13 @@ export const MAX_DECISION_BYTES = 64 * 1024;
 /** Largest answer of an admin call (a permissions view of a thousand agents fits many times). */
 const MAX_ADMIN_BYTES = 16 * 1024 * 1024;
 
-/** Options of `putDefault` and `putAgent`: the tools on ask (run with the user's approval, docs/api.md §11) beside the allowlist. */
+/**
+ * Options of `putDefault` and `putAgent`: the tools on ask (run with the user's approval, docs/api.md §11)
+ * and the conditions on their arguments (docs/api.md §14) beside the allowlist.
+ */
 export interface AllowlistWriteOptions extends WriteOptions {
   askTools?: readonly string[] | undefined;
+  conditions?: PolicyConditions | undefined;
 }
 
 /** Options of {@link PdpClient.answerApproval}. */
@@ -511,9 +516,10 @@ export class PdpClient {
 }
 
 function allowlistBody(allowedTools: readonly string[], options: AllowlistWriteOptions): Allowlist {
-  return options.askTools === undefined
-    ? { allowedTools: [...allowedTools] }
-    : { allowedTools: [...allowedTools], askTools: [...options.askTools] };
+  const body: Allowlist = { allowedTools: [...allowedTools] };
+  if (options.askTools !== undefined) body.askTools = [...options.askTools];
+  if (options.conditions !== undefined) body.conditions = options.conditions;
+  return body;
 }
 
 function permissionsResult(view: PermissionsView, etag: Exchange['headers'][string]): PermissionsResult {

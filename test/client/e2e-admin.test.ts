@@ -44,6 +44,21 @@ describe('PdpClient admin methods, real service', () => {
     expect((await pdp.decider.decide({ project: 'demo', requester: 'Main', tool: 'idea_ask_agent' })).allow).toBe(false);
   });
 
+  it('writes an agent with tools on ask and conditions on their arguments, which then decide', async () => {
+    const conditions = { idea_ask_agent: { agentId: { in: ['QA'] } } };
+    const written = await pdp.admin.putAgent('demo', 'Reviewer', [...READ_ONLY_DEFAULT, 'idea_ask_agent'], {
+      askTools: ['idea_memory_write'],
+      conditions,
+    });
+    const reviewer = written.permissions.agents.find((agent) => agent.agentId === 'Reviewer');
+    expect(reviewer).toMatchObject({ mode: 'override', askTools: ['idea_memory_write'], conditions });
+    const ask = (agentId: string) =>
+      pdp.decider.decide({ project: 'demo', requester: 'Reviewer', tool: 'idea_ask_agent', arguments: { agentId } });
+    expect(await ask('QA')).toMatchObject({ allow: true });
+    expect(await ask('Main')).toMatchObject({ allow: false, reason: 'argument_not_allowed', argument: 'agentId' });
+    await pdp.admin.deleteAgent('demo', 'Reviewer');
+  });
+
   it('throws typed errors with the service code, status and details', async () => {
     const invalid = await pdpError(pdp.admin.putAgent('demo', 'QA', ['idea_nope', 'idea_ticket_read', 'idea_ticket_read']));
     expect(invalid).toMatchObject({ code: 'invalid_tools', status: 400 });
