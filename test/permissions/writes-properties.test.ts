@@ -24,7 +24,7 @@ interface Expected {
   source?: Decision['source'];
 }
 
-/** A requester that is neither anonymous, nor a ticket assistant, nor an agent id (§4, §5's pattern) is invalid. */
+/** A requester that is neither anonymous, nor a ticket assistant, nor an agent id (docs/api.md §4; its pattern, §5 "Agent ids") is invalid. */
 function malformed(requester: string): boolean {
   const anonymous = requester === '' || requester === 'mcp';
   return (

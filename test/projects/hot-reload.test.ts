@@ -1,5 +1,5 @@
 /**
- * docs/api.md §3 and §4 freshness, end to end: a real port, real files and the real watcher. Each check
+ * docs/api.md §3 and §4 ("Freshness"), end to end: a real port, real files and the real watcher. Each check
  * polls /decide every 10 ms for up to 5 s (never a fixed sleep).
  */
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -72,7 +72,7 @@ describe('§4 hot reload through the watcher', () => {
     }
   });
 
-  it('with default options, successive edits are each visible well within 1 s (docs/api.md §4 freshness)', async (t) => {
+  it('with default options, successive edits are each visible well within 1 s (docs/api.md §4, "Freshness")', async (t) => {
     const server = await startTestServer(t, { demo: { policy: withdraw } });
     const base = server.baseUrl;
     for (let i = 0; i < 6; i += 1) {
