@@ -266,7 +266,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       },
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'Admin token (writes) or decide token (reads), see docs/api.md §7.' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'Admin token (writes) or decide token (reads): docs/api.md#security.' },
         },
       },
       security: [{ bearer: [] }],
