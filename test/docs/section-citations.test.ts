@@ -73,6 +73,16 @@ describe('section citations', () => {
     expect(found).toEqual([]);
   });
 
+  it('never point at the contract outside the repository: its targets are in bench/README.md#targets', () => {
+    const found: string[] = [];
+    for (const [file, text] of files) {
+      text.split('\n').forEach((line, i) => {
+        if (/\bSPEC\b/.test(line)) found.push(`${file}:${String(i + 1)}: ${line.trim()}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
   it('cite a heading by its anchor, not by its quoted name', () => {
     const named = new RegExp(String.raw`((?:\.\.\/)?[\w./-]*\.md),?(?:[ \t]+|${BREAK})${QUOTED}`, 'g');
     const found: string[] = [];
