@@ -1,7 +1,7 @@
 /**
  * `npm run bench:instructions`: instructions per `POST /decide`, counted by valgrind's callgrind
  * on the server's main thread, for the service and the bare Fastify route. A diagnostic, not a
- * SPEC target: instruction counts do not move with the other tenants of a shared machine (wall and
+ * target (bench/README.md#targets): instruction counts do not move with the other tenants of a shared machine (wall and
  * CPU time move ±10% between rounds here), so a change of 1-2% in the work done per request can
  * be seen. They do not see cache misses or the kernel's share, which `npm run bench` does.
  *

@@ -1,8 +1,8 @@
 /**
  * `npx tsx bench/ring-save.ts`: what saving the recent-decisions rings costs, in process (a
- * diagnostic, not a SPEC target). At 1,000 busy projects a timer saves 32 full rings a second on
+ * diagnostic, not one of bench/README.md#targets). At 1,000 busy projects a timer saves 32 full rings a second on
  * the service's main thread and thread pool, while one project saves one: this cost is the part
- * of the 1,000 / 1 project gap that the ring's persistence adds (bench/README.md, "The ring on disk").
+ * of the 1,000 / 1 project gap that the ring's persistence adds (bench/README.md#the-ring-on-disk).
  *
  * Prints, for 32 full rings (1,000 decisions each): the main-thread time to copy and encode them
  * (best of `--rounds`, so that another tenant's time slice is not counted), and the process CPU time

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: measures the SPEC §9 targets as ratios against baselines run in the same
+ * `npm run bench`: measures the targets (docs/api.md#targets) as ratios against baselines run in the same
  * process tree and interleaved, prints a table, and writes bench/results/latest.{json,md}.
  * Flags (all optional): --quick, --duration=S, --rounds=N, --warmup=S, --connections=N,
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,

@@ -4,7 +4,7 @@
  * answer) goes through {@link oneLine} first.
  */
 
-/** Most characters of a cause quoted in a message (docs/api.md §8). */
+/** Most characters of a cause quoted in a message (docs/api.md#the-client-sdk). */
 export const MAX_CAUSE_LENGTH = 200;
 
 // C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
@@ -83,7 +83,7 @@ export function describeTransportError(error: unknown): string {
 }
 
 /**
- * What an HTTP error answer says about the caller, worded as docs/api.md §8 does: `401 unauthorized: decide token
+ * What an HTTP error answer says about the caller, worded as docs/api.md#the-client-sdk does: `401 unauthorized: decide token
  * missing or wrong`, `404 not_found: no such route (check the path of baseUrl)`, ...
  */
 export function rejectionCause(status: number, code: string | undefined, serverMessage: string | undefined): string {

@@ -30,7 +30,7 @@ export type ClientDecision = Omit<Decision, 'reason'> & { reason: DecisionReason
 /** Turns a refused call's decision into the text the agent reads (both guards take one). */
 export type FormatRefusal = (decision: ClientDecision) => string;
 
-/** Resolves a requester string the way the service does (docs/api.md §4). */
+/** Resolves a requester string the way the service does (docs/api.md#resolving-a-decision). */
 export function requesterOf(id: string): Requester {
   const { kind } = parseRequester(id);
   return { id, kind };
@@ -56,7 +56,7 @@ export type DeniedCall = Pick<DecideQuery, 'project' | 'tool'> & { requester: st
 
 /**
  * A denial built by the SDK itself. Its message names the tool, the requester and the project,
- * like every server message, then says why no policy answer could be used (docs/api.md §8):
+ * like every server message, then says why no policy answer could be used (docs/api.md#the-client-sdk):
  * `Tool idea_memory_write (agent QA, project demo) denied: policy service unreachable (timeout after 500 ms)`.
  * The cause is one line of at most 200 characters. Never throws, whatever a JavaScript caller passed.
  */
@@ -127,7 +127,7 @@ export function formatRefusalSafely(decision: ClientDecision, format: FormatRefu
 
 /**
  * Builds the decision query of one tool call, with all of its arguments: the service reads those a
- * condition of the policy names (docs/api.md §14), and which ones that is only the policy knows.
+ * condition of the policy names (docs/api.md#conditions-on-a-tools-arguments), and which ones that is only the policy knows.
  *
  * @example
  * ```ts

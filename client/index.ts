@@ -1,6 +1,6 @@
 /**
  * `idea-mcp-permissions-client`: the fail-closed HTTP client of the IdeA MCP tool permission
- * service (docs/api.md §8). The guards have their own entry points, so a host loads only what it
+ * service (docs/api.md#the-client-sdk). The guards have their own entry points, so a host loads only what it
  * uses: `idea-mcp-permissions-client/mcp` (needs `@modelcontextprotocol/sdk`) and
  * `idea-mcp-permissions-client/openai`.
  *

@@ -1,6 +1,6 @@
 /**
  * `idea-mcp-permissions-client/mcp`: the guard of an `@modelcontextprotocol/sdk` server
- * (docs/api.md §8). It needs the MCP SDK, an optional peer dependency of this package.
+ * (docs/api.md#the-client-sdk). It needs the MCP SDK, an optional peer dependency of this package.
  *
  * @example
  * ```ts

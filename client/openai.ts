@@ -1,6 +1,6 @@
 /**
  * `idea-mcp-permissions-client/openai`: the guard of an OpenAI-compatible tool-call invoker, for
- * Chat Completions `tool_calls` and Responses API `function_call` items (docs/api.md §8).
+ * Chat Completions `tool_calls` and Responses API `function_call` items (docs/api.md#the-client-sdk).
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * Which strings are agent ids (docs/api.md §4, "Agent ids"): the agent id pattern, and nothing a
+ * Which strings are agent ids (docs/api.md#agent-ids): the agent id pattern, and nothing a
  * person reading the panel or a log could mistake for another id. One rule for the ids a policy
  * may hold and for the requesters /decide reads as agents, so a lookalike of an agent (`QA\u200b`,
  * `ＱＡ`, `QА` with a Cyrillic А) is never a separate agent given the project default. Pure, no

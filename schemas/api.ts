@@ -1,5 +1,5 @@
 /**
- * Wire shapes of the HTTP API (docs/api.md §5, §6): the server's route schemas and the client SDK's
+ * Wire shapes of the HTTP API (docs/api.md#http-api, docs/api.md#ephemeral-ticket-assistant-policies): the server's route schemas and the client SDK's
  * response validation both come from here.
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -188,7 +188,10 @@ export type PolicyError = Static<typeof PolicyErrorSchema>;
 export const LastValidSchema = Type.Object({
   revision: Type.String(),
   document: Type.Unsafe<PolicyDocument>(
-    Type.Object({ version: Type.Literal(1) }, { additionalProperties: true, description: 'A policy document (docs/api.md §3).' }),
+    Type.Object(
+      { version: Type.Literal(1) },
+      { additionalProperties: true, description: 'A policy document (docs/api.md#projects-and-files).' },
+    ),
   ),
 });
 export type LastValid = Static<typeof LastValidSchema>;
@@ -208,7 +211,9 @@ export const AgentPermissionsSchema = Type.Object({
   unknownTools: Type.Array(Type.String()),
   conditions: Type.Optional(
     Type.Unsafe<PolicyConditions>(
-      Type.Record(Type.String(), Type.Unknown(), { description: 'Effective conditions on arguments, by tool (docs/api.md §14).' }),
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'Effective conditions on arguments, by tool (docs/api.md#conditions-on-a-tools-arguments).',
+      }),
     ),
   ),
 });
@@ -227,7 +232,9 @@ export const PermissionsViewSchema = Type.Object({
     unknownTools: Type.Array(Type.String()),
     conditions: Type.Optional(
       Type.Unsafe<PolicyConditions>(
-        Type.Record(Type.String(), Type.Unknown(), { description: 'Conditions on arguments, by tool (docs/api.md §14).' }),
+        Type.Record(Type.String(), Type.Unknown(), {
+          description: 'Conditions on arguments, by tool (docs/api.md#conditions-on-a-tools-arguments).',
+        }),
       ),
     ),
   }),

@@ -1,5 +1,5 @@
 /**
- * Wire shapes of approvals and temporary grants (docs/api.md §11): the server's route schemas, the
+ * Wire shapes of approvals and temporary grants (docs/api.md#approvals-and-temporary-grants): the server's route schemas, the
  * client SDK's response validation and the panel all read them from here.
  */
 import { Type, type Static } from '@sinclair/typebox';

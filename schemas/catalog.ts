@@ -1,5 +1,5 @@
 /**
- * The canonical catalog of IdeA MCP tools (docs/api.md §2): the single source of truth for tool
+ * The canonical catalog of IdeA MCP tools (docs/api.md#the-tool-catalog): the single source of truth for tool
  * names, access classes, groups and French labels. The server, the client SDK, the UI and
  * the tests all read it from here.
  */
@@ -95,7 +95,7 @@ export function sortByCatalogOrder<T extends string>(names: Iterable<T>): T[] {
 }
 
 /**
- * The arguments each tool is known to take, by IdeA's names (docs/api.md §14): what the panel offers
+ * The arguments each tool is known to take, by IdeA's names (docs/api.md#conditions-on-a-tools-arguments): what the panel offers
  * in a condition and what `idea-pdp check` compares a condition with. The one place to adjust when a
  * tool's arguments change; a tool missing here does not compile.
  */

@@ -1,5 +1,5 @@
 /**
- * Conditions on a tool's arguments (docs/api.md §14): a policy may narrow a tool it allows or asks
+ * Conditions on a tool's arguments (docs/api.md#conditions-on-a-tools-arguments): a policy may narrow a tool it allows or asks
  * for to some values of its arguments. One operator per argument; all conditions of a tool must hold.
  */
 import { Type, type Static } from '@sinclair/typebox';

@@ -1,4 +1,4 @@
-/** The one error shape of the HTTP API and its stable codes (docs/api.md §5). */
+/** The one error shape of the HTTP API and its stable codes (docs/api.md#http-api). */
 import { Type, type Static } from '@sinclair/typebox';
 
 export const ERROR_CODES = [
@@ -42,6 +42,6 @@ export interface InvalidToolsDetails {
   unknown: string[];
   duplicates: string[];
   empty: number;
-  /** Names in both `allowedTools` and `askTools` of one policy (docs/api.md §11); absent where there is no `askTools`. */
+  /** Names in both `allowedTools` and `askTools` of one policy (docs/api.md#approvals-and-temporary-grants); absent where there is no `askTools`. */
   conflicts?: string[];
 }

@@ -1,5 +1,5 @@
 /**
- * Payloads of the live events stream `GET /events` (docs/api.md §10): the server writes them, the
+ * Payloads of the live events stream `GET /events` (docs/api.md#live-changes-get-events): the server writes them, the
  * client SDK and the panel read them.
  */
 import { Type, type Static } from '@sinclair/typebox';

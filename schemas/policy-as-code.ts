@@ -82,7 +82,9 @@ export type PolicyTestFile = Static<typeof PolicyTestFileSchema>;
 export const PreviewBodySchema = Type.Object(
   {
     document: Type.Unsafe<PolicyDocument>(
-      Type.Any({ description: 'The proposed policy document (docs/api.md §3); an invalid one answers valid: false with its errors.' }),
+      Type.Any({
+        description: 'The proposed policy document (docs/api.md#projects-and-files); an invalid one answers valid: false with its errors.',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -99,7 +101,9 @@ export const PreviewAgentSchema = Type.Object({
   added: Type.Array(Type.String(), { description: 'Tools allowed after and not before.' }),
   removed: Type.Array(Type.String(), { description: 'Tools allowed before and not after.' }),
   conditionsChanged: Type.Optional(
-    Type.Array(Type.String(), { description: 'Tools whose conditions on arguments change (docs/api.md §14); always sent.' }),
+    Type.Array(Type.String(), {
+      description: 'Tools whose conditions on arguments change (docs/api.md#conditions-on-a-tools-arguments); always sent.',
+    }),
   ),
 });
 export type PreviewAgent = Static<typeof PreviewAgentSchema>;

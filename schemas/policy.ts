@@ -1,5 +1,5 @@
 /**
- * The policy document stored at `<project>/.ideai/mcp-tool-permissions.json` (docs/api.md §3), and the
+ * The policy document stored at `<project>/.ideai/mcp-tool-permissions.json` (docs/api.md#projects-and-files), and the
  * patterns of the identifiers the service accepts. The JSON Schema published as
  * `schemas/mcp-tool-permissions.schema.json` is generated from `PolicyDocumentSchema`.
  */

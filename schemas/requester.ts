@@ -1,5 +1,5 @@
 /**
- * The requester grammar (docs/api.md §4): the one parser the service decides with and the client
+ * The requester grammar (docs/api.md#resolving-a-decision): the one parser the service decides with and the client
  * SDK words its local denials with, so both always name a requester the same way. No TypeBox at
  * run time, like ids.ts.
  */

@@ -1,7 +1,7 @@
 /**
  * Bundles the offline commands of `idea-pdp` into `dist/server/cli/offline-commands.js` (over
- * tsc's output), so `idea-pdp check` loads one file instead of ~250 (bench/README.md "idea-pdp
- * check"). Run by `npm run build` after tsc.
+ * tsc's output), so `idea-pdp check` loads one file instead of ~250
+ * (bench/README.md#idea-pdp-check-start-up). Run by `npm run build` after tsc.
  */
 import { build } from 'esbuild';
 import path from 'node:path';

@@ -35,7 +35,7 @@ const EXTRA_TOOLS = ['idea_teleport', '__proto__', ''];
 const rand = (n: number): number => Math.floor(Math.random() * n);
 const pick = <T>(items: readonly T[]): T => items[rand(items.length)] as T;
 
-// ------------------------------------------------------------------ the model (docs/api.md §4)
+// ------------------------------------------------------------------ the model (docs/api.md#resolving-a-decision)
 
 /** project → revision → M's effective allowlist in that revision (from write answers). */
 const mAt = new Map<string, Map<string, ReadonlySet<string>>>();

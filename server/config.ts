@@ -1,5 +1,5 @@
 /**
- * Reads the service configuration from the environment (docs/api.md §3, §7). Pure apart from
+ * Reads the service configuration from the environment (docs/api.md#projects-and-files, docs/api.md#security). Pure apart from
  * reading `*_FILE` secrets, and preparing the state folder and its admin token file.
  */
 import { randomBytes } from 'node:crypto';
@@ -115,11 +115,11 @@ async function secret(env: NodeJS.ProcessEnv, name: string): Promise<string | un
   return readTokenFile(`${name}_FILE`, file);
 }
 
-/** The fewest characters a token file may hold (docs/api.md §7): 16 is 96 bits in base64. */
+/** The fewest characters a token file may hold (docs/api.md#security): 16 is 96 bits in base64. */
 const MIN_TOKEN_FILE_CHARACTERS = 16;
 
 /**
- * The token in a `*_TOKEN_FILE`, refused like sshd's StrictModes (docs/api.md §7) when the file is a
+ * The token in a `*_TOKEN_FILE`, refused like sshd's StrictModes (docs/api.md#security) when the file is a
  * symbolic link, not a regular file, owned by another user than the service's or root, readable or
  * writable by group or others, or holds fewer than 16 characters: each refusal names the file and the fix.
  */
@@ -255,7 +255,7 @@ export async function prepareStateDir(dir: string): Promise<void> {
 }
 
 /**
- * The admin token kept in `<stateDir>/admin-token` (docs/api.md §7), so that a restart does not lock
+ * The admin token kept in `<stateDir>/admin-token` (docs/api.md#security), so that a restart does not lock
  * an open panel out: reused when the file is safe, generated when it is absent, and a refusal to
  * start when it exists but is not safe.
  */

@@ -1,7 +1,7 @@
 /**
  * The one error the services and the stores throw when a request cannot be applied: a stable code
  * and details. It knows no HTTP status: server/http/error-handler.ts maps each code to one
- * (docs/api.md §5).
+ * (docs/api.md#http-api).
  */
 import type { ErrorCode } from '../schemas/index.js';
 

@@ -24,7 +24,7 @@ const DEMO_TOOLS = ['idea_ticket_read', 'idea_memory_write', 'idea_ticket_update
 
 /**
  * The `/decide` mix for the demo project: every agent × two read and two write tools, plus an
- * unknown tool and an unknown project. About half allowed, half denied (docs/api.md §4 resolution).
+ * unknown tool and an unknown project. About half allowed, half denied (docs/api.md#resolving-a-decision resolution).
  */
 export function demoQueryMix(): DecideQuery[] {
   const queries: DecideQuery[] = [];
@@ -43,7 +43,7 @@ export function demoQueryMix(): DecideQuery[] {
 }
 
 /**
- * The answer docs/api.md §4 gives for a query of {@link demoQueryMix} on the untouched demo policy: read
+ * The answer docs/api.md#resolving-a-decision gives for a query of {@link demoQueryMix} on the untouched demo policy: read
  * tools for everyone (no project default), plus `idea_ticket_update_carnet` for DevFrontend's override.
  */
 export function demoExpectedAllow(query: DecideQuery): boolean {

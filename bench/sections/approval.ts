@@ -1,5 +1,5 @@
 /**
- * Approval answered → the waiting guarded call runs (docs/api.md §9, §11), against the service's
+ * Approval answered → the waiting guarded call runs (docs/api.md#targets, docs/api.md#approvals-and-temporary-grants), against the service's
  * real entry point with a state folder (so the `once` answer is saved, and its use removed from the
  * file, as in production). Each trial: a call on ask opens a request; a waiter long-polls it
  * (`GET .../approvals/:id?waitSeconds=30`) and re-decides as soon as the poll returns, as a guard

@@ -1,6 +1,6 @@
 /**
- * `/decide` of a tool with two conditions on its arguments vs the same tool without (docs/api.md
- * §14, SPEC §16: ≥ 0.9×), one server, the two loads interleaved in the same run. Both send the same
+ * `/decide` of a tool with two conditions on its arguments vs the same tool without
+ * (docs/api.md#conditions-on-a-tools-arguments, bench/README.md#targets: ≥ 0.9×), one server, the two loads interleaved in the same run. Both send the same
  * arguments and are allowed, so only reading the conditions (and keeping their values in the ring)
  * differs; a conditioned decision is never memoized, the plain one is.
  */

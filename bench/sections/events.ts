@@ -1,12 +1,12 @@
 /**
- * Change → `policy` event on `GET /events` (docs/api.md §9, §10), against the service's real entry
+ * Change → `policy` event on `GET /events` (docs/api.md#targets, docs/api.md#live-changes-get-events), against the service's real entry
  * point. One stream follows the `demo` project; two series of changes alternate QA's access to a
  * write tool:
  *  - API write: `PUT`/`DELETE` of QA's override; the clock runs from just before the request is
  *    sent (the change cannot be visible to `/decide` earlier) to the event with the revision the
  *    write answered;
  *  - external edit: a temp file in `.ideai/` renamed over the policy file; the clock runs from just
- *    before the rename to the event with the revision of the new bytes (SHA-256, docs/api.md §3).
+ *    before the rename to the event with the revision of the new bytes (SHA-256, docs/api.md#projects-and-files).
  * As each event arrives, `/decide` is asked at once: it must already answer with the event's
  * revision ("never before it").
  */
@@ -206,7 +206,7 @@ export async function eventsSection(ctx: BenchContext): Promise<SectionResult> {
     );
     const opened = openPolicyStream(origin, decidePool);
     stream = opened;
-    // The event sent when the stream opens (docs/api.md §10) says it is live.
+    // The event sent when the stream opens (docs/api.md#live-changes-get-events) says it is live.
     await waitFor(async () => Promise.resolve(opened.arrivals.length > 0), 5_000);
 
     const policyPath = path.join(root, PROJECT, POLICY_FILE);
@@ -265,7 +265,7 @@ export async function eventsSection(ctx: BenchContext): Promise<SectionResult> {
           target: `≤ ${TARGET_MS} ms`,
           pass: apiP99 <= TARGET_MS && healthy(apiSeries),
         },
-        // Context: at the 200 the write is visible to /decide (docs/api.md §4), so this is the event's own delay.
+        // Context: at the 200 the write is visible to /decide (docs/api.md#resolving-a-decision), so this is the event's own delay.
         {
           section,
           figure: 'API write 200 → policy event p99',

@@ -1,5 +1,5 @@
 /**
- * A hostile preview (SPEC §16): a 4 MiB document naming 16,000 unknown tools, sent as the body
+ * A hostile preview (bench/README.md#targets): a 4 MiB document naming 16,000 unknown tools, sent as the body
  * while another connection keeps deciding. Its answer time, the decisions' p99 meanwhile, and
  * the in-process check of the same shape at 1 and 4 MiB (the cost grows linearly).
  */

@@ -1,6 +1,6 @@
 /**
  * A revocation heard through each linked layout of the policy file the service accepts
- * (docs/design.md "Links"; a hard-linked file is refused, so it has no row): a symlink to a file in
+ * (docs/design.md#links; a hard-linked file is refused, so it has no row): a symlink to a file in
  * `.ideai` (the file edited in place, or the link swapped), a symlinked `.ideai` (its file edited in
  * place, or the folder replaced). Each layout gets its own service; grants and revocations
  * alternate, 150-300 ms apart, and the clock runs from just before the edit to the first `/decide`

@@ -1,5 +1,5 @@
 /**
- * The preview route (docs/api.md §12) over a full recent-decisions ring: 1,000 decisions, every one
+ * The preview route (docs/api.md#policy-as-code-idea-pdp-and-previews) over a full recent-decisions ring: 1,000 decisions, every one
  * a distinct call (250 requesters, the whole catalog, an issueRef each), so the replay decides
  * 2,000 calls with no repeat to reuse. Sequential previews on one connection; the target is the
  * whole round trip, replay included.

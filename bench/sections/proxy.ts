@@ -1,5 +1,5 @@
 /**
- * `idea-mcp-proxy` (docs/api.md §15, targets of SPEC §16): an allowed `tools/call` through the proxy
+ * `idea-mcp-proxy` (docs/api.md#guarding-any-mcp-server-idea-mcp-proxy, targets of bench/README.md#targets): an allowed `tools/call` through the proxy
  * against the same call to a server guarded in process, and a request the proxy only forwards
  * (`ping`, `resources/list`) against the same server reached directly. Three stdio sessions of the
  * MCP SDK's `Client`, alive side by side and measured in interleaved rounds at concurrency 1, the

@@ -1,5 +1,5 @@
 /**
- * Revocation latency (docs/api.md §4 "Freshness"):
+ * Revocation latency (docs/api.md#resolving-a-decision "Freshness"):
  *  - external edit: atomic rewrite of the policy file (temp file in `.ideai/` + rename over), then
  *    a tight `/decide` loop over HTTP until the decision flips; grants and revocations alternate;
  *  - API write: `PUT`/`DELETE` of an agent override, then the very next decision must reflect it.

@@ -12,7 +12,7 @@ import { memoryOf, startMain, type MainProcess } from '../lib/processes.js';
 import { fmt, median, pairedRatio } from '../lib/stats.js';
 
 const READY_TIMEOUT_MS = 60_000;
-/** docs/api.md §5 keeps at least the last 1,000 decisions per project: the steady state of memory. */
+/** docs/api.md#http-api keeps at least the last 1,000 decisions per project: the steady state of memory. */
 const RING_SIZE = 1_000;
 const BATCH = 100;
 

@@ -1,5 +1,5 @@
 /**
- * SPEC §16: a guarded call through `PdpClient.decide` over the service's unix socket against the
+ * bench/README.md#targets: a guarded call through `PdpClient.decide` over the service's unix socket against the
  * same over loopback TCP, on one real service (the entry point, which serves both), at concurrency 1,
  * in interleaved rounds: socket p50 ≤ TCP p50.
  */

@@ -1,6 +1,6 @@
 /**
  * `POST /decide` throughput at N connections: the service vs a bare Fastify route with the same
- * schemas (the stack's ceiling) vs Fastify + Cedar deciding the same policy (docs/api.md §9). A plain
+ * schemas (the stack's ceiling) vs Fastify + Cedar deciding the same policy (docs/api.md#targets). A plain
  * node:http route with the same constant answer puts the Cedar ratio in scale: routes that decide
  * nothing show, in the same run, how far ahead of Cedar a route can be on this machine at all.
  */
@@ -12,7 +12,7 @@ import { cpuRpsOf, forkedInterleavedLoad, rpsOf, type ForkedServer } from '../li
 import { startServer, type ServerMode } from '../lib/processes.js';
 import { fmt, median, pairedRatio } from '../lib/stats.js';
 
-/** Every deciding server must answer the mix as docs/api.md §4 says, or the comparison means nothing. */
+/** Every deciding server must answer the mix as docs/api.md#resolving-a-decision says, or the comparison means nothing. */
 async function checkAgreement(servers: ReadonlyMap<string, ForkedServer>, modes: ReadonlyMap<string, ServerMode>): Promise<void> {
   const queries = demoQueryMix();
   for (const [name, server] of servers) {
@@ -31,7 +31,7 @@ async function checkAgreement(servers: ReadonlyMap<string, ForkedServer>, modes:
   }
 }
 
-/** docs/api.md §9: `POST /decide` throughput at least 0.85× the bare Fastify route. */
+/** docs/api.md#targets: `POST /decide` throughput at least 0.85× the bare Fastify route. */
 const BARE_TARGET = 0.85;
 
 interface Contender {

@@ -1,5 +1,5 @@
 /**
- * The baseline servers the service is compared with (docs/api.md §9):
+ * The baseline servers the service is compared with (docs/api.md#targets):
  *  - `bare`: Fastify + the same TypeBox type provider and validator compiler + the same
  *    `DecideQuerySchema` body schema and `DecisionSchema` response schema, answering a constant
  *    decision (requester, tool and project echoed): the stack's own ceiling;

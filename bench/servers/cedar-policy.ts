@@ -1,6 +1,6 @@
 /**
  * Translates a project's policy document into an equivalent Cedar policy set, for the Cedar
- * baseline. Semantics mirror docs/api.md §4 for agent requesters:
+ * baseline. Semantics mirror docs/api.md#resolving-a-decision for agent requesters:
  *  - one `permit` per agent override, on exactly its allowlisted actions;
  *  - one `permit` for the project default (or the canonical read-only set) that applies to every
  *    principal NOT in the project's `Overridden` group, because an override replaces the default.
@@ -25,7 +25,7 @@ export interface CedarProject {
 const lit = (value: string): string => JSON.stringify(value);
 
 function actionList(tools: readonly string[]): string {
-  // Names outside the catalog never grant anything (docs/api.md §4), so they are left out.
+  // Names outside the catalog never grant anything (docs/api.md#resolving-a-decision), so they are left out.
   return tools
     .filter(isToolName)
     .map((tool) => `Action::${lit(tool)}`)

@@ -1,6 +1,6 @@
 /**
  * `PdpClient.check()`: one authenticated read (`GET /projects`) that tells an enforcement point at
- * boot whether its URL, its token and its project are right (docs/api.md §8).
+ * boot whether its URL, its token and its project are right (docs/api.md#the-client-sdk).
  */
 import type { ProjectStatus } from '../../schemas/api.js';
 import { errorBodyOf, failureText, firstError, httpCause, parseJson } from './decisions.js';

@@ -1,5 +1,5 @@
 /**
- * Follows the service's live events (`GET /events`, docs/api.md §10) over one long-lived request
+ * Follows the service's live events (`GET /events`, docs/api.md#live-changes-get-events) over one long-lived request
  * on its own connection (never one of the decisions' connections), reconnecting with a growing delay
  * whenever the stream cannot be opened or ends. Events are checked against the schemas; anything
  * else is ignored.

@@ -1,5 +1,5 @@
 /**
- * The `approval: { waitMs }` option of both guards (docs/api.md §8, §11): a call that the service
+ * The `approval: { waitMs }` option of both guards (docs/api.md#the-client-sdk, docs/api.md#approvals-and-temporary-grants): a call that the service
  * answers with `approval_required` long-polls its approval request for up to `waitMs`, then is
  * decided again, and runs only if that new decision allows it. One function for both guards, so
  * they keep parity for approvals too.

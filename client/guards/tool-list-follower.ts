@@ -1,5 +1,5 @@
 /**
- * Keeps an MCP host's cached `tools/list` right (docs/api.md §8, §10): with `filterToolsList`, the
+ * Keeps an MCP host's cached `tools/list` right (docs/api.md#the-client-sdk, docs/api.md#live-changes-get-events): with `filterToolsList`, the
  * MCP guard follows the service's events and sends `notifications/tools/list_changed` whenever
  * what it would list for a requester it has listed changes, in either direction: a policy change,
  * the service becoming unreachable (a list answered now is empty, fail closed) and reachable again.

@@ -5,7 +5,7 @@ export type TransportErrorCode = 'pdp_unavailable' | 'invalid_response';
 
 /**
  * A failed admin call. `code` is the service's stable error code (`revision_mismatch`,
- * `invalid_tools`, `unknown_project`, `unauthorized`, ...: docs/api.md §5) when the service
+ * `invalid_tools`, `unknown_project`, `unauthorized`, ...: docs/api.md#http-api) when the service
  * answered with an error body, `pdp_unavailable` when it could not be reached in time, and
  * `invalid_response` when its answer did not have the documented shape.
  *

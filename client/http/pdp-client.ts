@@ -1,5 +1,5 @@
 /**
- * The HTTP client of the policy decision service (docs/api.md §8). `decide`, `decideBatch` and
+ * The HTTP client of the policy decision service (docs/api.md#the-client-sdk). `decide`, `decideBatch` and
  * `check` never throw and never allow on error; the admin methods throw {@link PdpError}.
  */
 import { MAX_BATCH_QUERIES, type DecideQuery, type PermissionsView } from '../../schemas/api.js';
@@ -45,14 +45,14 @@ import { Deadline, Transport, type Exchange } from './transport.js';
 
 export type { CallOptions, PermissionsResult, WriteOptions } from './endpoints.js';
 
-/** Largest decision answer read (docs/api.md §8): a bigger one is refused before it is parsed. */
+/** Largest decision answer read (docs/api.md#the-client-sdk): a bigger one is refused before it is parsed. */
 export const MAX_DECISION_BYTES = 64 * 1024;
 /** Largest answer of an admin call (a permissions view of a thousand agents fits many times). */
 const MAX_ADMIN_BYTES = 16 * 1024 * 1024;
 
 /**
- * Options of `putDefault` and `putAgent`: the tools on ask (run with the user's approval, docs/api.md §11)
- * and the conditions on their arguments (docs/api.md §14) beside the allowlist.
+ * Options of `putDefault` and `putAgent`: the tools on ask (run with the user's approval, docs/api.md#approvals-and-temporary-grants)
+ * and the conditions on their arguments (docs/api.md#conditions-on-a-tools-arguments) beside the allowlist.
  */
 export interface AllowlistWriteOptions extends WriteOptions {
   askTools?: readonly string[] | undefined;
@@ -361,7 +361,7 @@ export class PdpClient {
   /** `listEphemeral(project)`: the ephemeral policies of a project that have not expired. */
   readonly listEphemeral = this.admin('listEphemeral');
 
-  // ------------------------------------------------------------------ approvals and grants (docs/api.md §11)
+  // ------------------------------------------------------------------ approvals and grants (docs/api.md#approvals-and-temporary-grants)
 
   /** `GET /projects/:project/approvals`: pending requests and the latest closed ones, newest first; `status` keeps one state. */
   async listApprovals(project: string, status?: ApprovalStatus): Promise<AdminResult<'listApprovals'>> {

@@ -1,5 +1,5 @@
 /**
- * Enforcement point for `@modelcontextprotocol/sdk` servers (docs/api.md §8): every `tools/call` is
+ * Enforcement point for `@modelcontextprotocol/sdk` servers (docs/api.md#the-client-sdk): every `tools/call` is
  * decided by the policy service before the tool's handler runs.
  *
  * Why this mechanism: the SDK has no middleware hook. Every request handler, however it was
@@ -58,7 +58,7 @@ export interface McpGuardOptions {
   /** Words the text of a refused call (default: the decision's message). Give the OpenAI guard the same function to keep parity. */
   formatRefusal?: FormatRefusal | undefined;
   /**
-   * Calls that need the user's approval (`approval_required`, docs/api.md §11): with `waitMs` > 0
+   * Calls that need the user's approval (`approval_required`, docs/api.md#approvals-and-temporary-grants): with `waitMs` > 0
    * the `tools/call` waits up to that long for the answer, then runs or is refused. Default 0:
    * refused at once with a text that says approval was requested and to retry later. The MCP
    * client's own request timeout (60 s in the SDK) must be longer than `waitMs`.

@@ -1,5 +1,5 @@
 /**
- * Enforcement point for an OpenAI-compatible tool-call invoker (docs/api.md §8): the tool calls of
+ * Enforcement point for an OpenAI-compatible tool-call invoker (docs/api.md#the-client-sdk): the tool calls of
  * one model turn are decided in one `/decide/batch` round trip, only the allowed ones are invoked,
  * and every call gets its output message, in order. A refusal's text is the MCP guard's, word for word.
  */
@@ -79,7 +79,7 @@ export interface OpenAiGuardOptions<C extends OpenAiToolCall> {
   /** Words the text of a refused call (default: the decision's message). Give the MCP guard the same function to keep parity. */
   formatRefusal?: FormatRefusal | undefined;
   /**
-   * Calls that need the user's approval (`approval_required`, docs/api.md §11): with `waitMs` > 0
+   * Calls that need the user's approval (`approval_required`, docs/api.md#approvals-and-temporary-grants): with `waitMs` > 0
    * they wait up to that long for the answer (side by side), then run or are refused. Default 0:
    * refused at once with a text that says approval was requested and to retry later.
    */

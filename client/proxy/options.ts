@@ -116,7 +116,7 @@ function milliseconds(raw: string | undefined, name: string, fallback: number): 
 }
 
 /**
- * A token file as the service reads its own (docs/api.md §7): a regular file, not a link, that
+ * A token file as the service reads its own (docs/api.md#security): a regular file, not a link, that
  * only its owner may read or write; its one line is the token.
  */
 function readTokenFile(file: string, option: string): string {

@@ -1,5 +1,5 @@
 /**
- * Approval requests (docs/api.md §11): when an agent calls a tool its policy lists in `askTools`, the
+ * Approval requests (docs/api.md#approvals-and-temporary-grants): when an agent calls a tool its policy lists in `askTools`, the
  * user is asked. One pending request per project, requester and tool; at most 100 open per project;
  * a refusal answers `approval_denied` for 60 s; an unanswered request expires. Requests live in
  * memory only (a restart forgets them; the agent's next call opens a new one); the `once` answers

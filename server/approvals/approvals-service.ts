@@ -1,5 +1,5 @@
 /**
- * Approvals and temporary grants as the HTTP routes and the decisions use them (docs/api.md §11):
+ * Approvals and temporary grants as the HTTP routes and the decisions use them (docs/api.md#approvals-and-temporary-grants):
  * the project checks, the clock, the audit log lines of every answer and grant change, and the
  * mapping of the core's errors onto the API's codes.
  */
@@ -32,7 +32,7 @@ export interface ApprovalsServiceOptions {
   readonly approverProjects?: readonly string[] | undefined;
 }
 
-/** Who changes grants: only the admin token reaches those routes (docs/api.md §7). */
+/** Who changes grants: only the admin token reaches those routes (docs/api.md#security). */
 const WHO = 'admin';
 
 export class ApprovalsService {
@@ -146,7 +146,7 @@ export class ApprovalsService {
     return this.options.approvals.warnings;
   }
 
-  /** After a change of a project's policy (API write or file): closes what is no longer on ask (docs/api.md §11). */
+  /** After a change of a project's policy (API write or file): closes what is no longer on ask (docs/api.md#approvals-and-temporary-grants). */
   policyChanged(project: string): void {
     this.options.approvals.requests.policyChanged(project, this.clock());
   }

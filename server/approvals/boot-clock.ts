@@ -1,6 +1,6 @@
 /**
  * The system's own time since boot, to judge across a restart what the state file keeps
- * (docs/design.md, "Approvals, grants and time"). `/proc/uptime` counts from the kernel's boot,
+ * (docs/design.md#approvals-grants-and-time). `/proc/uptime` counts from the kernel's boot,
  * whichever process reads it, is not moved by a wall clock step (settimeofday, NTP, libfaketime),
  * and keeps counting through a suspend, as the wall time a grant was given in does;
  * `process.hrtime` and `performance.now()` are not it: libfaketime moves them, and the latter

@@ -1,5 +1,5 @@
 /**
- * The `once` answers waiting for their call (docs/api.md §11): one armed allowance per project,
+ * The `once` answers waiting for their call (docs/api.md#approvals-and-temporary-grants): one armed allowance per project,
  * requester and tool, bound to the ticket of the request, used by exactly one call. Saved through
  * `persist` so that a restart neither loses one nor lets one allow twice.
  */

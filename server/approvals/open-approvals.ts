@@ -1,5 +1,5 @@
 /**
- * Builds the approvals of the service (docs/api.md §11): requests, `once` answers and temporary
+ * Builds the approvals of the service (docs/api.md#approvals-and-temporary-grants): requests, `once` answers and temporary
  * grants, the last two loaded from and saved to the state file of the state folder.
  */
 import { ApprovalRequests, type ApprovalChange } from './approval-requests.js';

@@ -1,6 +1,6 @@
 /**
  * The one file under the state folder that keeps temporary grants and armed `once` approvals across
- * restarts (docs/api.md §11). Pending requests are not kept: a restart forgets them, and the agent's
+ * restarts (docs/api.md#approvals-and-temporary-grants). Pending requests are not kept: a restart forgets them, and the agent's
  * next call simply opens a new one.
  *
  * Writes are synchronous: they only follow a human's answer, a grant change or the consumption of a

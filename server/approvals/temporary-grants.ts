@@ -1,5 +1,5 @@
 /**
- * Temporary grants (docs/api.md §11): "let this agent call these tools for the next N seconds". Held
+ * Temporary grants (docs/api.md#approvals-and-temporary-grants): "let this agent call these tools for the next N seconds". Held
  * in memory per project, saved through `persist` after every change so they survive a restart;
  * `has` sits on the decision path and is a lookup in nested Maps.
  */

@@ -1,5 +1,5 @@
 /**
- * What the recent-decisions ring keeps of a call's arguments (docs/api.md §14): for a tool a policy
+ * What the recent-decisions ring keeps of a call's arguments (docs/api.md#conditions-on-a-tools-arguments): for a tool a policy
  * of the project conditions, the values of its conditioned arguments (and `issueRef`), strings cut
  * at {@link MAX_KEPT_VALUE_LENGTH} characters, so that a preview can decide the call again; nothing
  * else. Kept as one interned JSON string in the ring's name table, so its records stay 32 bytes.

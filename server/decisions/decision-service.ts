@@ -1,5 +1,5 @@
 /**
- * Decides tool calls over the projects' in-memory policies (docs/api.md §4) and keeps what every
+ * Decides tool calls over the projects' in-memory policies (docs/api.md#resolving-a-decision) and keeps what every
  * decision leaves behind: its id, the recent-decisions ring, the denial log line, the audit line
  * and the metrics. Synchronous: a decision never waits for a write, a reload or the disk.
  */
@@ -20,7 +20,7 @@ export interface DecisionServiceOptions {
   readonly policyOf: (project: string) => CompiledPolicy | undefined;
   /** The live ephemeral grant of a ticket assistant, if any. */
   readonly ephemeral: EphemeralLookup;
-  /** Temporary grants and approval requests (docs/api.md §11); without them a tool on ask is denied. */
+  /** Temporary grants and approval requests (docs/api.md#approvals-and-temporary-grants); without them a tool on ask is denied. */
   readonly approvals?: ApprovalsPort | undefined;
   readonly logger: Logger;
   readonly metrics?: PdpMetrics | undefined;
@@ -69,7 +69,7 @@ export class DecisionService {
     const body = this.bodyOf(query, policy);
     const sequence = ++this.sequence;
     // Field by field, not `{ ...body, decisionId }`: about 9 µs a call on Node 20 against 0.26 µs
-    // (bench/README.md, "Logger on the hot path").
+    // (bench/README.md#logger-on-the-hot-path).
     const decision: Decision = {
       allow: body.allow,
       reason: body.reason,
@@ -142,7 +142,7 @@ export class DecisionService {
       );
     }
     if (!decision.allow && logger.isLevelEnabled('info')) {
-      // The fields of a recent-decisions entry (docs/api.md §5), plus the project and the revision.
+      // The fields of a recent-decisions entry (docs/api.md#http-api), plus the project and the revision.
       logger.info(
         {
           decisionId: decision.decisionId,

@@ -1,5 +1,5 @@
 /**
- * Previews a proposed policy document for a project (docs/api.md §12): its problems as
+ * Previews a proposed policy document for a project (docs/api.md#policy-as-code-idea-pdp-and-previews): its problems as
  * `idea-pdp check` reports them, the agents it changes, and the project's recent decisions decided
  * again under it. Writes nothing, opens no approval request, uses up no `once` answer.
  */

@@ -1,5 +1,5 @@
 /**
- * Keeps the recent-decisions rings across restarts (docs/operations.md, "Recent decisions on disk"):
+ * Keeps the recent-decisions rings across restarts (docs/api.md#the-recent-decisions-ring-on-disk):
  * one file per project under `<PDP_STATE_DIR>/recent-decisions/`, rewritten whole (temp file, fsync,
  * rename) at most once per flush period and only when the project decided something since, at most
  * {@link RINGS_PER_FLUSH} projects per period, in turn. Off the

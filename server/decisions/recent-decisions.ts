@@ -1,10 +1,10 @@
 /**
- * The bounded in-memory ring of recent decisions per project (docs/api.md §5). Entries are kept in
+ * The bounded in-memory ring of recent decisions per project (docs/api.md#http-api). Entries are kept in
  * one buffer of fixed-size records (time, sequence number, outcome codes, and indices into a small
  * per-ring table of the requester and tool names seen), not as decision objects or string
  * references: 1,000 projects × 1,000 decisions stay a few tens of megabytes, and the garbage
  * collector has nothing to trace in them; CPU per request at 1,000 projects / 1 was 0.889× with six
- * typed arrays per ring and 0.951× with one 32-byte record (bench/README.md, "The ring").
+ * typed arrays per ring and 0.951× with one 32-byte record (bench/README.md#the-ring).
  */
 import { DECISION_REASONS, POLICY_SOURCES, type DecisionReason, type PolicySource, type RecentDecision } from '../../schemas/index.js';
 import { MAX_KEPT_VALUE_LENGTH, decodeDetails, encodeDetails, type CallDetails } from './call-details.js';

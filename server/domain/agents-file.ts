@@ -1,5 +1,5 @@
 /**
- * Reads `.ideai/agents.json` (docs/api.md §3): an array of agent objects or `{ "agents": [...] }`, each
+ * Reads `.ideai/agents.json` (docs/api.md#projects-and-files): an array of agent objects or `{ "agents": [...] }`, each
  * with `id` (or `agentId`) and an optional `name`. It feeds listings and the approval queue's
  * room for the project's agents, never an allow or a deny.
  */

@@ -1,6 +1,6 @@
 /**
  * Turns a policy document into the precomputed state decisions read: one frozen allowlist per
- * agent override, one for the project default, each with its tools on ask (docs/api.md §11). Deterministic (the same bytes always give the same
+ * agent override, one for the project default, each with its tools on ask (docs/api.md#approvals-and-temporary-grants). Deterministic (the same bytes always give the same
  * state), but not pure: equal allowlists are shared through a bounded module-level memo
  * (`makeAllowlist`), which changes memory use, never a result.
  */
@@ -38,7 +38,7 @@ export interface Allowlist {
   readonly askTools: readonly ToolName[];
   /** Names in the document that are not catalog tools: reported, never granted. */
   readonly unknownTools: readonly string[];
-  /** Compiled conditions on arguments, by tool (docs/api.md §14); only tools of `allowed` or `ask`. */
+  /** Compiled conditions on arguments, by tool (docs/api.md#conditions-on-a-tools-arguments); only tools of `allowed` or `ask`. */
   readonly conditions: ReadonlyMap<string, ToolChecks>;
   /** The same conditions as written in the document (the permissions view shows them). */
   readonly writtenConditions: Readonly<PolicyConditions>;

@@ -1,5 +1,5 @@
 /**
- * Conditions on a tool's arguments (docs/api.md §14), compiled once per policy into checks a decision
+ * Conditions on a tool's arguments (docs/api.md#conditions-on-a-tools-arguments), compiled once per policy into checks a decision
  * runs in a few comparisons. Pure. A check never quotes the value it refused: messages say what is
  * allowed, the value sent may be a secret.
  */
@@ -39,7 +39,7 @@ export type ToolChecks = readonly ArgumentCheck[];
 export type ArgumentsVerdict =
   | { readonly kind: 'ok' }
   | { readonly kind: 'refused'; readonly check: ArgumentCheck }
-  /** `issueRef` present but neither a string nor a number (docs/api.md §6). */
+  /** `issueRef` present but neither a string nor a number (docs/api.md#ephemeral-ticket-assistant-policies). */
   | { readonly kind: 'invalid_arguments' };
 
 const OK: ArgumentsVerdict = { kind: 'ok' };

@@ -1,5 +1,5 @@
 /**
- * The decision function (docs/api.md §4, §11, §14): synchronous, O(1) in the number of agents and
+ * The decision function (docs/api.md#resolving-a-decision, docs/api.md#approvals-and-temporary-grants, docs/api.md#conditions-on-a-tools-arguments): synchronous, O(1) in the number of agents and
  * tools, pure apart from the approvals it is given (which a tool on ask may open or use up). Every
  * path that is not an explicit grant denies. Each outcome says whether it may be reused for another
  * call with the same policy, requester and tool (`Decided.reusable`): only the rule that produced it
@@ -28,7 +28,7 @@ export interface EphemeralGrant {
 
 /**
  * The grant of an ephemeral policy: its tools and, with a bound ticket, the condition
- * `issueRef in [ticket]` on each issue-scoped one (docs/api.md §6, §14).
+ * `issueRef in [ticket]` on each issue-scoped one (docs/api.md#ephemeral-ticket-assistant-policies, docs/api.md#conditions-on-a-tools-arguments).
  */
 export function ephemeralGrant(tools: readonly string[], boundIssue: string | null): EphemeralGrant {
   if (boundIssue === null) return { allowlist: makeAllowlist('ephemeral', tools), boundIssue };
@@ -61,7 +61,7 @@ export const NO_EPHEMERAL: EphemeralLookup = () => undefined;
 /** A decision without its id (the caller stamps it). */
 export type DecisionBody = Omit<Decision, 'decisionId'>;
 
-/** What asking the user for a call gave (docs/api.md §11); `preview`: nobody was asked (a test, a replay). */
+/** What asking the user for a call gave (docs/api.md#approvals-and-temporary-grants); `preview`: nobody was asked (a test, a replay). */
 export type AskOutcome =
   | { readonly kind: 'pending'; readonly approval: DecisionApproval }
   | { readonly kind: 'denied' }
@@ -70,7 +70,7 @@ export type AskOutcome =
 
 /**
  * The temporary grants and approval requests a decision for an agent consults after its allowlist
- * (docs/api.md §11). Only ever called for an agent and a catalog tool its allowlist does not allow.
+ * (docs/api.md#approvals-and-temporary-grants). Only ever called for an agent and a catalog tool its allowlist does not allow.
  */
 export interface ApprovalsPort {
   /** True while a temporary grant lets `requester` call `tool`. */
@@ -126,7 +126,7 @@ export function resolveEffective(
 
 /**
  * Whether `tool` is on ask for the agent `agentId` in this policy: what keeps an approval request
- * answerable (docs/api.md §11). An invalid policy asks for nothing (it denies everything).
+ * answerable (docs/api.md#approvals-and-temporary-grants). An invalid policy asks for nothing (it denies everything).
  */
 export function isOnAsk(policy: CompiledPolicy | undefined, agentId: string, tool: string): boolean {
   if (policy?.status !== 'ok') return false;
@@ -275,7 +275,7 @@ export function decideCall(
   return decided(allowed, !readsCall);
 }
 
-/** An `issueRef` that is neither a string nor a number, where one is read (docs/api.md §6). */
+/** An `issueRef` that is neither a string nor a number, where one is read (docs/api.md#ephemeral-ticket-assistant-policies). */
 function invalidArguments(subject: Subject, source: PolicySource): DecisionBody {
   return answer(
     subject,
@@ -289,7 +289,7 @@ function invalidArguments(subject: Subject, source: PolicySource): DecisionBody 
 /** A call outside a condition: the message says what is allowed, never what was sent. */
 function refusedByCondition(subject: Subject, source: PolicySource, check: ArgumentCheck, boundIssue: string | null): DecisionBody {
   if (source === 'ephemeral' && boundIssue !== null) {
-    // The ticket binding of docs/api.md §6 keeps its own reason.
+    // The ticket binding of docs/api.md#ephemeral-ticket-assistant-policies keeps its own reason.
     return answer(
       subject,
       false,
@@ -310,7 +310,7 @@ function refusedByCondition(subject: Subject, source: PolicySource, check: Argum
 }
 
 /**
- * The steps of docs/api.md §11 after the allowlist, for an agent: a temporary grant, else for a tool
+ * The steps of docs/api.md#approvals-and-temporary-grants after the allowlist, for an agent: a temporary grant, else for a tool
  * on ask a `once` answer or the request; undefined when neither applies (denied as before).
  */
 function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowlist, approvals: ApprovalsPort): DecisionBody | undefined {
@@ -320,7 +320,7 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
     return answer(subject, true, 'allowed', 'grant', `${allowedFor} (temporary grant).`);
   }
   if (!allowlist.ask.has(tool.name)) return undefined;
-  // The request and a `once` answer are bound to the ticket the call names (docs/api.md §6).
+  // The request and a `once` answer are bound to the ticket the call names (docs/api.md#ephemeral-ticket-assistant-policies).
   const args = input.arguments;
   if (args !== undefined && Object.hasOwn(args, ISSUE_REF) && issueRefOf(input) === undefined) {
     return invalidArguments(subject, allowlist.source);

@@ -1,6 +1,6 @@
 /**
  * Pure edits of a policy document, and its canonical serialization: pretty-printed, tools in
- * catalog order, agents sorted by id (docs/api.md §5).
+ * catalog order, agents sorted by id (docs/api.md#http-api).
  */
 import {
   isToolName,
@@ -18,7 +18,7 @@ import { conditionProblem } from './conditions.js';
 export interface ToolLists {
   readonly allowedTools: readonly string[];
   readonly askTools?: readonly string[] | undefined;
-  /** Absent: a write keeps the conditions of the tools still listed (docs/api.md §14). */
+  /** Absent: a write keeps the conditions of the tools still listed (docs/api.md#conditions-on-a-tools-arguments). */
   readonly conditions?: Readonly<PolicyConditions> | undefined;
 }
 
@@ -31,7 +31,7 @@ interface StoredPolicy {
 
 /**
  * What is wrong with the conditions a client sent: a tool the same lists do not name, or a condition
- * that could never be met (docs/api.md §14). Empty when there is nothing to refuse.
+ * that could never be met (docs/api.md#conditions-on-a-tools-arguments). Empty when there is nothing to refuse.
  */
 export function conditionProblems(lists: ToolLists | undefined): ConditionProblem[] {
   if (lists?.conditions === undefined) return [];
@@ -60,7 +60,7 @@ function keptConditions(previous: Readonly<PolicyConditions> | undefined, lists:
 
 /**
  * What is wrong with the lists a client sent, or null when every name is a catalog tool, once in
- * each list, and no name is both allowed and on ask (docs/api.md §5, §11).
+ * each list, and no name is both allowed and on ask (docs/api.md#http-api, docs/api.md#approvals-and-temporary-grants).
  */
 export function allowlistProblems(names: readonly string[], askNames: readonly string[] = []): InvalidToolsDetails | null {
   const unknown: string[] = [];
@@ -154,7 +154,7 @@ export function withAgentOverride(
 }
 
 /**
- * The document in which `agentId` may always call `tool` (the answer `always`, docs/api.md §11): the
+ * The document in which `agentId` may always call `tool` (the answer `always`, docs/api.md#approvals-and-temporary-grants): the
  * tool joins its override's `allowedTools` and leaves its `askTools`; without an override, one is
  * created from its current effective policy (the project default's tools, or the built-in read set).
  */
@@ -164,7 +164,7 @@ export function withToolAlwaysAllowed(policy: ValidPolicy, agentId: string, tool
   const allowedTools = own === undefined ? [...effective.tools] : [...own.allowedTools];
   const askTools = own === undefined ? [...effective.askTools] : [...(own.askTools ?? [])];
   if (!allowedTools.includes(tool)) allowedTools.push(tool);
-  // The conditions that applied stay: `always` lifts the ask, never a condition (docs/api.md §14).
+  // The conditions that applied stay: `always` lifts the ask, never a condition (docs/api.md#conditions-on-a-tools-arguments).
   const conditions = own === undefined ? effective.writtenConditions : own.conditions;
   return withAgentOverride(policy.document, agentId, {
     allowedTools,

@@ -219,7 +219,7 @@ export function documentProblems(value: unknown, agents?: AgentsFileState): Pend
 const pointerSegment = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
- * The problems of one policy's `conditions` (docs/api.md, "Conditions on a tool's arguments"): a tool
+ * The problems of one policy's `conditions` (docs/api.md#conditions-on-a-tools-arguments): a tool
  * the policy does not list and a condition that can never be met are errors, an argument the tool is
  * not known to take a warning (likely a typo: a call without it is refused). Shapes the schema refuses
  * are already listed.

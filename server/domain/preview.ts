@@ -1,5 +1,5 @@
 /**
- * What a proposed policy document would change (docs/api.md §12): the agents whose effective
+ * What a proposed policy document would change (docs/api.md#policy-as-code-idea-pdp-and-previews): the agents whose effective
  * allowlist moves, and the recent decisions of the project decided again under it. Pure apart from
  * the lookups it is given; the replay decides each distinct call twice (current policy, proposed
  * one) with the same `decide` as `/decide`, so only the document makes a difference.

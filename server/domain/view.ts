@@ -1,5 +1,5 @@
 /**
- * Builds the permissions view of a project (the UI's `get_mcp_tool_permissions`, docs/api.md §5). Pure.
+ * Builds the permissions view of a project (the UI's `get_mcp_tool_permissions`, docs/api.md#http-api). Pure.
  */
 import { sortByCatalogOrder, type AgentPermissions, type LastValid, type PermissionsView, type ToolName } from '../../schemas/index.js';
 import { compareIds } from '../../schemas/ids.js';
@@ -8,7 +8,7 @@ import type { AgentsFileState } from './agents-file.js';
 
 /**
  * `lastValid` is shown with an invalid policy only: the last valid document the service saw, for
- * display and repair (docs/api.md §5), never for decisions.
+ * display and repair (docs/api.md#http-api), never for decisions.
  */
 export function buildPermissionsView(
   project: string,

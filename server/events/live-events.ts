@@ -1,5 +1,5 @@
 /**
- * The live events of `GET /events` (docs/api.md §10): Server-Sent Events streams that receive a
+ * The live events of `GET /events` (docs/api.md#live-changes-get-events): Server-Sent Events streams that receive a
  * `policy` event per project when they open, then one whenever a project's revision or status
  * changes, and `approval` events. Callers publish only once a change is visible to decisions.
  */

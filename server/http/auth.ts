@@ -1,5 +1,5 @@
 /**
- * Bearer-token checks (docs/api.md §7). Each route declares `config.access`:
+ * Bearer-token checks (docs/api.md#security). Each route declares `config.access`:
  * - `admin`: mutating routes, need the admin token;
  * - `approve`: answering an approval request, needs the admin token or the approver token (the
  *   route itself narrows what the approver token may answer);

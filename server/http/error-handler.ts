@@ -1,6 +1,6 @@
 /**
  * The one error handler and not-found handler: every error leaves as
- * `{ error: { code, message, details? } }` (docs/api.md §5), and this file alone chooses statuses.
+ * `{ error: { code, message, details? } }` (docs/api.md#http-api), and this file alone chooses statuses.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';

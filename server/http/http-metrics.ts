@@ -2,7 +2,7 @@
  * The one place that counts HTTP answers (`pdp_http_requests_total`): matched routes, errors,
  * refusals and unmatched URLs alike, from one `onSend` hook (an `onResponse` hook would make
  * Fastify listen for every response's end, 165,317 against 155,042 instructions per request:
- * bench/README.md, "Metrics on the hot path").
+ * bench/README.md#metrics-on-the-hot-path).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter } from 'prom-client';

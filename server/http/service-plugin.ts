@@ -55,7 +55,11 @@ async function registerService(app: TypedApp, { services, logger, auth: authOpti
       },
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'Admin token (writes) or decide token (reads), see docs/api.md §7.' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Admin token (writes) or decide token (reads), see docs/api.md#security.',
+          },
         },
       },
       security: [{ bearer: [] }],

@@ -1,5 +1,5 @@
 /**
- * The service's unix domain socket (docs/api.md §7): the same Fastify app as on TCP, on a socket of
+ * The service's unix domain socket (docs/api.md#security): the same Fastify app as on TCP, on a socket of
  * mode 0600 in a folder only the service's user may write, so that no other local process can
  * answer in its place while it is down (a TCP port can be taken by anyone).
  */

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the service (docs/api.md §5 `GET /metrics`): decisions by outcome and
+ * Prometheus metrics of the service (`GET /metrics`, docs/api.md#health): decisions by outcome and
  * reason, decision latency, policy reloads and writes, projects served and invalid, dropped log
  * lines (HTTP requests: server/http/http-metrics.ts). Each {@link createMetrics} call has its own prom-client `Registry`, so several
  * apps in one test process never clash on metric names.
@@ -56,7 +56,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
   const registers = [registry];
 
   // Counted in plain numbers, handed to prom-client when scraped: prom-client's `labels().inc()` hashes
-  // the labels on every call (bench/README.md, "Metrics on the hot path").
+  // the labels on every call (bench/README.md#metrics-on-the-hot-path).
   const decided = new Float64Array(2 * DECISION_REASONS.length);
   const decisions = new Counter({
     name: 'pdp_decisions_total',

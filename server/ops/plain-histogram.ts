@@ -2,7 +2,7 @@
  * A histogram without labels that counts in plain numbers and that prom-client's registry reads
  * when `/metrics` is scraped, in the text prom-client's own `Histogram` writes. prom-client's
  * `observe()` hashes the labels and turns the bucket bound into a property name on every call: 7.5%
- * of the service's samples under wrk against 3.8% with this class (bench/README.md, "Metrics on the hot path").
+ * of the service's samples under wrk against 3.8% with this class (bench/README.md#metrics-on-the-hot-path).
  */
 import type { Histogram, MetricObjectWithValues, MetricType, MetricValueWithName, Registry } from 'prom-client';
 

@@ -1,6 +1,6 @@
 /**
- * Reads and writes of the projects' permissions (docs/api.md §5) and the ephemeral ticket-assistant
- * policies (§6). Validation errors, and a write the project refuses or cannot make, are `ApiError`s;
+ * Reads and writes of the projects' permissions (docs/api.md#http-api) and the ephemeral ticket-assistant
+ * policies (docs/api.md#ephemeral-ticket-assistant-policies). Validation errors, and a write the project refuses or cannot make, are `ApiError`s;
  * server/http/ maps their codes to statuses.
  */
 import type { Logger } from 'pino';
@@ -75,7 +75,7 @@ export class PermissionsService {
     const { policy } = this.project(projectId).state;
     const resolution = resolveEffective(projectId, requester, policy, (project, id) => this.options.ephemeral.grant(project, id));
     const allowed = resolution.allowlist?.tools ?? [];
-    // Only agents ask (docs/api.md §11); for them, allowed, on ask and denied split the catalog.
+    // Only agents ask (docs/api.md#approvals-and-temporary-grants); for them, allowed, on ask and denied split the catalog.
     const ask = resolution.requester.kind === 'agent' ? (resolution.allowlist?.askTools ?? []) : [];
     return {
       project: projectId,
@@ -105,7 +105,7 @@ export class PermissionsService {
   }
 
   /**
-   * The answer `always` to an approval (docs/api.md §11): `tool` joins the agent's `allowedTools`
+   * The answer `always` to an approval (docs/api.md#approvals-and-temporary-grants): `tool` joins the agent's `allowedTools`
    * through the same serialized, atomic write as every other write.
    */
   async allowAlways(projectId: string, agentId: string, tool: string): Promise<void> {

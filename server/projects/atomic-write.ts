@@ -6,7 +6,7 @@
  * the old file: when the folder's fsync fails, the old file (kept under a second name, or copied)
  * is put back, unless another writer's file has replaced ours meanwhile (then the caller re-reads).
  *
- * With `expect`, the write is a compare-and-swap (docs/design.md, "Writes"): the file at the
+ * With `expect`, the write is a compare-and-swap (docs/design.md#writes-a-compare-and-swap-on-the-file): the file at the
  * target is renamed aside, compared with what the caller read, and the new file is `link()`ed into
  * the then empty name. A save that lands before the rename aside is what is compared (and put
  * back); one that lands after it takes the empty name first, so the `link()` fails with `EEXIST`.
@@ -108,7 +108,7 @@ async function replaceFile(realTarget: string, contents: string, options: Atomic
     await syncFolder(folder);
     return written;
   } catch (error) {
-    // Renamed but not durable: a failed write must change nothing (docs/api.md §5), so the old file (or
+    // Renamed but not durable: a failed write must change nothing (docs/api.md#http-api), so the old file (or
     // no file) is put back before failing. Should that fail too, nobody can say what is on disk.
     throw (await undoRename(realTarget, previous, written)) ? error : new WriteOutcomeUnknownError(error);
   } finally {

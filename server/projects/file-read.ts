@@ -110,7 +110,7 @@ export async function statKey(file: string): Promise<string> {
 /** Whether `inner` is `outer` or inside it (both real paths). */
 export const isInside = (outer: string, inner: string): boolean => inner === outer || inner.startsWith(outer + path.sep);
 
-/** Prefix of the problems of a link the watcher could not follow in full (docs/design.md, "Links"). */
+/** Prefix of the problems of a link the watcher could not follow in full (docs/design.md#links). */
 export const UNHEARD_LINK = 'a symbolic link:';
 /** The problem of a `.ideai` link (which a write cannot repair, unlike a symlinked policy file) starts so. */
 export const UNHEARD_IDEAI_LINK = `${UNHEARD_LINK} .ideai →`;

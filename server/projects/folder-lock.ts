@@ -2,7 +2,7 @@
  * Writes to one policy file are serialized on the real folder that holds it, whatever project id,
  * path or link they come through: a folder reachable under two project ids (a symlink in the
  * projects root, two ids for one folder in PDP_PROJECTS) is one file, and no acknowledged write
- * may be lost to another one's read-modify-write (docs/api.md §4).
+ * may be lost to another one's read-modify-write (docs/api.md#resolving-a-decision).
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';

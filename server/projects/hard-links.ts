@@ -1,5 +1,5 @@
 /**
- * A policy file with more than one name (hard link) is refused (docs/design.md, "Links"): an editor
+ * A policy file with more than one name (hard link) is refused (docs/design.md#links): an editor
  * saving through the other name replaces that name only, and no watch of the project hears it.
  * Content refused so stays refused until the file itself is rewritten or replaced, even once its
  * other name is gone: the link count dropping back to 1 never brings it into force by itself.

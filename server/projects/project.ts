@@ -92,7 +92,7 @@ export class Project {
     return this.current;
   }
 
-  /** The last valid document this project held, shown beside an invalid one (docs/api.md §5); never decided with. */
+  /** The last valid document this project held, shown beside an invalid one (docs/api.md#http-api); never decided with. */
   get lastValid(): LastValid | null {
     return this.lastValidDocument;
   }

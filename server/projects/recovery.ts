@@ -1,5 +1,5 @@
 /**
- * What a write killed half-way leaves in `.ideai`, and putting it right (docs/design.md, "Writes").
+ * What a write killed half-way leaves in `.ideai`, and putting it right (docs/design.md#writes-a-compare-and-swap-on-the-file).
  * A compare-and-swap (atomic-write.ts) leaves the name empty for microseconds, with the old file
  * under an aside name: a crash then leaves no policy file, and the built-in defaults must not apply
  * to a project that has one, so the next read links the aside file back first. Other leftovers

@@ -1,5 +1,5 @@
 /**
- * The set of projects the service serves (docs/api.md §3): the direct sub-folders of
+ * The set of projects the service serves (docs/api.md#projects-and-files): the direct sub-folders of
  * `projectsRoot` and the explicit `projects`, each loaded at start and kept fresh by the folder
  * watcher, plus a cheap periodic stat rescan as a safety net for any event a platform drops. A
  * project leaves only when its folder is confirmed absent twice: a root that cannot be listed

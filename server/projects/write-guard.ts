@@ -1,7 +1,7 @@
 /**
  * What an API write read, and the comparison of the file its compare-and-swap moved aside with
  * that: an editor's save or a `git checkout` that lands while the write prepares its file is never
- * replaced by it (docs/api.md §4, docs/design.md "Writes").
+ * replaced by it (docs/api.md#resolving-a-decision, docs/design.md#writes-a-compare-and-swap-on-the-file).
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, promises as fs, readSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';

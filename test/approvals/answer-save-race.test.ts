@@ -1,5 +1,5 @@
 /**
- * docs/api.md §11, invariants: an answer to a request whose tool an editor's save has just taken off
+ * docs/api.md#approvals-and-temporary-grants, invariants: an answer to a request whose tool an editor's save has just taken off
  * ask is `409 approval_closed` and grants nothing, even when it arrives before the watcher has heard
  * of the save. A real atomic save of the policy file, then a real answer over a loopback socket
  * 0 to 5 ms later, repeated.

@@ -1,4 +1,4 @@
-/** Approval requests (docs/api.md §11): one pending per requester and tool, the queue bound, refusals, expiry, answers. */
+/** Approval requests (docs/api.md#approvals-and-temporary-grants): one pending per requester and tool, the queue bound, refusals, expiry, answers. */
 import { describe, expect, it } from 'vitest';
 import { MAX_CLOSED_APPROVALS_PER_PROJECT } from '../../server/approvals/approval-requests.js';
 import { ApiError } from '../../server/errors.js';

@@ -1,5 +1,5 @@
 /**
- * docs/api.md §11, the policy side: `askTools` in the file and the write bodies, the conflicts a name
+ * docs/api.md#approvals-and-temporary-grants, the policy side: `askTools` in the file and the write bodies, the conflicts a name
  * in both lists makes, the permissions view and `.../effective` with the effective `askTools`, and
  * the view's `lastValid` beside an invalid file.
  */

@@ -1,5 +1,5 @@
 /**
- * Expiry never comes back (docs/api.md §11): the service times grants on a clock that never steps
+ * Expiry never comes back (docs/api.md#approvals-and-temporary-grants): the service times grants on a clock that never steps
  * back, so a wall clock set back (NTP, a VM resumed, a hand-set date) revives nothing, in memory
  * or through the state file at the next start.
  */

@@ -1,5 +1,5 @@
 /**
- * docs/api.md §11, the decisions: allowed → temporary grant → on ask (a `once` answer, else the
+ * docs/api.md#approvals-and-temporary-grants, the decisions: allowed → temporary grant → on ask (a `once` answer, else the
  * pending request) → denied, for agents only; the answers once, for, always and deny as the next
  * calls see them; expiry, the refusal period and the full queue.
  */

@@ -1,5 +1,5 @@
 /**
- * docs/api.md §11, invariants: a grant or `once` belongs to the project folder it was made for, not
+ * docs/api.md#approvals-and-temporary-grants, invariants: a grant or `once` belongs to the project folder it was made for, not
  * only to the project id. A folder deleted and created again under the same id inherits nothing,
  * whether the service ran meanwhile or was restarted.
  */

@@ -1,4 +1,4 @@
-/** `once` answers (docs/api.md §11): the next matching call only, exactly once, even under concurrent calls and restarts. */
+/** `once` answers (docs/api.md#approvals-and-temporary-grants): the next matching call only, exactly once, even under concurrent calls and restarts. */
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';

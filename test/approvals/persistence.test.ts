@@ -1,5 +1,5 @@
 /**
- * Grants and `once` answers survive a restart (docs/api.md §11): one file under the state folder,
+ * Grants and `once` answers survive a restart (docs/api.md#approvals-and-temporary-grants): one file under the state folder,
  * written atomically; whatever cannot be trusted in it grants nothing and is reported.
  */
 import { execFileSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * docs/api.md §11, invariants: a pending request closes (`expired`, `details.cause:
+ * docs/api.md#approvals-and-temporary-grants, invariants: a pending request closes (`expired`, `details.cause:
  * "policy_changed"`) once its tool is no longer on ask for its requester, whether the policy changed
  * through the API or in the file; answering it then is `409 approval_closed` and grants nothing; an
  * armed `once` is dropped with it.

@@ -1,5 +1,5 @@
 /**
- * docs/api.md §11 under concurrency and across restarts, over a real socket: a `once` answer allows
+ * docs/api.md#approvals-and-temporary-grants under concurrency and across restarts, over a real socket: a `once` answer allows
  * exactly one of many concurrent calls; a revoked grant allows nothing once the revocation is
  * acknowledged; grants and `once` answers survive a restart on the same state folder; a state file
  * that cannot be trusted grants nothing and is reported at start.

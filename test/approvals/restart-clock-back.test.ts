@@ -1,5 +1,5 @@
 /**
- * docs/api.md §11, invariants: expiry never comes back across a restart. A grant that ran out while
+ * docs/api.md#approvals-and-temporary-grants, invariants: expiry never comes back across a restart. A grant that ran out while
  * the service was stopped stays out when the service starts again with the wall clock an hour
  * behind (Debian's libfaketime, `FAKETIME=-1h`, on the real service process); the state file keeps
  * each end on the boot clock (/proc/uptime) with the boot id, and the latest wall time seen.

@@ -1,5 +1,5 @@
 /**
- * docs/api.md §11 and §7, §10, the routes: who may read and who may answer (an agent holding the
+ * docs/api.md#approvals-and-temporary-grants and docs/api.md#security, docs/api.md#live-changes-get-events, the routes: who may read and who may answer (an agent holding the
  * decide token never approves itself), the long-poll over a real socket, the `approval` events of
  * `GET /events`, and the OpenAPI document.
  */

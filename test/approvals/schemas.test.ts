@@ -1,4 +1,4 @@
-/** The wire schemas of approvals and grants (docs/api.md §11) accept what the classes produce and refuse malformed bodies. */
+/** The wire schemas of approvals and grants (docs/api.md#approvals-and-temporary-grants) accept what the classes produce and refuse malformed bodies. */
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,5 +1,5 @@
 /**
- * The approvals route tests' view of the real service (docs/api.md §11): a test app
+ * The approvals route tests' view of the real service (docs/api.md#approvals-and-temporary-grants): a test app
  * (test/support/app.ts) with the decide and approver tokens, and the approval calls the tests make
  * through `app.inject`.
  */

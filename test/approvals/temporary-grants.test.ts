@@ -1,4 +1,4 @@
-/** Temporary grants (docs/api.md §11): what they allow, for how long, and what they refuse. */
+/** Temporary grants (docs/api.md#approvals-and-temporary-grants): what they allow, for how long, and what they refuse. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/catalog.js';

@@ -1,4 +1,4 @@
-/** The long-poll of an approval request (docs/api.md §11, `GET .../approvals/:id?waitSeconds=`), with real timers. */
+/** The long-poll of an approval request (docs/api.md#approvals-and-temporary-grants, `GET .../approvals/:id?waitSeconds=`), with real timers. */
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SYSTEM_CLOCK } from '../../server/approvals/clock.js';

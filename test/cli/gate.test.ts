@@ -1,5 +1,5 @@
 /**
- * `idea-pdp` as a team's gate uses it (SPEC §12 "Safe by default in CI and hooks"), through the
+ * `idea-pdp` as a team's gate uses it (docs/policy-as-code.md#in-ci-and-before-each-commit), through the
  * command installed from the packed tarball: every problem at once with what was expected and what
  * was found, suggestions, unknown agents, misnamed files, --strict and --require, an invalid policy
  * running no case, --staged under a real pre-commit hook, TAP/JUnit/JSON, -v, --run, --coverage,

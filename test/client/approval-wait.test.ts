@@ -1,5 +1,5 @@
 /**
- * The guards' `approval: { waitMs }` (docs/api.md §8, §11) with the real service and the real MCP
+ * The guards' `approval: { waitMs }` (docs/api.md#the-client-sdk, docs/api.md#approvals-and-temporary-grants) with the real service and the real MCP
  * SDK client in memory: a waiting call never holds a decision slot, a cancelled call stops waiting
  * and never runs, a wrong waitMs throws, tools on ask are listed, and approval events re-check the
  * lists without a spurious list_changed.

@@ -1,5 +1,5 @@
 /**
- * Bursts (docs/api.md §8, §9): a timed-out or abandoned call frees its place at once, so a burst far
+ * Bursts (docs/api.md#the-client-sdk, docs/api.md#targets): a timed-out or abandoned call frees its place at once, so a burst far
  * beyond the pool's capacity may deny some calls but never leaves the client slow or failing.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Approvals end to end (docs/api.md §8, §11), real service: an agent has a write tool on ask; a
+ * Approvals end to end (docs/api.md#the-client-sdk, docs/api.md#approvals-and-temporary-grants), real service: an agent has a write tool on ask; a
  * guarded call with `approval: { waitMs }` waits, the test answers "once" through the API with the
  * admin token, the handler runs exactly once, and the next call asks again (answered "deny" here,
  * so it is refused without running). Through the real MCP SDK `Client` over stdio, and through the

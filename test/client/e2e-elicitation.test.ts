@@ -1,5 +1,5 @@
 /**
- * Approving where the user already is (docs/client.md, "Asking in the MCP host"): the real service
+ * Approving where the user already is (docs/client.md#asking-in-the-mcp-host-elicitation): the real service
  * on a real port, a guarded MCP server with `approval.elicit`, and the real SDK `Client` that
  * declares `elicitation` and answers the guard's form through `ElicitRequestSchema`. A form answer
  * is posted with the approver token and the call decided again; a declined form falls back to the

@@ -1,5 +1,5 @@
 /**
- * Live tool lists (docs/api.md §8, §10), real service and the SDK's `Client`: with
+ * Live tool lists (docs/api.md#the-client-sdk, docs/api.md#live-changes-get-events), real service and the SDK's `Client`: with
  * `filterToolsList`, the MCP guard follows the service's events and sends
  * `notifications/tools/list_changed` when the requester's list changes (a grant, a revocation),
  * when the service becomes unreachable and once it is back, and when the service starts after the

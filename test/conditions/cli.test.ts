@@ -1,4 +1,4 @@
-/** docs/api.md §14 and §12: `idea-pdp check`, `test` and `decide` on policies with conditions, through the command. */
+/** docs/api.md#conditions-on-a-tools-arguments and docs/api.md#policy-as-code-idea-pdp-and-previews: `idea-pdp check`, `test` and `decide` on policies with conditions, through the command. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ async function project(policy: unknown, tests?: unknown): Promise<string> {
   return dir;
 }
 
-describe('§14 idea-pdp and conditions', () => {
+describe('idea-pdp and conditions', () => {
   it('check: a condition on an unlisted tool is an error at its line and column; an unknown argument a warning', async () => {
     const unlisted = structuredClone(POLICY);
     (unlisted.agents[0]?.policy.conditions as Record<string, unknown>).idea_memory_write = { key: { in: ['x'] } };

@@ -1,4 +1,4 @@
-/** docs/api.md §14: what a condition allows, refuses and says, through POST /decide and the recent decisions. */
+/** docs/api.md#conditions-on-a-tools-arguments: what a condition allows, refuses and says, through POST /decide and the recent decisions. */
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery, RecentDecision } from '../../schemas/index.js';
 import { buildApprovalsApp, type Service } from '../approvals/service.js';
@@ -30,7 +30,7 @@ const call = (tool: string, args?: Record<string, unknown>): DecideQuery => ({
   ...(args === undefined ? {} : { arguments: args }),
 });
 
-describe('§14 conditions decide', () => {
+describe('conditions decide', () => {
   const suite = suiteScope();
   let service: Service | undefined;
   const started = async (): Promise<Service> =>
@@ -110,7 +110,7 @@ describe('§14 conditions decide', () => {
   });
 });
 
-describe('§14 approvals and grants lift the ask, never a condition', () => {
+describe('approvals and grants lift the ask, never a condition', () => {
   const ASK = {
     version: 1,
     agents: [

@@ -1,5 +1,5 @@
 /**
- * docs/api.md §14: the decision memo never answers a call with a decision made for another one. For
+ * docs/api.md#conditions-on-a-tools-arguments: the decision memo never answers a call with a decision made for another one. For
  * random policies with conditions, grants and once answers that change as calls go, and random
  * argument sequences, the service (which memoizes) answers exactly what a fresh decide() does.
  */
@@ -117,7 +117,7 @@ const EPHEMERAL: EphemeralLookup = (_project, requester) =>
 
 const withoutId = ({ decisionId: _id, ...body }: Decision) => body;
 
-describe('§14 the decision memo', () => {
+describe('the decision memo', () => {
   it('always answers what a fresh decision answers, for random policies, conditions, grants and arguments', () => {
     fc.assert(
       fc.property(

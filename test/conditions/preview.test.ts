@@ -1,4 +1,4 @@
-/** docs/api.md §14: what the ring keeps of a conditioned call, and a preview that changes conditions. */
+/** docs/api.md#conditions-on-a-tools-arguments: what the ring keeps of a conditioned call, and a preview that changes conditions. */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ const NOW = document({ idea_ask_agent: { agentId: { in: ['QA', 'DevFrontend'] } 
 const LONG = 'Q'.repeat(300);
 const SECRET = 'do-not-keep-this-message-0123456789';
 
-describe('§14 the ring and the preview', () => {
+describe('the ring and the preview', () => {
   it('counts the calls a change of conditions refuses or allows, lists the agent, and counts first conditions apart', async (t) => {
     const stateDir = await tempFolder();
     const server = await buildTestApp(t, { demo: { policy: JSON.stringify(NOW) } }, { stateDir });

@@ -1,4 +1,4 @@
-/** docs/api.md §14: conditions in the permissions view and kept by every write. */
+/** docs/api.md#conditions-on-a-tools-arguments: conditions in the permissions view and kept by every write. */
 import { describe, expect, it } from 'vitest';
 import type { PermissionsView, PolicyDocument } from '../../schemas/index.js';
 import { agentUrl, buildTestApp, call, defaultUrl, errorCode, permissionsUrl, type TestApp } from '../support/app.js';
@@ -20,7 +20,7 @@ async function fileOf(server: TestApp): Promise<PolicyDocument> {
   return JSON.parse((await readText(server.policyPath('demo'))) ?? 'null') as PolicyDocument;
 }
 
-describe('§14 conditions in the view and the writes', () => {
+describe('conditions in the view and the writes', () => {
   it('shows the conditions of the default and the effective ones of each agent, {} when none', async (t) => {
     const document = {
       version: 1,

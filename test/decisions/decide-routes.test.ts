@@ -1,10 +1,10 @@
-/** docs/api.md §5: /decide and /decide/batch validation, /catalog, /projects, /healthz, /readyz. */
+/** docs/api.md#http-api: /decide and /decide/batch validation, /catalog, /projects, /healthz, /readyz. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, call, decide, decideBatch, errorCode, suiteScope, type TestApp } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
 import { ALL_TOOLS, ISSUE_SCOPED_TOOLS, READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 
-describe('§5 POST /decide validation', () => {
+describe('POST /decide validation', () => {
   const suite = suiteScope();
   let server: TestApp;
   beforeAll(async () => {
@@ -36,7 +36,7 @@ describe('§5 POST /decide validation', () => {
     expect(parsed.error.message).not.toBe('');
   });
 
-  it('accepts any JSON object as arguments and reads none it has no reason to (§14)', async () => {
+  it('accepts any JSON object as arguments and reads none it has no reason to (docs/api.md#conditions-on-a-tools-arguments)', async () => {
     const { app } = server;
     for (const args of [
       { issueRef: '#1', nested: { a: [1] } },
@@ -100,7 +100,7 @@ describe('§5 POST /decide validation', () => {
   });
 });
 
-describe('§5 POST /decide/batch', () => {
+describe('POST /decide/batch', () => {
   it('answers each query in order, exactly as /decide would', async (t) => {
     const { app } = await buildTestApp(t, {
       demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write'], { QA: ['idea_ask_agent'] }) },
@@ -175,7 +175,7 @@ describe('§5 POST /decide/batch', () => {
   });
 });
 
-describe('§5 GET /catalog', () => {
+describe('GET /catalog', () => {
   it('lists the 25 tools with access, group, label and issueScoped, the 7 groups and the 9 read-only defaults', async (t) => {
     const { app } = await buildTestApp(t, { demo: {} });
     const response = await call(app, 'GET', '/catalog');
@@ -223,7 +223,7 @@ describe('§5 GET /catalog', () => {
   });
 });
 
-describe('§5 GET /projects', () => {
+describe('GET /projects', () => {
   it('lists every project with status, revision, agents and overrides counts', async (t) => {
     const { app } = await buildTestApp(t, {
       alpha: {},
@@ -258,7 +258,7 @@ describe('§5 GET /projects', () => {
   });
 });
 
-describe('§5 error shape', () => {
+describe('error shape', () => {
   const suite = suiteScope();
   let server: TestApp;
   beforeAll(async () => {
@@ -283,7 +283,7 @@ describe('§5 error shape', () => {
   });
 });
 
-describe('§5 OpenAPI and metrics', () => {
+describe('OpenAPI and metrics', () => {
   const suite = suiteScope();
   let server: TestApp;
   beforeAll(async () => {
@@ -330,7 +330,7 @@ describe('§5 OpenAPI and metrics', () => {
   });
 });
 
-describe('§5 health', () => {
+describe('health', () => {
   it('answers /healthz and /readyz with 200 once ready', async (t) => {
     const { app } = await buildTestApp(t, { demo: {}, other: {} });
     const health = await call(app, 'GET', '/healthz');

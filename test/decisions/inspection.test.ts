@@ -1,4 +1,4 @@
-/** docs/api.md §5 inspection: effective policy of a requester, and recent decisions. */
+/** docs/api.md#inspection: effective policy of a requester, and recent decisions. */
 import { describe, expect, it } from 'vitest';
 import type { EffectivePolicy, RecentDecision } from '../../schemas/index.js';
 import { buildTestApp, call, decide, ephemeralUrl, errorCode } from '../support/app.js';
@@ -8,7 +8,7 @@ import { ALL_TOOLS, READ_TOOLS } from '../support/tools.js';
 const effectiveUrl = (project: string, requester: string) =>
   `/projects/${encodeURIComponent(project)}/requesters/${encodeURIComponent(requester)}/effective`;
 
-describe('§5 GET /projects/:project/requesters/:requester/effective', () => {
+describe('GET /projects/:project/requesters/:requester/effective', () => {
   it('resolves like /decide: override, default, anonymous, ticket-assistant with an ephemeral policy', async (t) => {
     const projectDefault = [...READ_TOOLS, 'idea_memory_write'];
     const { app } = await buildTestApp(t, { demo: { policy: policyDoc(projectDefault, { QA: ['idea_ask_agent', 'idea_ticket_list'] }) } });
@@ -72,7 +72,7 @@ describe('§5 GET /projects/:project/requesters/:requester/effective', () => {
   });
 });
 
-describe('§5 GET /projects/:project/decisions', () => {
+describe('GET /projects/:project/decisions', () => {
   it('lists recent decisions newest first, filters allow=false and honours limit', async (t) => {
     const { app } = await buildTestApp(t, { demo: {}, other: {} });
     const made = [];

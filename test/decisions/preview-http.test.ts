@@ -1,5 +1,5 @@
 /**
- * The preview route through the real entry point on a real port (docs/api.md §12): the exact
+ * The preview route through the real entry point on a real port (docs/api.md#policy-as-code-idea-pdp-and-previews): the exact
  * answer, nothing written, no approval opened, the same errors as `idea-pdp check`, and the
  * recent decisions replayed again after a restart (kept under PDP_STATE_DIR), a corrupt history
  * file being an empty history and a warning, not a failed start.

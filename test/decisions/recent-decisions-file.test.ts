@@ -1,5 +1,5 @@
 /**
- * The recent-decisions rings on disk (docs/api.md §12): saved and read back with their ids and
+ * The recent-decisions rings on disk (docs/api.md#policy-as-code-idea-pdp-and-previews): saved and read back with their ids and
  * issueRef, nothing else of the arguments, a corrupt file read as an empty history; and the
  * published JSON Schema of the test file is the one the code validates with.
  */

@@ -1,4 +1,4 @@
-/** docs/api.md §4: how a decision is resolved, and fail-closed on every bad policy file. */
+/** docs/api.md#resolving-a-decision: how a decision is resolved, and fail-closed on every bad policy file. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -8,14 +8,14 @@ import { policyDoc } from '../support/files.js';
 import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 
-/** The message must name the tool, the requester and the project (docs/api.md §5). */
+/** The message must name the tool, the requester and the project (docs/api.md#http-api). */
 function expectMessageNames(decision: Decision, tool: string, requester: string, project: string): void {
   expect(decision.message).toContain(tool);
   expect(decision.message).toContain(project);
   if (requester !== '') expect(decision.message).toContain(requester);
 }
 
-describe('§4 builtin defaults (no policy file)', () => {
+describe('builtin defaults (no policy file)', () => {
   const suite = suiteScope();
   let plain: TestApp;
   beforeAll(async () => {
@@ -68,7 +68,7 @@ describe('§4 builtin defaults (no policy file)', () => {
   });
 });
 
-describe('§4 anonymous requesters ("" and "mcp")', () => {
+describe('anonymous requesters ("" and "mcp")', () => {
   const grantsWrites = policyDoc(['idea_memory_write', 'idea_ask_agent'], { QA: [...READ_TOOLS, 'idea_memory_write'] });
   const suite = suiteScope();
   let shared: TestApp;
@@ -107,7 +107,7 @@ describe('§4 anonymous requesters ("" and "mcp")', () => {
   });
 });
 
-describe('§4 agents: override, then project default, then builtin', () => {
+describe('agents: override, then project default, then builtin', () => {
   const doc = policyDoc([...READ_TOOLS, 'idea_memory_write'], {
     QA: ['idea_ticket_list', 'idea_ask_agent'],
     Git: [],
@@ -189,7 +189,7 @@ describe('§4 agents: override, then project default, then builtin', () => {
   });
 });
 
-describe('§4 unknown tools and unknown projects', () => {
+describe('unknown tools and unknown projects', () => {
   it('denies a name that is not in the catalog with unknown_tool, even when the document lists it', async (t) => {
     const doc = policyDoc([...READ_TOOLS, 'idea_teleport', 'IDEA_MEMORY_WRITE'], { QA: ['idea_teleport', 'idea_memory_write '] });
     const { app } = await buildTestApp(t, { demo: { policy: doc } });
@@ -225,7 +225,7 @@ describe('§4 unknown tools and unknown projects', () => {
   });
 });
 
-describe('§4 fail closed on an invalid policy document', () => {
+describe('fail closed on an invalid policy document', () => {
   const invalid: Record<string, string> = {
     'bad-json': '{ "version": 1, "projectDefault": { "allowedTools": ["idea_memory_read", ] } }',
     truncated: '{ "version": 1, "projectDefault": { "allowedTo',
@@ -318,7 +318,7 @@ describe('§4 fail closed on an invalid policy document', () => {
   });
 });
 
-describe('§4 ticket-assistant requesters', () => {
+describe('ticket-assistant requesters', () => {
   it('denies a ticket-assistant of another project with requester_project_mismatch, even for read tools', async (t) => {
     const { app } = await buildTestApp(t, { demo: {}, other: {} });
     for (const tool of ['idea_ticket_read', 'idea_memory_read', 'idea_memory_write']) {
@@ -350,7 +350,7 @@ describe('§4 ticket-assistant requesters', () => {
   });
 });
 
-describe('§4 malformed requesters', () => {
+describe('malformed requesters', () => {
   const everything = policyDoc([...READ_TOOLS, ...WRITE_TOOLS], { QA: [...READ_TOOLS, ...WRITE_TOOLS] });
   const suite = suiteScope();
   let shared: TestApp;

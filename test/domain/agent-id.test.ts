@@ -1,4 +1,4 @@
-/** docs/api.md §5: the agent ids a policy may hold, in the service and in the published pattern. */
+/** docs/api.md#http-api: the agent ids a policy may hold, in the service and in the published pattern. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { INVISIBLE_CHARACTER_SOURCE, WRITABLE_AGENT_ID_REGEX } from '../../schemas/ids.js';

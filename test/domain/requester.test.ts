@@ -1,4 +1,4 @@
-/** docs/api.md §4: the requester grammar shared by the service and the client SDK. */
+/** docs/api.md#resolving-a-decision: the requester grammar shared by the service and the client SDK. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { describeRequester, normalizeIssueRef, parseRequester } from '../../schemas/requester.js';

@@ -1,4 +1,4 @@
-/** docs/api.md §4: a policy file with a key given twice, or nested deeper than a document needs, is invalid. */
+/** docs/api.md#resolving-a-decision: a policy file with a key given twice, or nested deeper than a document needs, is invalid. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/index.js';

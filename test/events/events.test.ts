@@ -1,5 +1,5 @@
 /**
- * GET /events (docs/api.md §10) on a real port: the state of every project when a stream opens,
+ * GET /events (docs/api.md#live-changes-get-events) on a real port: the state of every project when a stream opens,
  * then one `policy` event per change (API write, external edit, invalid file, repair, project
  * added or removed), never before the change is visible to /decide.
  */

@@ -1,5 +1,5 @@
 /**
- * `/events` streams cannot take the service's connections (docs/api.md §10): at most a quarter of
+ * `/events` streams cannot take the service's connections (docs/api.md#live-changes-get-events): at most a quarter of
  * `PDP_MAX_CONNECTIONS` in all and 32 per client address by default, past which a stream is refused
  * with `429 too_many_streams`, and `/decide` keeps answering while streams that never read are held.
  */

@@ -1,4 +1,4 @@
-/** GET /whoami tells the panel which token it holds (docs/api.md §7). */
+/** GET /whoami tells the panel which token it holds (docs/api.md#security). */
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN as ADMIN, DECIDE_TOKEN as DECIDE, buildTestApp, suiteScope } from '../support/app.js';

@@ -1,5 +1,5 @@
 /**
- * docs/api.md §3 and §7 through the real entry point (`server/main.ts` in a child process): environment
+ * docs/api.md#projects-and-files and docs/api.md#security through the real entry point (`server/main.ts` in a child process): environment
  * variables, generated admin token, refusal to listen on a non-loopback host without a decide token.
  */
 import { mkdir, stat } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * docs/operations.md "Watches": when the kernel has no inotify watch left (fs.watch throws
+ * docs/operations.md#health-and-metrics, "Out of inotify watches": when the kernel has no inotify watch left (fs.watch throws
  * ENOSPC), a project's changes are heard by the rescan only. /readyz says so (503 degraded) and
  * `pdp_unwatched_folders{code="ENOSPC"}` counts the folders, until watches are available again.
  * The failure is injected where the watcher calls fs.watch; everything else is real.

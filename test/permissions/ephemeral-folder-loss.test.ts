@@ -2,7 +2,7 @@
  * An acknowledged ephemeral ticket-assistant policy outlives its project's disappearance: when the
  * folder comes back, the policy applies again until its TTL (a transient loss of
  * the projects must not lose what the API acknowledged). But it belongs to that folder: a folder
- * deleted and made again under the same id inherits none (docs/api.md §11, invariants).
+ * deleted and made again under the same id inherits none (docs/api.md#approvals-and-temporary-grants, invariants).
  */
 import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-/** docs/api.md §6 (and §4 ticket-assistant resolution): ephemeral ticket-assistant policies. */
+/** docs/api.md#ephemeral-ticket-assistant-policies (and docs/api.md#resolving-a-decision ticket-assistant resolution): ephemeral ticket-assistant policies. */
 import { describe, expect, it } from 'vitest';
 import type { DecideQuery } from '../../schemas/index.js';
 import { buildTestApp, call, decide, ephemeralUrl, errorCode, type TestApp } from '../support/app.js';
@@ -15,7 +15,7 @@ async function register(app: TestApp['app'], body: unknown, requester = TA) {
   return response;
 }
 
-describe('§6 ephemeral policies', () => {
+describe('ephemeral policies', () => {
   it('replaces the read-only set by the registered allowlist, with source ephemeral', async (t) => {
     const { app } = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS, 'idea_memory_write']) } });
     await register(app, { allowedTools: ['idea_ticket_read', 'idea_ticket_update_carnet'] });
@@ -102,7 +102,7 @@ describe('§6 ephemeral policies', () => {
         expect(d.message).toContain('demo');
       }
     }
-    // An issueRef that is neither a string nor a number is refused as such (§6), never matched.
+    // An issueRef that is neither a string nor a number is refused as such (docs/api.md#ephemeral-ticket-assistant-policies), never matched.
     for (const issueRef of [['#82'], { n: 82 }, null, true]) {
       const d = await decide(app, { project: 'demo', requester: TA, tool: 'idea_ticket_update_carnet', arguments: { issueRef } });
       expect(d, JSON.stringify(issueRef)).toMatchObject({ allow: false, reason: 'invalid_arguments', source: 'ephemeral' });

@@ -1,4 +1,4 @@
-/** docs/api.md §3 and §5: GET /projects/:project/mcp-tool-permissions (the UI's get_mcp_tool_permissions). */
+/** docs/api.md#projects-and-files and docs/api.md#http-api: GET /projects/:project/mcp-tool-permissions (the UI's get_mcp_tool_permissions). */
 import { describe, expect, it } from 'vitest';
 import type { PermissionsView } from '../../schemas/index.js';
 import { buildTestApp, call, errorCode, permissionsUrl, type TestApp } from '../support/app.js';
@@ -26,7 +26,7 @@ const inherit = (agentId: string, name = agentId, allowedTools: readonly string[
   conditions: {},
 });
 
-describe('§5 permissions view', () => {
+describe('permissions view', () => {
   it('shows builtin defaults and the declared agents (array shape, id or agentId, optional name) without a policy file', async (t) => {
     const { app } = await buildTestApp(t, {
       demo: { agents: [{ id: 'Main', name: 'Agent principal' }, { agentId: 'Architect' }, { id: 'QA', name: 'QA' }] },

@@ -1,6 +1,6 @@
 /**
  * Property tests at the HTTP level (inject): random allowlists written through the API, then every
- * (requester, tool) decision must equal the model computed from docs/api.md §4.
+ * (requester, tool) decision must equal the model computed from docs/api.md#resolving-a-decision.
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ interface Expected {
   source?: Decision['source'];
 }
 
-/** A requester that is neither anonymous, nor a ticket assistant, nor an agent id (§4, §5's pattern) is invalid. */
+/** A requester that is neither anonymous, nor a ticket assistant, nor an agent id (docs/api.md#resolving-a-decision; its pattern, docs/api.md#agent-ids) is invalid. */
 function malformed(requester: string): boolean {
   const anonymous = requester === '' || requester === 'mcp';
   return (
@@ -32,12 +32,12 @@ function malformed(requester: string): boolean {
     !requester.startsWith('ticket-assistant:') &&
     // eslint-disable-next-line no-control-regex
     (!/^[^\s:/\\\u0000-\u001f\u007f][^:/\\\u0000-\u001f\u007f]{0,127}$/.test(requester) ||
-      // Lookalikes of another id (docs/api.md §5, "Agent ids"): invisible characters, odd spaces, NFKC, mixed scripts.
+      // Lookalikes of another id (docs/api.md#agent-ids): invisible characters, odd spaces, NFKC, mixed scripts.
       agentIdProblem(requester) !== undefined)
   );
 }
 
-/** docs/api.md §4, written independently of the server. */
+/** docs/api.md#resolving-a-decision, written independently of the server. */
 function expected(model: Model, requester: string, tool: string): Expected {
   if (malformed(requester)) return { allow: false, reason: 'invalid_requester', source: 'none' };
   if (!ALL_TOOLS.includes(tool)) return { allow: false, reason: 'unknown_tool' };
@@ -142,7 +142,7 @@ async function checkView(model: Model): Promise<void> {
   expect(view.agents.map((a) => a.agentId)).toEqual([...new Set([...AGENTS, ...model.overrides.keys()])].sort());
 }
 
-describe('properties: decisions equal the docs/api.md §4 model', () => {
+describe('properties: decisions equal the docs/api.md#resolving-a-decision model', () => {
   it('after random allowlists written through the per-route API', async () => {
     await fc.assert(
       fc.asyncProperty(modelArb, async (model) => {

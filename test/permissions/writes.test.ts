@@ -1,4 +1,4 @@
-/** docs/api.md §5 writes: PUT/DELETE default and agent, whole-document PUT, If-Match, validation, file format. */
+/** docs/api.md#writes: PUT/DELETE default and agent, whole-document PUT, If-Match, validation, file format. */
 import { chmod, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ async function write(app: App, method: 'PUT' | 'DELETE', url: string, body?: unk
   return answered;
 }
 
-describe('§5 PUT/DELETE project default', () => {
+describe('PUT/DELETE project default', () => {
   it('writes the default (catalog order, pretty-printed), answers the new view and is visible to the next decision', async (t) => {
     const server = await buildTestApp(t, { demo: { agents: [{ id: 'Main' }] } });
     const before = await view(server.app);
@@ -99,7 +99,7 @@ describe('§5 PUT/DELETE project default', () => {
   });
 });
 
-describe('§5 PUT/DELETE agent override', () => {
+describe('PUT/DELETE agent override', () => {
   it('writes overrides sorted by id without touching the default, and DELETE is idempotent', async (t) => {
     const server = await buildTestApp(t, {
       demo: { policy: policyDoc(['idea_memory_read', 'idea_memory_write']), agents: [{ id: 'Main' }] },
@@ -182,7 +182,7 @@ describe('§5 PUT/DELETE agent override', () => {
   });
 });
 
-describe('§5 allowlist validation', () => {
+describe('allowlist validation', () => {
   it('refuses unknown names, duplicates and empty strings with 400 invalid_tools and exact details; nothing written', async (t) => {
     const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS]) } });
     const original = await readText(server.policyPath('demo'));
@@ -211,7 +211,7 @@ describe('§5 allowlist validation', () => {
   });
 });
 
-describe('§5 whole-document PUT and the invalid-file repair path', () => {
+describe('whole-document PUT and the invalid-file repair path', () => {
   it('answers 409 policy_invalid to partial writes on an invalid file, and repairs it with a whole-document PUT', async (t) => {
     const broken = '{ "version": 1, "projectDefault": ';
     const server = await buildTestApp(t, { demo: { policy: broken } });
@@ -282,7 +282,7 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
       expect(['invalid_request', 'invalid_tools', 'invalid_agent_id']).toContain(errorCode(response));
     }
     expect(await readText(server.policyPath('demo'))).toBe(before);
-    // docs/api.md §5: a bad agent id is `400 invalid_agent_id`, in a whole document too.
+    // docs/api.md#http-api: a bad agent id is `400 invalid_agent_id`, in a whole document too.
     for (const agentId of ['a:b', ' lead', 'x'.repeat(129), '', 7]) {
       const doc = {
         version: 1,
@@ -324,7 +324,7 @@ describe('§5 whole-document PUT and the invalid-file repair path', () => {
   });
 });
 
-describe('§5 durability and revision consistency', () => {
+describe('durability and revision consistency', () => {
   it('gives the same revision and view after a restart as the write answered (revision = hash of the bytes on disk)', async (t) => {
     const server = await buildTestApp(t, { demo: { agents: [{ id: 'Main' }] } });
     await write(server.app, 'PUT', defaultUrl('demo'), { allowedTools: ['idea_memory_write', 'idea_memory_read'] });
@@ -342,7 +342,7 @@ describe('§5 durability and revision consistency', () => {
   });
 });
 
-describe('§5 concurrent writes are serialized', () => {
+describe('concurrent writes are serialized', () => {
   it('loses no update when 20 agents are written at once', async (t) => {
     const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS]) } });
     const agents = Array.from({ length: 20 }, (_, i) => `Agent${String(i).padStart(2, '0')}`);
@@ -385,7 +385,7 @@ describe('§5 concurrent writes are serialized', () => {
   });
 });
 
-describe('§5 If-Match', () => {
+describe('If-Match', () => {
   it('refuses a stale revision with 412 revision_mismatch on every write route and writes nothing', async (t) => {
     const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS], { QA: [] }) } });
     const current = await view(server.app);
@@ -437,7 +437,7 @@ describe('§5 If-Match', () => {
   });
 });
 
-describe('§5 files: mode, unknown project, write failures', () => {
+describe('files: mode, unknown project, write failures', () => {
   it('keeps the file mode (0640 stays 0640)', async (t) => {
     const server = await buildTestApp(
       t,

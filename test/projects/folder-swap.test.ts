@@ -1,7 +1,7 @@
 /**
  * The watcher follows folders that are replaced, not only files. After the
  * projects root is moved away and back, or a project's `.ideai` is swapped for a prepared one,
- * an external revocation is still heard within the 100 ms target (docs/api.md §9), with the
+ * an external revocation is still heard within the 100 ms target (docs/api.md#targets), with the
  * rescan off so that only the watcher can hear it. At 2 and at 1,000 projects; the worst stale
  * time is printed.
  */
@@ -17,7 +17,7 @@ import { elapse } from '../support/wait.js';
 const GRANT = policyText(undefined, { QA: ['idea_memory_write'] });
 const GRANT_SWAPPED = policyText(undefined, { QA: ['idea_memory_write'], Swapped: [] });
 const REVOKED = policyText(undefined, { QA: [] });
-/** The target of docs/api.md §9, for the median of the sample. */
+/** The target of docs/api.md#targets, for the median of the sample. */
 const TARGET_MS = 100;
 /** Every revocation must be heard within this (a deaf watch never hears it); the machine is shared, so single ones may be slow. */
 const HEARD_WITHIN_MS = 1_000;

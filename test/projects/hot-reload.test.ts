@@ -1,5 +1,5 @@
 /**
- * docs/api.md §3 and §4 freshness, end to end: a real port, real files and the real watcher. Each check
+ * docs/api.md#projects-and-files and docs/api.md#resolving-a-decision ("Freshness"), end to end: a real port, real files and the real watcher. Each check
  * polls /decide every 10 ms for up to 5 s (never a fixed sleep).
  */
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -48,7 +48,7 @@ async function until(
   return last;
 }
 
-describe('§4 hot reload through the watcher', () => {
+describe('hot reload through the watcher', () => {
   it('picks up in-place writes (grant, then withdraw) on the next calls', async (t) => {
     const server = await startTestServer(t, { demo: { policy: withdraw } }, WATCHER_ONLY);
     const base = server.baseUrl;
@@ -72,7 +72,7 @@ describe('§4 hot reload through the watcher', () => {
     }
   });
 
-  it('with default options, successive edits are each visible well within 1 s (docs/api.md §4 freshness)', async (t) => {
+  it('with default options, successive edits are each visible well within 1 s (docs/api.md#resolving-a-decision, "Freshness")', async (t) => {
     const server = await startTestServer(t, { demo: { policy: withdraw } });
     const base = server.baseUrl;
     for (let i = 0; i < 6; i += 1) {
@@ -103,7 +103,7 @@ describe('§4 hot reload through the watcher', () => {
     const base = server.baseUrl;
     expect((await httpDecide(base, writeQuery)).allow).toBe(true);
     await rm(server.policyPath('demo'));
-    // First denied as invalid for a short grace period (§4: a file that disappears is re-checked), then builtin.
+    // First denied as invalid for a short grace period (docs/api.md#resolving-a-decision: a file that disappears is re-checked), then builtin.
     const deleted = await until(base, writeQuery, (d) => d.revision === 'builtin', 'builtin after delete');
     expect(deleted).toMatchObject({ allow: false, source: 'builtin-read-only' });
     await writeFile(server.policyPath('demo'), grant);

@@ -1,5 +1,5 @@
 /**
- * docs/design.md "Writes": what a write killed half-way leaves in `.ideai` never changes a
+ * docs/design.md#writes-a-compare-and-swap-on-the-file: what a write killed half-way leaves in `.ideai` never changes a
  * decision, and is cleaned up. A write killed inside its compare-and-swap leaves the policy file
  * under an aside name and no file at its path: it is put back, the built-in defaults never apply.
  * Temp files of dead writes are removed once old enough; nobody else's files are touched.

@@ -1,5 +1,5 @@
 /**
- * docs/design.md "Links": every layout of the policy file the service accepts hears a revocation
+ * docs/design.md#links: every layout of the policy file the service accepts hears a revocation
  * at once (the watcher, not the 2 s rescan: these registries have no rescan), and a layout whose
  * changes cannot all be heard is refused (`policy_invalid`, naming the link). Real files, real
  * links, the real watcher. How fast each layout is heard: `npm run bench -- --sections=links`.

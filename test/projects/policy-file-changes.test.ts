@@ -30,7 +30,7 @@ describe('the policy file under the app', () => {
     const { app, project } = await start(t);
     const ideai = path.join(project, '.ideai');
     await mkdir(ideai);
-    // Links to files in .ideai itself, by name: the only symlinked layout followed (docs/design.md, "Links").
+    // Links to files in .ideai itself, by name: the only symlinked layout followed (docs/design.md#links).
     await writeFile(path.join(ideai, 'grant.json'), doc({ QA: ['idea_memory_write'] }));
     await writeFile(path.join(ideai, 'none.json'), doc({ QA: [] }));
     await symlink('grant.json', path.join(ideai, 'mcp-tool-permissions.json'));

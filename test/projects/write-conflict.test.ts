@@ -1,5 +1,5 @@
 /**
- * docs/design.md "Writes": an API write never replaces content it did not read. An editor that saves
+ * docs/design.md#writes-a-compare-and-swap-on-the-file: an API write never replaces content it did not read. An editor that saves
  * atomically while a write is under way (after the write read the file, before its rename) keeps
  * its save: the write re-reads and applies its edit again, or is refused (`revision_mismatch`
  * with If-Match, `write_conflict` when the file keeps changing). Real files, real renames.

@@ -1,5 +1,5 @@
 /**
- * The approver token (docs/api.md §7, §11): it answers approval requests with `once`, `for` up to
+ * The approver token (docs/api.md#security, docs/api.md#approvals-and-temporary-grants): it answers approval requests with `once`, `for` up to
  * 8 h or `deny`, never `always` nor any write (403 forbidden, nothing changes); its answers are
  * logged and listed with `answeredBy` and the `via` the caller declares. And the log of refused
  * credentials: route, address, expected and presented kinds, never the token, at most 10 a minute.

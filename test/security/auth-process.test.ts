@@ -1,5 +1,5 @@
 /**
- * docs/api.md §7 end to end through `server/main.ts` as a child process: the refusal to listen on a
+ * docs/api.md#security end to end through `server/main.ts` as a child process: the refusal to listen on a
  * non-loopback host without a decide token, the generated admin token file (0600, path logged,
  * token never logged), and tokens never appearing in logs or in 401 bodies.
  */
@@ -37,7 +37,7 @@ describe('refusal to listen on a non-loopback host without PDP_DECIDE_TOKEN', ()
     const base = { PDP_PORT: '0', PDP_PROJECTS_ROOT: made.root, PDP_ADMIN_TOKEN: adminToken };
     const runs = await Promise.all([
       runUntilExit({ ...base, PDP_HOST: '0.0.0.0', PDP_STATE_DIR: path.join(made.outer, 'state-a') }),
-      // Empty means unset (docs/api.md §7), and the admin token does not replace the decide token.
+      // Empty means unset (docs/api.md#security), and the admin token does not replace the decide token.
       runUntilExit({ ...base, PDP_HOST: '0.0.0.0', PDP_DECIDE_TOKEN: '', PDP_STATE_DIR: path.join(made.outer, 'state-b') }),
     ]);
     for (const run of runs) {

@@ -1,5 +1,5 @@
 /**
- * Crash safety (docs/api.md §5 "a success is only answered once the data is durable"): the real service
+ * Crash safety (docs/api.md#writes: a success is answered only once the data is durable): the real service
  * runs as a child process, takes a stream of concurrent agent writes, and is SIGKILLed in the
  * middle. After each kill the policy file must be a valid document holding every acknowledged
  * write, no stray file may matter, and the restarted service must decide accordingly. The

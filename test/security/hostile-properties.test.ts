@@ -36,7 +36,7 @@ beforeAll(async () => {
 });
 
 /**
- * docs/api.md §4 for the fixed fixture (demo: Granted may also write memory; victim: no file), written
+ * docs/api.md#resolving-a-decision for the fixed fixture (demo: Granted may also write memory; victim: no file), written
  * independently of the server. `undefined`: the contract does not pin the answer down.
  */
 function expectedAllow(query: DecideQuery): boolean | undefined {

@@ -1,5 +1,5 @@
 /**
- * docs/api.md §4: a requester that a policy file could not hold as an agent id (a lookalike of an
+ * docs/api.md#resolving-a-decision: a requester that a policy file could not hold as an agent id (a lookalike of an
  * agent) is `invalid_requester` at /decide, never a separate agent given the project default.
  */
 import { beforeAll, describe, expect, it } from 'vitest';

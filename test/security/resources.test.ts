@@ -14,7 +14,7 @@ import { buildTestApp, suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
 const ADMIN = 'resources-admin-token-0123456789ab';
-/** The documented bounds (docs/api.md §5 and §6): the ring size and the live ephemeral policies per project. */
+/** The documented bounds (docs/api.md#http-api and docs/api.md#ephemeral-ticket-assistant-policies): the ring size and the live ephemeral policies per project. */
 const RING = 1000;
 const MAX_EPHEMERAL_PER_PROJECT = 1000;
 const auth = { authorization: `Bearer ${ADMIN}` };

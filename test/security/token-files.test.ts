@@ -1,5 +1,5 @@
 /**
- * Token files (docs/api.md §7): a `*_TOKEN_FILE` that is a link, readable or writable by group or
+ * Token files (docs/api.md#security): a `*_TOKEN_FILE` that is a link, readable or writable by group or
  * others, or holding fewer than 16 characters is refused at start, by a message that names the file
  * and the fix; a safe one is read. The same holds for the service as a real process.
  */

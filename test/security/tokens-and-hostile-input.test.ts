@@ -1,4 +1,4 @@
-/** docs/api.md §7: tokens, body limits, prototype-pollution ids, path traversal. */
+/** docs/api.md#security: tokens, body limits, prototype-pollution ids, path traversal. */
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -42,7 +42,7 @@ const badAuthorizations: Record<string, string>[] = [
   { authorization: `Bearer ${DECIDE_TOKEN}` },
 ];
 
-describe('§7 admin token on mutating routes', () => {
+describe('admin token on mutating routes', () => {
   it('answers 401 unauthorized without or with a wrong token, and nothing changes', async (t) => {
     const server = await buildTestApp(
       t,
@@ -93,7 +93,7 @@ describe('§7 admin token on mutating routes', () => {
   });
 });
 
-describe('§7 decide token', () => {
+describe('decide token', () => {
   const guardedGets = [
     '/catalog',
     '/projects',
@@ -153,7 +153,7 @@ describe('§7 decide token', () => {
   });
 });
 
-describe('§7 body size limit', () => {
+describe('body size limit', () => {
   it('answers 413 to a huge body on /decide and on a write, and keeps serving', async (t) => {
     const server = await buildTestApp(t, { demo: {} });
     const huge = { project: 'demo', requester: 'Main', tool: 'idea_memory_read', arguments: { blob: 'x'.repeat(3 * 1024 * 1024) } };
@@ -170,7 +170,7 @@ describe('§7 body size limit', () => {
   });
 });
 
-describe('§7 prototype-pollution ids', () => {
+describe('prototype-pollution ids', () => {
   const protoIds = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
 
   it('never crashes or grants for requesters named like Object.prototype members', async (t) => {
@@ -231,7 +231,7 @@ describe('§7 prototype-pollution ids', () => {
   });
 });
 
-describe('§7 path traversal', () => {
+describe('path traversal', () => {
   it('refuses traversal ids with 4xx and touches no file outside the project .ideai/', async (t) => {
     const server = await buildTestApp(t, { demo: { policy: policyDoc([...READ_TOOLS]) }, victim: {} });
     const before = await snapshotTree(server.outer);
@@ -280,7 +280,7 @@ describe('§7 path traversal', () => {
   });
 });
 
-describe('§5 and §7 logs', () => {
+describe('logs', () => {
   it('logs every denial at info with the decision fields, and never a token', async (t) => {
     const lines: string[] = [];
     const stream = new Writable({
@@ -320,7 +320,7 @@ describe('§5 and §7 logs', () => {
       reason: 'not_in_allowlist',
       source: 'builtin-read-only',
     });
-    // "with the same fields" as its recent-decisions entry (docs/api.md §5), `at` and `allow` included.
+    // "with the same fields" as its recent-decisions entry (docs/api.md#http-api), `at` and `allow` included.
     const recent = (await call(server.app, 'GET', '/projects/demo/decisions?allow=false', { headers: auth })).json<{
       decisions: Record<string, unknown>[];
     }>();

@@ -1,5 +1,5 @@
 /**
- * The unix domain socket (docs/api.md §7) on the real service process: `PDP_STATE_DIR/pdp.sock` by
+ * The unix domain socket (docs/api.md#security) on the real service process: `PDP_STATE_DIR/pdp.sock` by
  * default, mode 0600 in the 0700 state folder, the same app as TCP; a stale socket of its own is
  * replaced, anything else at the path refuses the start; a path over 107 bytes is an error when
  * given and a warning when it is the default; `PDP_SOCKET=off` disables it. And the attack it

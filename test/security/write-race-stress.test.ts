@@ -1,5 +1,5 @@
 /**
- * docs/design.md "Writes": an API write racing an editor's atomic save from another thread never
+ * docs/design.md#writes-a-compare-and-swap-on-the-file: an API write racing an editor's atomic save from another thread never
  * loses the editor's revocation. The editor runs in a worker thread (truly in parallel, as another
  * process would) and renames its save over the file at a random moment inside the PUT, half of the
  * time right when the write is seen replacing the file. Whatever the interleaving, the revoked

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 
 export const POLICY_FILE = 'mcp-tool-permissions.json';
 
-/** A policy document in the file format of docs/api.md §3. */
+/** A policy document in the file format of docs/api.md#projects-and-files. */
 export function policyDoc(
   projectDefault: readonly string[] | undefined,
   agents: Record<string, readonly string[]> = {},
@@ -40,8 +40,8 @@ export async function saveAtomically(file: string, content: string | Buffer): Pr
 
 /**
  * {@link saveAtomically} whose rename runs on the main thread: it can land anywhere in a write
- * except inside the write's synchronous compare-and-swap (docs/design.md, "Writes: a
- * compare-and-swap on the file"); test/security/write-race-stress.test.ts saves from another thread.
+ * except inside the write's synchronous compare-and-swap
+ * (docs/design.md#writes-a-compare-and-swap-on-the-file); test/security/write-race-stress.test.ts saves from another thread.
  */
 export async function saveAtomicallyOnThisThread(file: string, content: string): Promise<void> {
   const temp = editorTemp(file);

@@ -1,6 +1,6 @@
 /**
  * A policy document that names many tools the catalog does not have, padded to a size: the shape
- * a hostile preview body or policy file takes to make locating its problems costly (SPEC §16).
+ * a hostile preview body or policy file takes to make locating its problems costly (bench/README.md#targets).
  */
 
 /** A valid document of about `bytes` bytes naming `names` distinct unknown tools, 250 per override. */

@@ -1,5 +1,5 @@
 /**
- * The 25 tools as the contract lists them (docs/api.md §2), copied by hand rather than read from
+ * The 25 tools as the contract lists them (docs/api.md#the-tool-catalog), copied by hand rather than read from
  * schemas/catalog.ts: the tests check the service against the contract, not against itself.
  */
 

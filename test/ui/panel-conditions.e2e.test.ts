@@ -1,5 +1,5 @@
 /**
- * Conditions on a tool's arguments in chromium against the real service (docs/api.md §14): a row
+ * Conditions on a tool's arguments in chromium against the real service (docs/api.md#conditions-on-a-tools-arguments): a row
  * says its conditions in French, the inline editor adds and removes one by keyboard only, the save
  * carries it, and `/decide` applies it on the very next call; the preview counts a narrowed
  * condition; Refus récents names the argument that refused.

@@ -31,7 +31,7 @@ const agent = (page: Page, name: string) =>
 /** The checkbox of a tool row (checked = Autorisé). */
 const box = (page: Page, name: string) => page.locator(`#tool-${name}`);
 
-/** DevFrontend with the conditions of docs/api.md §14's example (the demo file has none). */
+/** DevFrontend with the conditions of the example in docs/api.md#conditions-on-a-tools-arguments (the demo file has none). */
 async function conditionedDevFrontend(service: RunningService): Promise<void> {
   await service.admin('PUT', '/projects/demo/mcp-tool-permissions/agents/DevFrontend', {
     allowedTools: [...READ_TOOLS, 'idea_ask_agent', 'idea_ticket_update_carnet', 'idea_run_in_background'],

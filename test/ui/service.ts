@@ -17,7 +17,7 @@ export interface RunningService {
   baseUrl: string;
   projectsRoot: string;
   close(): Promise<void>;
-  /** `POST /decide`; `args` are the call's arguments (read by conditions, docs/api.md §14). */
+  /** `POST /decide`; `args` are the call's arguments (read by conditions, docs/api.md#conditions-on-a-tools-arguments). */
   decide(project: string, requester: string, tool: string, args?: Record<string, unknown>): Promise<Decision>;
   permissions(project: string): Promise<{ view: PermissionsView; etag: string }>;
   /** An authenticated admin call, as another user (curl, another browser) would make it. */

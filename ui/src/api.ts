@@ -1,5 +1,5 @@
 /**
- * The panel's only way to the service: the public REST API (docs/api.md §5, §7), same origin. The
+ * The panel's only way to the service: the public REST API (docs/api.md#http-api, docs/api.md#security), same origin. The
  * token (admin, or decide token for read-only use) is sent on every request when the user gave one.
  */
 import type { CatalogResponse, PermissionsView, ProjectsResponse, RecentDecisionsResponse } from '../../schemas/api.js';
@@ -106,12 +106,12 @@ export class PermissionsApi {
     return this.versioned('PUT', this.permissionsPath(project), { revision, body: document });
   }
 
-  /** What a proposed document would change (docs/api.md §12): nothing is written, the read token is enough. */
+  /** What a proposed document would change (docs/api.md#policy-as-code-idea-pdp-and-previews): nothing is written, the read token is enough. */
   preview(project: string, document: PolicyDocument): Promise<PreviewResponse> {
     return this.json<PreviewResponse>('POST', `${this.permissionsPath(project)}/preview`, { body: { document } });
   }
 
-  /** The pending approval requests of a project (docs/api.md §11). */
+  /** The pending approval requests of a project (docs/api.md#approvals-and-temporary-grants). */
   approvals(project: string): Promise<ApprovalsResponse> {
     return this.json<ApprovalsResponse>('GET', `${this.projectPath(project)}/approvals?status=pending`);
   }
@@ -127,7 +127,7 @@ export class PermissionsApi {
     return this.json<ApprovalAnswerResponse>('POST', `${this.projectPath(project)}/approvals/${encodeURIComponent(id)}`, { body });
   }
 
-  /** The recent denials of a project, newest first (docs/api.md §5, "Recent decisions"). */
+  /** The recent denials of a project, newest first (docs/api.md#recent-decisions). */
   recentDenials(project: string, limit: number): Promise<RecentDecisionsResponse> {
     return this.json<RecentDecisionsResponse>('GET', `${this.projectPath(project)}/decisions?allow=false&limit=${limit}`);
   }

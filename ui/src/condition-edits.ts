@@ -1,5 +1,5 @@
 /**
- * The inline « Conditions » editor of a tool row (docs/api.md §14): opening and closing it, and
+ * The inline « Conditions » editor of a tool row (docs/api.md#conditions-on-a-tools-arguments): opening and closing it, and
  * each edit of a condition (argument, operator, values as chips). Every edit changes the draft
  * through {@link Editing}, so Enregistrer, the draft's preview and « Annuler » treat it like a
  * checkbox. Focus moves and live announcements are decided here, as in the other controllers.

@@ -1,5 +1,5 @@
 /**
- * Conditions on a tool's arguments (docs/api.md §14), pure part: the French text a row shows, the
+ * Conditions on a tool's arguments (docs/api.md#conditions-on-a-tools-arguments), pure part: the French text a row shows, the
  * editable rows of the inline editor (possibly incomplete), their problems, and the conditions a
  * save sends. No DOM, unit-tested without a browser.
  */

@@ -1,5 +1,5 @@
 /**
- * Conditions on a tool row (docs/api.md §14): the French text beside the row's state, the
+ * Conditions on a tool row (docs/api.md#conditions-on-a-tools-arguments): the French text beside the row's state, the
  * « Conditions » button of an editable row, and its inline editor. Each condition is a group of
  * an argument (the catalog's names offered by a datalist), an operator (a select) and values as
  * removable chips (typed + Enter; Backspace in the empty field or a chip's button removes one).

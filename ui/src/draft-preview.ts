@@ -1,5 +1,5 @@
 /**
- * The draft's preview (docs/api.md §12): while the draft differs from the saved policy, the whole
+ * The draft's preview (docs/api.md#policy-as-code-idea-pdp-and-previews): while the draft differs from the saved policy, the whole
  * document a save would leave is sent to `POST .../mcp-tool-permissions/preview` and the answer,
  * what it would have changed among recent calls, goes into the store for the save bar. Only the
  * latest draft's answer counts; the preview never blocks a save.

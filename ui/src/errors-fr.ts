@@ -1,6 +1,6 @@
 /**
  * French wording of everything that can go wrong (UI rule: human text is French). Each API error
- * code (docs/api.md §5 "Error codes") and each local failure has a sentence; the service's own
+ * code (docs/api.md#error-codes) and each local failure has a sentence; the service's own
  * English message stays available as the technical detail, shown behind "Détails".
  */
 import type { PolicyError } from '../../schemas/api.js';

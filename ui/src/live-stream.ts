@@ -1,5 +1,5 @@
 /**
- * The panel's connection to `GET /events` (docs/api.md §10): `fetch()` with the session's token
+ * The panel's connection to `GET /events` (docs/api.md#live-changes-get-events): `fetch()` with the session's token
  * (EventSource cannot send it), a stream reader fed to {@link SseParser}, and reconnection with
  * backoff. Every connection starts with the whole state, so a reconnection is also a resync.
  */

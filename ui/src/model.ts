@@ -18,7 +18,7 @@ export type TargetKey = { kind: 'default' } | { kind: 'agent'; agentId: string }
 export type RowState =
   'Autorisé' | 'Refusé' | 'Hérité' | 'Ajouté' | 'Retiré' | 'Sur demande' | 'Sur demande (hérité)' | 'Autorisé (temporaire)';
 
-/** What a policy says of one tool: allowed, asked (runs with the user's approval, docs/api.md §11), or denied. */
+/** What a policy says of one tool: allowed, asked (runs with the user's approval, docs/api.md#approvals-and-temporary-grants), or denied. */
 export type ToolState = 'allow' | 'ask' | 'deny';
 
 export function toolState(name: string, allowed: ReadonlySet<string>, ask: ReadonlySet<string>): ToolState {
@@ -154,7 +154,7 @@ export function allowlistToSave(catalog: CatalogResponse, allowed: ReadonlySet<s
 
 /**
  * The lists of a write; `askTools` only when some tool is on ask (absent means none). `conditions`,
- * when present, replaces the target's conditions (docs/api.md §14), `{}` removing them all.
+ * when present, replaces the target's conditions (docs/api.md#conditions-on-a-tools-arguments), `{}` removing them all.
  */
 export interface WriteLists {
   allowedTools: string[];
@@ -185,7 +185,7 @@ export function conditionsOf(entry: object): PolicyConditions {
   return (entry as { conditions?: PolicyConditions | undefined }).conditions ?? {};
 }
 
-/** The argument names the catalog knows a tool takes (docs/api.md §14), offered by the editor. */
+/** The argument names the catalog knows a tool takes (docs/api.md#conditions-on-a-tools-arguments), offered by the editor. */
 export function argumentsOf(tool: object | undefined): string[] {
   return (tool as { arguments?: string[] | undefined } | undefined)?.arguments ?? [];
 }

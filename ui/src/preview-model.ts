@@ -1,5 +1,5 @@
 /**
- * Pure logic of the draft preview (docs/api.md §12): the whole policy document a save of the draft
+ * Pure logic of the draft preview (docs/api.md#policy-as-code-idea-pdp-and-previews): the whole policy document a save of the draft
  * would leave on disk, and the French sentences of what it would have changed among recent calls.
  * No DOM, unit-tested without a browser.
  */

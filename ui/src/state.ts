@@ -10,7 +10,7 @@ import type { PreviewLine } from './preview-model.js';
 
 export type Tab = 'mcp' | 'system';
 
-/** The "Demandes" tab: pending approval requests and temporary grants of the open project (docs/api.md §11). */
+/** The "Demandes" tab: pending approval requests and temporary grants of the open project (docs/api.md#approvals-and-temporary-grants). */
 export interface RequestsState {
   /** The lists have been read once for the open project. */
   loaded: boolean;
@@ -44,7 +44,7 @@ export interface DenialsState {
 export const DENIALS_LIMIT = 50;
 
 /**
- * What a draft would have changed among recent calls (`POST .../preview`, docs/api.md §12), said
+ * What a draft would have changed among recent calls (`POST .../preview`, docs/api.md#policy-as-code-idea-pdp-and-previews), said
  * in the save bar before Enregistrer. Null while no draft differs from the saved policy.
  */
 export interface DraftPreview {

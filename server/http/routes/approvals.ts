@@ -1,4 +1,4 @@
-/** Approval requests and temporary grants (docs/api.md §11). */
+/** Approval requests and temporary grants (docs/api.md#approvals-and-temporary-grants). */
 import {
   ApprovalAnswerBodySchema,
   ApprovalAnswerResponseSchema,

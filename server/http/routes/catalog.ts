@@ -1,4 +1,4 @@
-/** GET /catalog and GET /projects (docs/api.md §5). */
+/** GET /catalog and GET /projects (docs/api.md#http-api). */
 import {
   CatalogResponseSchema,
   ProjectsResponseSchema,

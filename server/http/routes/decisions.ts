@@ -1,4 +1,4 @@
-/** POST /decide and POST /decide/batch (docs/api.md §5). */
+/** POST /decide and POST /decide/batch (docs/api.md#http-api). */
 import { DecideBatchBodySchema, DecideBatchResponseSchema, DecideQuerySchema, DecisionSchema } from '../../../schemas/index.js';
 import type { DecisionService } from '../../decisions/decision-service.js';
 import { errors, type TypedApp } from './common.js';
@@ -14,7 +14,7 @@ export interface DecisionRoutesOptions {
 
 export async function decisionRoutes(app: TypedApp, { decisions, childLoggerFactory }: DecisionRoutesOptions): Promise<void> {
   // Fastify skips its per-request logger work only with its own factory: 113,021 → 110,688
-  // instructions per `/decide` under callgrind (bench/README.md, "Logger on the hot path").
+  // instructions per `/decide` under callgrind (bench/README.md#logger-on-the-hot-path).
   app.setChildLoggerFactory(childLoggerFactory);
   app.post(
     '/decide',

@@ -1,4 +1,4 @@
-/** Ephemeral ticket-assistant policies (docs/api.md §6). */
+/** Ephemeral ticket-assistant policies (docs/api.md#ephemeral-ticket-assistant-policies). */
 import {
   EphemeralDeletedSchema,
   EphemeralPoliciesResponseSchema,

@@ -1,4 +1,4 @@
-/** GET /events: the live changes of the projects as Server-Sent Events (docs/api.md §10). */
+/** GET /events: the live changes of the projects as Server-Sent Events (docs/api.md#live-changes-get-events). */
 import { Type } from '@sinclair/typebox';
 import { EventsQuerySchema } from '../../../schemas/events.js';
 import { ApiError, unknownProject } from '../../errors.js';

@@ -1,4 +1,4 @@
-/** Liveness, readiness and metrics (docs/api.md §5). */
+/** Liveness, readiness and metrics (docs/api.md#http-api). */
 import { Type } from '@sinclair/typebox';
 import { HealthSchema, ReadySchema } from '../../../schemas/index.js';
 import type { PdpMetrics } from '../../ops/metrics.js';

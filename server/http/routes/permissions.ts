@@ -1,4 +1,4 @@
-/** The permissions resource of a project: GET, the writes, the effective policy, recent decisions (docs/api.md §5). */
+/** The permissions resource of a project: GET, the writes, the effective policy, recent decisions (docs/api.md#http-api). */
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import {

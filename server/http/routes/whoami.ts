@@ -1,4 +1,4 @@
-/** GET /whoami: the panel checks a token when it is entered (docs/api.md §7). */
+/** GET /whoami: the panel checks a token when it is entered (docs/api.md#security). */
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../errors.js';
 import type { Auth } from '../auth.js';

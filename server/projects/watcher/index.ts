@@ -44,7 +44,7 @@ export interface Watcher {
 interface WatchedProject {
   readonly folder: FolderWatch;
   readonly ideai: FolderWatch;
-  /** The policy file itself (its inode): edits through a hard link or a symlink's target (docs/design.md, "Links"). */
+  /** The policy file itself (its inode): edits through a hard link or a symlink's target (docs/design.md#links). */
   readonly policy: FolderWatch;
   /** Project ids served from this folder (two ids may share one path). */
   users: number;
