@@ -82,7 +82,7 @@ const permissions = '/projects/:project/mcp-tool-permissions';
 const views = { etag: true } as const;
 
 export const ENDPOINTS = {
-  // A decision answer is read by answers/decisions.ts: one about another call is denied, never trusted.
+  // A decision answer is read by answers.ts: one about another call is denied, never trusted.
   decide: endpoint('POST', '/decide', DecisionSchema, { body: DecideQuerySchema }, true),
   decideBatch: endpoint('POST', '/decide/batch', DecideBatchResponseSchema, { body: DecideBatchBodySchema }, true),
   catalog: endpoint('GET', '/catalog', CatalogResponseSchema),

@@ -13,17 +13,9 @@ import {
   type ApprovalVia,
   type GrantCreateBody,
 } from '../../schemas/approvals.js';
-import {
-  decisionFromAnswer,
-  decisionsFromBatchAnswer,
-  errorBodyOf,
-  failureText,
-  firstError,
-  httpCause,
-  parseJson,
-} from '../answers/decisions.js';
+import { decisionFromAnswer, decisionsFromBatchAnswer, errorBodyOf, failureText, firstError, httpCause, parseJson } from './answers.js';
 import { oneLine } from '../causes.js';
-import { checkService, type CheckOptions, type CheckResult } from '../answers/check.js';
+import { checkService, type CheckOptions, type CheckResult } from './check.js';
 import { unavailable, type ClientDecision } from '../decision.js';
 import {
   ENDPOINTS,

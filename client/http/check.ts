@@ -3,10 +3,10 @@
  * boot whether its URL, its token and its project are right (docs/api.md#the-client-sdk).
  */
 import type { ProjectStatus } from '../../schemas/api.js';
-import { errorBodyOf, failureText, firstError, httpCause, parseJson } from './decisions.js';
+import { errorBodyOf, failureText, firstError, httpCause, parseJson } from './answers.js';
 import { isRejection, oneLine, rejectionCause } from '../causes.js';
-import { ENDPOINTS } from '../http/endpoints.js';
-import type { Exchange } from '../http/transport.js';
+import { ENDPOINTS } from './endpoints.js';
+import type { Exchange } from './transport.js';
 
 const projectsCheck = ENDPOINTS.listProjects.answer;
 

@@ -9,8 +9,8 @@ import type { DecideQuery, Decision } from '../../schemas/api.js';
 import { ErrorBodySchema, type ErrorBody } from '../../schemas/errors.js';
 import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from '../causes.js';
 import { isJsonObject, localDenial, unavailable, type ClientDecision } from '../decision.js';
-import { ENDPOINTS } from '../http/endpoints.js';
-import { TransportFailure, type Exchange } from '../http/transport.js';
+import { ENDPOINTS } from './endpoints.js';
+import { TransportFailure, type Exchange } from './transport.js';
 
 const decisionCheck = ENDPOINTS.decide.answer;
 // Compiled once per process: validating an answer costs well under a microsecond.
