@@ -6,6 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { findCycle } from './support/import-graph.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const serverDir = path.join(repoRoot, 'server');
@@ -28,30 +29,6 @@ function localImports(file: string, text: string): string[] {
     .filter((specifier): specifier is string => specifier !== undefined)
     .map((specifier) => path.join(path.dirname(file), specifier.replace(/\.js$/, '.ts')))
     .filter((target) => target.startsWith(`server${path.sep}`));
-}
-
-/** One import cycle (as a path of modules), or null. */
-function findCycle(graph: ReadonlyMap<string, readonly string[]>): string[] | null {
-  const state = new Map<string, 'visiting' | 'done'>();
-  const stack: string[] = [];
-  const visit = (node: string): string[] | null => {
-    if (state.get(node) === 'done') return null;
-    if (state.get(node) === 'visiting') return [...stack.slice(stack.indexOf(node)), node];
-    state.set(node, 'visiting');
-    stack.push(node);
-    for (const next of graph.get(node) ?? []) {
-      const cycle = visit(next);
-      if (cycle !== null) return cycle;
-    }
-    stack.pop();
-    state.set(node, 'done');
-    return null;
-  };
-  for (const node of graph.keys()) {
-    const cycle = visit(node);
-    if (cycle !== null) return cycle;
-  }
-  return null;
 }
 
 describe('the service’s module structure', () => {

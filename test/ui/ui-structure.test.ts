@@ -7,6 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { findCycle } from '../support/import-graph.js';
 
 const srcDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'ui', 'src');
 
@@ -18,30 +19,6 @@ async function sources(): Promise<Map<string, string>> {
 /** The ui/src modules a module imports (`./x.js` → `x.ts`). */
 function localImports(text: string): string[] {
   return [...text.matchAll(/^import\s[^;]*?from\s+'\.\/([\w-]+)\.js';/gms)].map((match) => `${match[1]}.ts`);
-}
-
-/** One import cycle (as a path of module names), or null. */
-export function findCycle(graph: ReadonlyMap<string, readonly string[]>): string[] | null {
-  const state = new Map<string, 'visiting' | 'done'>();
-  const stack: string[] = [];
-  const visit = (node: string): string[] | null => {
-    if (state.get(node) === 'done') return null;
-    if (state.get(node) === 'visiting') return [...stack.slice(stack.indexOf(node)), node];
-    state.set(node, 'visiting');
-    stack.push(node);
-    for (const next of graph.get(node) ?? []) {
-      const cycle = visit(next);
-      if (cycle !== null) return cycle;
-    }
-    stack.pop();
-    state.set(node, 'done');
-    return null;
-  };
-  for (const node of graph.keys()) {
-    const cycle = visit(node);
-    if (cycle !== null) return cycle;
-  }
-  return null;
 }
 
 describe('the panel’s module structure', () => {
