@@ -5,31 +5,11 @@
  */
 import { rm } from 'node:fs/promises';
 import { PdpClient } from '../../client/index.js';
-import type { DecideQuery } from '../../schemas/index.js';
 import { demoQueryMix, makeDemoRoot } from '../lib/fixtures.js';
 import type { BenchContext, SectionResult } from '../lib/context.js';
 import { startServer, type RunningServer } from '../lib/processes.js';
+import { sampleInRounds, type Sampler } from '../lib/decide-sampler.js';
 import { fmt, quantile } from '../lib/stats.js';
-
-interface Sampler {
-  name: string;
-  client: PdpClient;
-  samples: number[];
-  failures: number;
-}
-
-/** `count` sequential decisions; pushes each round trip in ms. */
-async function sample(sampler: Sampler, queries: readonly DecideQuery[], count: number, record: boolean): Promise<void> {
-  for (let i = 0; i < count; i += 1) {
-    const query = queries[i % queries.length]!;
-    const start = performance.now();
-    const decision = await sampler.client.decide(query);
-    const elapsed = performance.now() - start;
-    if (!record) continue;
-    sampler.samples.push(elapsed);
-    if (decision.reason === 'pdp_unavailable') sampler.failures += 1;
-  }
-}
 
 export async function latencySection(ctx: BenchContext): Promise<SectionResult> {
   const root = await makeDemoRoot();
@@ -42,21 +22,16 @@ export async function latencySection(ctx: BenchContext): Promise<SectionResult> 
       // One connection: a guard at concurrency 1 reuses one keep-alive socket.
       samplers.push({ name: server.mode, client: new PdpClient({ baseUrl: server.origin, connections: 1 }), samples: [], failures: 0 });
     }
-    const queries = demoQueryMix();
-    const rounds = Math.max(2, ctx.settings.rounds + 1);
-    const perRound = Math.ceil(ctx.settings.latencyCalls / rounds);
-    for (const sampler of samplers) await sample(sampler, queries, 2_000, false);
-    for (let round = 0; round < rounds; round += 1) {
-      const order = round % 2 === 0 ? samplers : [...samplers].reverse();
-      for (const sampler of order) await sample(sampler, queries, perRound, true);
-    }
+    await sampleInRounds(samplers, demoQueryMix(), ctx.settings.rounds + 1, ctx.settings.latencyCalls);
     const [ours, bare] = samplers as [Sampler, Sampler];
     for (const sampler of samplers) {
       ctx.log(
         `  ${sampler.name.padEnd(5)} p50 ${fmt(quantile(sampler.samples, 0.5), 'ms')} p99 ${fmt(quantile(sampler.samples, 0.99), 'ms')} p99.9 ${fmt(quantile(sampler.samples, 0.999), 'ms')} (${sampler.samples.length} calls, ${sampler.failures} failed)`,
       );
       if (sampler.failures > 0)
-        ctx.note(`latency: ${sampler.failures} of ${sampler.samples.length} calls to ${sampler.name} failed (pdp_unavailable).`);
+        ctx.note(
+          `latency: ${sampler.failures} of ${sampler.samples.length} calls to ${sampler.name} failed (pdp_unavailable or pdp_rejected).`,
+        );
     }
     const p50 = quantile(ours.samples, 0.5);
     const p99 = quantile(ours.samples, 0.99);

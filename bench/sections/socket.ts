@@ -5,30 +5,11 @@
  */
 import { rm } from 'node:fs/promises';
 import { PdpClient } from '../../client/index.js';
-import type { DecideQuery } from '../../schemas/index.js';
 import { demoQueryMix, makeDemoRoot } from '../lib/fixtures.js';
 import { waitFor, type BenchContext, type SectionResult } from '../lib/context.js';
 import { startMain, type MainProcess } from '../lib/processes.js';
+import { sampleInRounds, type Sampler } from '../lib/decide-sampler.js';
 import { fmt, quantile } from '../lib/stats.js';
-
-interface Sampler {
-  name: string;
-  client: PdpClient;
-  samples: number[];
-  failures: number;
-}
-
-async function sample(sampler: Sampler, queries: readonly DecideQuery[], count: number, record: boolean): Promise<void> {
-  for (let i = 0; i < count; i += 1) {
-    const query = queries[i % queries.length]!;
-    const start = performance.now();
-    const decision = await sampler.client.decide(query);
-    const elapsed = performance.now() - start;
-    if (!record) continue;
-    sampler.samples.push(elapsed);
-    if (decision.reason === 'pdp_unavailable' || decision.reason === 'pdp_rejected') sampler.failures += 1;
-  }
-}
 
 export async function socketSection(ctx: BenchContext): Promise<SectionResult> {
   const root = await makeDemoRoot();
@@ -43,14 +24,7 @@ export async function socketSection(ctx: BenchContext): Promise<SectionResult> {
     );
     const ready = samplers.map((sampler) => async () => (await sampler.client.check()).ok);
     await waitFor(async () => (await Promise.all(ready.map((check) => check()))).every(Boolean), 30_000, 50);
-    const queries = demoQueryMix();
-    const rounds = Math.max(2, ctx.settings.rounds + 1);
-    const perRound = Math.ceil(ctx.settings.latencyCalls / rounds);
-    for (const sampler of samplers) await sample(sampler, queries, 2_000, false);
-    for (let round = 0; round < rounds; round += 1) {
-      const order = round % 2 === 0 ? samplers : [...samplers].reverse();
-      for (const sampler of order) await sample(sampler, queries, perRound, true);
-    }
+    await sampleInRounds(samplers, demoQueryMix(), ctx.settings.rounds + 1, ctx.settings.latencyCalls);
     const [tcp, unix] = samplers as [Sampler, Sampler];
     for (const sampler of samplers) {
       ctx.log(
