@@ -3,10 +3,10 @@
  * only to the project id. A folder deleted and created again under the same id inherits nothing,
  * whether the service ran meanwhile or was restarted.
  */
-import { rm, stat } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeProject } from '../support/files.js';
+import { replaceProjectFolder, writeProject } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { approvalOf, askDoc, buildApprovalsApp } from './service.js';
@@ -16,30 +16,6 @@ const projects = { demo: { policy }, other: { policy } };
 const memory = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' };
 const ask = { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' };
 
-/**
- * Deletes the folder of `demo` and makes a new one with the same files, again until the new one
- * differs in inode or birth time (what tells two folders apart; the birth time has a grain of a
- * few milliseconds and a freed inode may be used again at once).
- */
-async function replaceDemoFolder(root: string): Promise<void> {
-  const folder = path.join(root, 'demo');
-  const identity = async (): Promise<string> => {
-    const stats = await stat(folder, { bigint: true });
-    return `${stats.ino}:${stats.birthtimeNs}`;
-  };
-  const old = await identity();
-  await waitFor(
-    async () => {
-      await rm(folder, { recursive: true, force: true });
-      await writeProject(root, 'demo', { policy });
-      return (await identity()) !== old;
-    },
-    'a demo folder that differs from the old one',
-    5_000,
-    1,
-  );
-}
-
 describe('a project folder deleted and made again', () => {
   it('while the service was stopped: the new folder inherits no grant and no once', async (t) => {
     const stateDir = await tempFolder();
@@ -48,7 +24,7 @@ describe('a project folder deleted and made again', () => {
     await first.grant('other', 'QA', ['idea_memory_write'], 3600);
     await first.answer('demo', approvalOf(await first.decide(ask)), { answer: 'once' });
     await first.app.close();
-    await replaceDemoFolder(first.root);
+    await replaceProjectFolder(first.root, 'demo', { policy });
 
     const second = await buildApprovalsApp(t, {}, { stateDir, projects: first });
     expect(await second.decide(memory)).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
@@ -63,7 +39,7 @@ describe('a project folder deleted and made again', () => {
     await service.grant('demo', 'QA', ['idea_memory_write'], 3600);
     await service.answer('demo', approvalOf(await service.decide(ask)), { answer: 'once' });
     expect(await service.decide(memory)).toMatchObject({ allow: true, source: 'grant' });
-    await replaceDemoFolder(service.root);
+    await replaceProjectFolder(service.root, 'demo', { policy });
     // Until the new folder's policy is served (its tool on ask asks), and then for good.
     await waitFor(
       async () => (await service.decide(ask)).reason === 'approval_required' && !(await service.decide(memory)).allow,

@@ -4,29 +4,34 @@
  * the projects must not lose what the API acknowledged). But it belongs to that folder: a folder
  * deleted and made again under the same id inherits none (docs/api.md#approvals-and-temporary-grants, invariants).
  */
-import { rename, rm, stat } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import type { Decision, ProjectsResponse } from '../../schemas/index.js';
 import { adminHeaders, buildTestApp } from '../support/app.js';
-import { writeProject } from '../support/files.js';
+import { replaceProjectFolder } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
+
+/** A service over one project, demo, where `requester` holds an ephemeral policy allowing idea_memory_write for an hour. */
+async function withEphemeralPolicy(t: TestContext, requester: string) {
+  const { app, root } = await buildTestApp(t, { demo: {} }, { rescanMs: 200 });
+  const put = await app.inject({
+    method: 'PUT',
+    url: `/projects/demo/ephemeral-policies/${encodeURIComponent(requester)}`,
+    headers: adminHeaders,
+    payload: { allowedTools: ['idea_memory_write'], ttlSeconds: 3600 },
+  });
+  expect(put.statusCode).toBe(200);
+  const decide = async (): Promise<Decision> =>
+    (
+      await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester, tool: 'idea_memory_write' } })
+    ).json<Decision>();
+  return { app, root, decide };
+}
 
 describe('ephemeral policies', () => {
   it('apply again when their project comes back after disappearing', async (t) => {
-    const { app, root } = await buildTestApp(t, { demo: {} }, { rescanMs: 200 });
-    const requester = 'ticket-assistant:demo:82';
-    const put = await app.inject({
-      method: 'PUT',
-      url: `/projects/demo/ephemeral-policies/${encodeURIComponent(requester)}`,
-      headers: adminHeaders,
-      payload: { allowedTools: ['idea_memory_write'], ttlSeconds: 3600 },
-    });
-    expect(put.statusCode).toBe(200);
-    const decide = async (): Promise<Decision> =>
-      (
-        await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester, tool: 'idea_memory_write' } })
-      ).json<Decision>();
+    const { app, root, decide } = await withEphemeralPolicy(t, 'ticket-assistant:demo:82');
     const listed = async (): Promise<boolean> =>
       (await app.inject({ method: 'GET', url: '/projects' })).json<ProjectsResponse>().projects.some((project) => project.id === 'demo');
     expect(await decide()).toMatchObject({ allow: true, source: 'ephemeral' });
@@ -40,38 +45,10 @@ describe('ephemeral policies', () => {
   });
 
   it('do not apply to a folder deleted and made again under the same id, nor are they listed there', async (t) => {
-    const { app, root } = await buildTestApp(t, { demo: {} }, { rescanMs: 200 });
-    const requester = 'ticket-assistant:demo:7';
-    const put = await app.inject({
-      method: 'PUT',
-      url: `/projects/demo/ephemeral-policies/${encodeURIComponent(requester)}`,
-      headers: adminHeaders,
-      payload: { allowedTools: ['idea_memory_write'], ttlSeconds: 3600 },
-    });
-    expect(put.statusCode).toBe(200);
-    const decide = async (): Promise<Decision> =>
-      (
-        await app.inject({ method: 'POST', url: '/decide', payload: { project: 'demo', requester, tool: 'idea_memory_write' } })
-      ).json<Decision>();
+    const { app, root, decide } = await withEphemeralPolicy(t, 'ticket-assistant:demo:7');
     expect(await decide()).toMatchObject({ allow: true, source: 'ephemeral' });
 
-    // rm -rf and mkdir again, until the new folder differs in inode or birth time (a freed inode may be used again at once).
-    const folder = join(root, 'demo');
-    const identity = async (): Promise<string> => {
-      const stats = await stat(folder, { bigint: true });
-      return `${stats.ino}:${stats.birthtimeNs}`;
-    };
-    const old = await identity();
-    await waitFor(
-      async () => {
-        await rm(folder, { recursive: true, force: true });
-        await writeProject(root, 'demo', {});
-        return (await identity()) !== old;
-      },
-      'a demo folder that differs from the old one',
-      5_000,
-      1,
-    );
+    await replaceProjectFolder(root, 'demo');
     // Once the watcher has heard of it (as for grants), and then for good.
     await waitFor(async () => !(await decide()).allow, "the new folder served without the old one's policy", 5_000, 5);
     const until = performance.now() + 1500;

@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from '
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { waitFor } from './wait.js';
 
 export const POLICY_FILE = 'mcp-tool-permissions.json';
 
@@ -86,6 +87,30 @@ export async function writeProject(root: string, id: string, fixture: ProjectFix
   if (fixture.policy !== undefined) await writeFile(path.join(dir, '.ideai', POLICY_FILE), serialize(fixture.policy));
   if (fixture.agents !== undefined) await writeFile(path.join(dir, '.ideai', 'agents.json'), serialize(fixture.agents));
   return dir;
+}
+
+/**
+ * Deletes the folder of project `id` and makes a new one with `fixture`, again until the new one
+ * differs in inode or birth time (what tells two folders apart; the birth time has a grain of a
+ * few milliseconds and a freed inode may be used again at once).
+ */
+export async function replaceProjectFolder(root: string, id: string, fixture: ProjectFixture = {}): Promise<void> {
+  const folder = path.join(root, id);
+  const identity = async (): Promise<string> => {
+    const stats = await stat(folder, { bigint: true });
+    return `${stats.ino}:${stats.birthtimeNs}`;
+  };
+  const old = await identity();
+  await waitFor(
+    async () => {
+      await rm(folder, { recursive: true, force: true });
+      await writeProject(root, id, fixture);
+      return (await identity()) !== old;
+    },
+    `a ${id} folder that differs from the old one`,
+    5_000,
+    1,
+  );
 }
 
 export interface TempTree {
