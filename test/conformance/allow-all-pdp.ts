@@ -7,6 +7,21 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EVERYTHING_TOOLS } from './everything-tools.js';
 
+/** The decision of a service that allows everything, for `query`. */
+export function allowDecision(query: { project: string; requester: string; tool: string }, decisionId: string) {
+  return {
+    allow: true as const,
+    reason: 'allowed' as const,
+    message: `Tool ${query.tool} is allowed.`,
+    source: 'agent-override' as const,
+    requester: { id: query.requester, kind: 'agent' as const },
+    tool: { name: query.tool, access: 'read' as const },
+    project: query.project,
+    revision: 'allow-everything',
+    decisionId,
+  };
+}
+
 export interface AllowAllPdp {
   url: string;
   /** The tools of the `/decide` queries received, in order. */
@@ -30,17 +45,7 @@ export async function startAllowAllPdp(): Promise<AllowAllPdp> {
       if (request.method === 'POST' && url.pathname === '/decide') {
         const query = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { project: string; requester: string; tool: string };
         decided.push(query.tool);
-        sendJson(response, {
-          allow: true,
-          reason: 'allowed',
-          message: `Tool ${query.tool} is allowed.`,
-          source: 'agent-override',
-          requester: { id: query.requester, kind: 'agent' },
-          tool: { name: query.tool, access: 'read' },
-          project: query.project,
-          revision: 'allow-everything',
-          decisionId: `allow-${String(decided.length)}`,
-        });
+        sendJson(response, allowDecision(query, `allow-${String(decided.length)}`));
       } else if (request.method === 'GET' && effective !== null) {
         sendJson(response, {
           project: decodeURIComponent(effective[1] ?? ''),

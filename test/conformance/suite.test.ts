@@ -19,6 +19,7 @@ import { guardMcpServer, type McpGuardOptions } from '../../client/mcp.js';
 import type { ClientDecision } from '../../client/decision.js';
 import { TOOL_CATALOG } from '../../schemas/catalog.js';
 import { REPO_ROOT, startService, type ServiceProcess } from '../support/service-process.js';
+import { allowDecision } from './allow-all-pdp.js';
 import { EVERYTHING_TOOLS } from './everything-tools.js';
 import { failedScenarios, requireSuiteNode, runSuite, summary, SUITE_VERSION, type Results } from './suite-runner.js';
 import { startEverythingServer, type SessionGuard } from './everything-server.js';
@@ -49,18 +50,7 @@ const REFUSED_SCENARIOS = [
 /** A stand-in for `PdpClient` that allows every call and lists every tool of the reference server. */
 const allowEverything: McpGuardOptions['client'] = {
   timeoutMs: 1000,
-  decide: (query) =>
-    Promise.resolve({
-      allow: true,
-      reason: 'allowed',
-      message: `Tool ${query.tool} is allowed.`,
-      source: 'agent-override',
-      requester: { id: query.requester, kind: 'agent' },
-      tool: { name: query.tool, access: 'read' },
-      project: query.project,
-      revision: 'allow-everything',
-      decisionId: 'allow-everything',
-    }),
+  decide: (query) => Promise.resolve(allowDecision(query, 'allow-everything')),
   decideBatch: () => Promise.reject(new Error('not used by the MCP guard')),
   effective: (project, requester) =>
     Promise.resolve({
