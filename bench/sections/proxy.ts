@@ -3,7 +3,8 @@
  * against the same call to a server guarded in process, and a request the proxy only forwards
  * (`ping`, `resources/list`) against the same server reached directly. Three stdio sessions of the
  * MCP SDK's `Client`, alive side by side and measured in interleaved rounds at concurrency 1, the
- * decisions from the service's real entry point.
+ * decisions from the service's real entry point. A last row says what waking a process that slept
+ * costs on this machine, which the proxied call pays twice (bench/lib/wake-cost.ts).
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import { waitFor, type BenchContext, type SectionResult } from '../lib/context.j
 import { makeDemoRoot, REPO_ROOT } from '../lib/fixtures.js';
 import { startMain } from '../lib/processes.js';
 import { fmt, quantile } from '../lib/stats.js';
+import { measureWakeCost } from '../lib/wake-cost.js';
 
 const SERVER = path.join(REPO_ROOT, 'bench', 'servers', 'mcp-stdio.ts');
 const PROXY = path.join(REPO_ROOT, 'client', 'proxy', 'cli.ts');
@@ -94,6 +96,7 @@ export async function proxySection(ctx: BenchContext): Promise<SectionResult> {
       lists.direct.push(...(await timed(perRound, list(direct))));
       lists.proxied.push(...(await timed(perRound, list(proxied))));
     }
+    const [awake, asleep] = await measureWakeCost([0, 500], 2000);
     const p50 = (values: number[]) => quantile(values, 0.5);
     const callGap = p50(figures.proxiedCall) - p50(figures.guardedCall);
     const pingGap = p50(figures.proxiedPing) - p50(figures.directPing);
@@ -148,6 +151,13 @@ export async function proxySection(ctx: BenchContext): Promise<SectionResult> {
           target: `≤ +${String(FORWARD_TARGET_MS)} ms`,
           pass: listGap <= FORWARD_TARGET_MS,
         },
+        {
+          section,
+          figure: 'this machine: a pipe round trip after 0 / 500 µs idle (bench/wake-cost.ts)',
+          value: `${fmt(awake?.roundTripP50Us ?? NaN, 'µs')} / ${fmt(asleep?.roundTripP50Us ?? NaN, 'µs')}`,
+          target: '',
+          pass: null,
+        },
       ],
       raw: {
         p50: {
@@ -158,6 +168,7 @@ export async function proxySection(ctx: BenchContext): Promise<SectionResult> {
           directList: p50(lists.direct),
           proxiedList: p50(lists.proxied),
         },
+        wakeCost: { awake, asleep },
       },
     };
   } finally {
