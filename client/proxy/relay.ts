@@ -120,6 +120,11 @@ export class McpRelay {
       return;
     }
     if ('method' in message) {
+      if (message.method === 'tools/call') {
+        // No id, so nothing to answer a refusal to; a server that runs it anyway would run it unguarded.
+        this.options.logger.warn({ from: 'host' }, 'tools/call without an id dropped: it is not decided nor forwarded');
+        return;
+      }
       if (message.method === 'notifications/initialized') this.hostInitialized = true;
       if (message.method === 'notifications/cancelled' && this.cancelDecision(message.params?.requestId)) return;
       this.server.send(message);

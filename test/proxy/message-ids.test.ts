@@ -1,0 +1,48 @@
+/**
+ * `idea-mcp-proxy` against messages that carry the wrong id, as a host sees it through raw lines:
+ * a `tools/call` sent without an id never reaches the server unguarded.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { suiteScope } from '../support/app.js';
+import { waitFor } from '../support/wait.js';
+import { INITIALIZE, spawnProxy } from './proxy-process.js';
+
+const suite = suiteScope();
+let pdp: RealPdp;
+beforeAll(async () => {
+  pdp = await startRealPdp();
+  suite.onTestFinished(pdp.close);
+});
+
+function start(agent: string, options: readonly string[] = [], env: Record<string, string> = {}) {
+  const proxy = spawnProxy(['--pdp', pdp.url, '--project', 'demo', '--agent', agent, '--timeout-ms', '3000', ...options], {
+    PDP_DECIDE_TOKEN: pdp.decideToken,
+    ...env,
+  });
+  suite.onTestFinished(async () => {
+    if (proxy.child.exitCode === null && proxy.child.signalCode === null) {
+      proxy.child.kill('SIGKILL');
+      await proxy.exited;
+    }
+  });
+  return proxy;
+}
+
+async function initialized(proxy: ReturnType<typeof start>): Promise<void> {
+  proxy.send(INITIALIZE);
+  await proxy.answerTo(1);
+  proxy.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+}
+
+describe('idea-mcp-proxy and JSON-RPC ids, raw lines', () => {
+  it('never forwards a tools/call without an id, which a careless server would run unguarded', async () => {
+    // QA has the read-only set: idea_memory_write is denied.
+    const proxy = start('QA', [], { FIXTURE_RUN_NOTIFIED_CALLS: '1' });
+    await initialized(proxy);
+    proxy.send({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'idea_memory_write', arguments: { text: 'x' } } });
+    proxy.send({ jsonrpc: '2.0', id: 2, method: 'fixture/calls' });
+    expect(await proxy.answerTo(2)).toEqual({ jsonrpc: '2.0', id: 2, result: { calls: [] } });
+    await waitFor(() => proxy.stderr().includes('tools/call without an id'), 'the dropped call logged');
+  });
+});
