@@ -140,6 +140,15 @@ export class McpRelay {
       this.answerError(request.id, ErrorCode.ConnectionClosed, 'the MCP server has exited');
       return;
     }
+    if (this.forwarded.has(request.id) || this.deciding.has(request.id)) {
+      // Two requests under one id: the server's answers could no longer be told apart (a tools/list taken for the other, unfiltered).
+      this.answerError(
+        request.id,
+        ErrorCode.InvalidRequest,
+        `request id ${JSON.stringify(request.id)} is already used by a request not answered yet`,
+      );
+      return;
+    }
     if (request.method === 'tools/call') {
       void this.guardCall(request);
       return;

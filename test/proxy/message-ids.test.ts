@@ -1,6 +1,7 @@
 /**
  * `idea-mcp-proxy` against messages that carry the wrong id, as a host sees it through raw lines:
- * a `tools/call` sent without an id never reaches the server unguarded.
+ * a `tools/call` sent without an id never reaches the server unguarded, and a request id still
+ * pending is refused when the host sends it again, so the `tools/list` answer stays filtered.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
@@ -44,5 +45,26 @@ describe('idea-mcp-proxy and JSON-RPC ids, raw lines', () => {
     proxy.send({ jsonrpc: '2.0', id: 2, method: 'fixture/calls' });
     expect(await proxy.answerTo(2)).toEqual({ jsonrpc: '2.0', id: 2, result: { calls: [] } });
     await waitFor(() => proxy.stderr().includes('tools/call without an id'), 'the dropped call logged');
+  });
+
+  it('refuses a request whose id is still pending, so a tools/list answer is never sent unfiltered', async () => {
+    const proxy = start('QA');
+    await initialized(proxy);
+    // One write: the second request reuses the id of the first before the server answers it.
+    proxy.send(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping' })}`,
+    );
+    const answers = () => proxy.messages().filter((message) => message.id === 5 && !('method' in message));
+    await waitFor(() => answers().length === 2, 'two answers with id 5');
+    const lists = answers().flatMap((answer) => {
+      const result = answer.result as { tools?: { name: string }[] } | undefined;
+      return result?.tools === undefined ? [] : [result.tools.map((tool) => tool.name)];
+    });
+    expect(lists).toEqual([['idea_ticket_read']]);
+    expect(answers()).toContainEqual({
+      jsonrpc: '2.0',
+      id: 5,
+      error: { code: -32600, message: 'request id 5 is already used by a request not answered yet' },
+    });
   });
 });
