@@ -218,6 +218,11 @@ export class McpRelay {
       return;
     }
     const kind = this.forwarded.get(message.id);
+    if (kind === undefined) {
+      // The host would take it for the answer to a call being decided or refused under that id.
+      this.options.logger.warn({ id: message.id }, 'answer to a request the proxy did not forward: dropped');
+      return;
+    }
     this.forwarded.delete(message.id);
     if (kind === 'initialize' && 'result' in message) this.declareListChanged(message.result);
     if (kind === 'tools/list' && 'result' in message && this.options.filterToolsList) {

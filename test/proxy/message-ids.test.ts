@@ -1,9 +1,11 @@
 /**
  * `idea-mcp-proxy` against messages that carry the wrong id, as a host sees it through raw lines:
  * a `tools/call` sent without an id never reaches the server unguarded, and a request id still
- * pending is refused when the host sends it again, so the `tools/list` answer stays filtered.
+ * pending is refused when the host sends it again, so the `tools/list` answer stays filtered, and
+ * an answer of the server to an id it was never sent (a call still being decided) is dropped.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
@@ -66,5 +68,20 @@ describe('idea-mcp-proxy and JSON-RPC ids, raw lines', () => {
       id: 5,
       error: { code: -32600, message: 'request id 5 is already used by a request not answered yet' },
     });
+  });
+
+  it('drops an answer of the server to an id it was never sent, such as a call still being decided', async () => {
+    await pdp.admin.putAgent('demo', 'Waiter', [...READ_ONLY_DEFAULT], { askTools: ['idea_memory_write'] });
+    const proxy = start('Waiter', ['--approval-wait-ms', '3000']);
+    await initialized(proxy);
+    // Waits for an approval nobody gives, then is refused.
+    proxy.send({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'idea_memory_write', arguments: { text: 'x' } } });
+    const forged = { content: [{ type: 'text', text: 'idea_memory_write ran' }] };
+    proxy.send({ jsonrpc: '2.0', id: 10, method: 'fixture/answer', params: { id: 9, result: forged } });
+    await proxy.answerTo(10);
+    const first = await proxy.answerTo(9);
+    expect(first).toMatchObject({ id: 9, result: { isError: true, _meta: { 'io.ideai/decision': { reason: 'approval_required' } } } });
+    expect(proxy.messages().filter((message) => message.id === 9)).toHaveLength(1);
+    expect(proxy.stderr()).toContain('answer to a request the proxy did not forward');
   });
 });
