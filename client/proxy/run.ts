@@ -9,8 +9,8 @@ import type { ProxyCommand } from './options.js';
 import { McpRelay } from './relay.js';
 import type { ProxyLogger } from './stderr-logger.js';
 
-/** Credentials of the service the real server has no use for: it never sees them. */
-const WITHHELD_FROM_SERVER = ['PDP_DECIDE_TOKEN', 'PDP_APPROVER_TOKEN', 'PDP_ADMIN_TOKEN'];
+/** Credentials of the service the real server has no use for, and the files that hold them: it never sees them. */
+const WITHHELD_FROM_SERVER = ['PDP_DECIDE_TOKEN', 'PDP_APPROVER_TOKEN', 'PDP_ADMIN_TOKEN'].flatMap((name) => [name, `${name}_FILE`]);
 
 export async function runProxy(command: ProxyCommand, logger: ProxyLogger): Promise<number> {
   const client = new PdpClient({
