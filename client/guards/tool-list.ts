@@ -32,6 +32,7 @@ export async function filterToolList(context: ToolListContext, result: unknown):
   try {
     const effective = await client.effective(project.value, requester.value, { timeoutMs: client.timeoutMs, signal: context.signal });
     if (effective.project !== project.value) throw new Error(`effective policy of project ${effective.project}`);
+    if (effective.requester.id !== requester.value) throw new Error(`effective policy of requester ${effective.requester.id}`);
     const callable = listedTools(effective);
     context.follower.noteListed(project.value, requester.value, callable);
     const allowed = new Set(callable);

@@ -10,7 +10,7 @@ import { guardMcpServer, type McpRequestExtra } from '../../client/mcp.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { startPolicyTablePdp } from './policy-table-pdp.js';
 import { connectGuardedIdeaServer, LowLevelServer as Server } from './mcp-harness.js';
-import type { FakeServer } from './fake-pdp.js';
+import { sendJson, startFakeHttp, type FakeServer } from './fake-pdp.js';
 
 const table = { QA: [...READ_ONLY_DEFAULT], Main: [...READ_ONLY_DEFAULT, 'idea_memory_write'] };
 let cleanups: (() => Promise<void>)[] = [];
@@ -175,6 +175,26 @@ describe('guardMcpServer on McpServer', () => {
     expect((await blind.client.listTools()).tools).toEqual([]);
     // Hiding is not deciding: calls are still decided one by one.
     expect((await blind.call('idea_memory_write')).isError).toBe(false);
+  });
+
+  it('lists nothing when the effective policy answered is about another requester', async () => {
+    // The service answers Main's wider list whoever is asked about: never trusted for QA.
+    const pdp = await startFakeHttp((_request, response) => {
+      sendJson(response, 200, {
+        project: 'demo',
+        requester: { id: 'Main', kind: 'agent' },
+        source: 'agent-override',
+        allowedTools: table.Main,
+        deniedTools: [],
+        revision: 'table',
+      });
+    });
+    cleanups.push(pdp.close);
+    const client = new PdpClient({ baseUrl: pdp.url, timeoutMs: 1000 });
+    cleanups.push(() => client.close());
+    const mcp = await connectGuardedIdeaServer({ client, project: 'demo', requester: 'QA', filterToolsList: true });
+    cleanups.push(mcp.close);
+    expect((await mcp.client.listTools()).tools).toEqual([]);
   });
 
   it('lists every tool when filtering is off', async () => {
