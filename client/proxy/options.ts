@@ -96,7 +96,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): P
     agent,
     token: tokenFile === undefined ? nonEmpty(env.PDP_DECIDE_TOKEN) : readTokenFile(tokenFile, '--token-file'),
     filterToolsList,
-    approvalWaitMs: milliseconds(values.get('--approval-wait-ms'), '--approval-wait-ms', 0),
+    approvalWaitMs: milliseconds(values.get('--approval-wait-ms'), '--approval-wait-ms', 0, MAX_APPROVAL_WAIT_MS),
     approverToken: approverFile === undefined ? undefined : readTokenFile(approverFile, '--approver-token-file'),
     timeoutMs: milliseconds(values.get('--timeout-ms'), '--timeout-ms', 500),
     server: { command, args: serverArgs.slice(1) },
@@ -107,11 +107,15 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-function milliseconds(raw: string | undefined, name: string, fallback: number): number {
+/** The guards' own bound on `approval.waitMs`, a day: a longer wait would be refused at the first call on ask. */
+const MAX_APPROVAL_WAIT_MS = 86_400_000;
+
+function milliseconds(raw: string | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value))
     throw new UsageError(`${name} must be a whole number of milliseconds (got ${JSON.stringify(raw)})`);
+  if (value > max) throw new UsageError(`${name} must be at most ${String(max)} ms (got ${raw})`);
   return value;
 }
 
