@@ -5,6 +5,7 @@
  * machine can read it in the process list).
  */
 import { lstatSync, readFileSync } from 'node:fs';
+import { checkOptions } from '../http/options.js';
 
 export interface ProxyCommand {
   pdp: string;
@@ -89,7 +90,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): P
   const agent = values.get('--agent') ?? env.IDEA_AGENT_ID ?? '';
   const tokenFile = values.get('--token-file');
   const approverFile = values.get('--approver-token-file');
-  return {
+  const parsed: ProxyCommand = {
     pdp: values.get('--pdp') ?? nonEmpty(env.PDP_URL) ?? 'http://127.0.0.1:8787',
     socketPath: values.get('--socket'),
     project,
@@ -101,6 +102,17 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): P
     timeoutMs: milliseconds(values.get('--timeout-ms'), '--timeout-ms', 500),
     server: { command, args: serverArgs.slice(1) },
   };
+  checkClientOptions(parsed);
+  return parsed;
+}
+
+/** What the proxy's `PdpClient` would refuse (a URL that is not http(s), a token with a space) is a wrong command line too. */
+function checkClientOptions(command: ProxyCommand): void {
+  try {
+    checkOptions({ baseUrl: command.pdp, socketPath: command.socketPath, token: command.token, timeoutMs: command.timeoutMs });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -19,4 +19,13 @@ describe('idea-mcp-proxy command line', () => {
       'idea-mcp-proxy: --approval-wait-ms must be at most 86400000 ms (got 86400001)',
     );
   });
+
+  it('refuses what its client of the service would refuse: a URL that is not http(s), a zero deadline', async () => {
+    expect(await refused(['--pdp', 'ftp://127.0.0.1:8787'])).toContain(
+      'idea-mcp-proxy: PdpClient: baseUrl must be an absolute http:// or https:// URL',
+    );
+    expect(await refused(['--timeout-ms', '0'])).toContain(
+      'idea-mcp-proxy: PdpClient: timeoutMs must be a number of milliseconds greater than 0',
+    );
+  });
 });
