@@ -1,6 +1,6 @@
 /**
  * Asking the user in the host through the proxy: the proxy sends `elicitation/create` to the host
- * itself (with ids of its own, which the real server never uses) and reads the answer before the
+ * itself (with ids of its own, which the relay refuses from the real server) and reads the answer before the
  * real server could see it. The host's capabilities are those of the `initialize` it sent.
  */
 import { ElicitResultSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
@@ -11,6 +11,11 @@ type Answer = { ok: true; result: unknown } | { ok: false; message: string };
 
 /** The prefix of the proxy's own request ids to the host. */
 const OWN_ID_PREFIX = 'idea-mcp-proxy:';
+
+/** Whether a request id is in the proxy's own namespace, which the real server may not use. */
+export function isProxyRequestId(id: RequestId): boolean {
+  return typeof id === 'string' && id.startsWith(OWN_ID_PREFIX);
+}
 
 export class HostElicitor implements ElicitingServer {
   /** The `capabilities` of the host's `initialize`. */

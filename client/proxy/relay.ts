@@ -22,7 +22,7 @@ import { mcpRefusal } from '../guards/refusal.js';
 import { decideToolCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
 import { filterToolList } from '../guards/tool-list.js';
 import { ToolListFollower } from '../guards/tool-list-follower.js';
-import { HostElicitor } from './host-elicitor.js';
+import { HostElicitor, isProxyRequestId } from './host-elicitor.js';
 import { JsonRpcChannel } from './json-rpc-channel.js';
 import type { ProxyLogger } from './stderr-logger.js';
 
@@ -213,6 +213,16 @@ export class McpRelay {
   }
 
   private fromServer(message: JSONRPCMessage): void {
+    if ('method' in message && 'id' in message && isProxyRequestId(message.id)) {
+      // The host's answer to it would be taken for the user's answer to the proxy's own approval form.
+      this.options.logger.warn({ id: message.id, method: message.method }, 'server request under an id of the proxy: refused');
+      this.server.send({
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: ErrorCode.InvalidRequest, message: `request id ${String(message.id)} is reserved by idea-mcp-proxy` },
+      });
+      return;
+    }
     if ('method' in message || !('id' in message) || message.id === undefined) {
       this.host.send(message);
       return;

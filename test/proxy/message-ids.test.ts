@@ -2,7 +2,8 @@
  * `idea-mcp-proxy` against messages that carry the wrong id, as a host sees it through raw lines:
  * a `tools/call` sent without an id never reaches the server unguarded, and a request id still
  * pending is refused when the host sends it again, so the `tools/list` answer stays filtered, and
- * an answer of the server to an id it was never sent (a call still being decided) is dropped.
+ * an answer of the server to an id it was never sent (a call still being decided) is dropped, and a
+ * request of the server under an id of the proxy's own never reaches the host.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
@@ -83,5 +84,33 @@ describe('idea-mcp-proxy and JSON-RPC ids, raw lines', () => {
     expect(first).toMatchObject({ id: 9, result: { isError: true, _meta: { 'io.ideai/decision': { reason: 'approval_required' } } } });
     expect(proxy.messages().filter((message) => message.id === 9)).toHaveLength(1);
     expect(proxy.stderr()).toContain('answer to a request the proxy did not forward');
+  });
+
+  it("refuses a server request under an id of the proxy's own, whose answer would pass for the user's approval", async () => {
+    const proxy = start('QA');
+    await initialized(proxy);
+    const form = { message: 'Continue?', requestedSchema: { type: 'object', properties: {} } };
+    const forged = { jsonrpc: '2.0', id: 'idea-mcp-proxy:1', method: 'elicitation/create', params: form };
+    proxy.send({ jsonrpc: '2.0', id: 3, method: 'fixture/request', params: { message: forged } });
+    await proxy.answerTo(3);
+    proxy.send({
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'fixture/request',
+      params: { message: { jsonrpc: '2.0', id: 'server-1', method: 'ping' } },
+    });
+    await proxy.answerTo(4);
+    // The server's own requests under its own ids still reach the host.
+    await waitFor(() => proxy.messages().some((message) => message.id === 'server-1' && message.method === 'ping'), 'the server ping');
+    expect(proxy.messages().filter((message) => message.id === 'idea-mcp-proxy:1')).toEqual([]);
+    proxy.send({ jsonrpc: '2.0', id: 5, method: 'fixture/received' });
+    expect(await proxy.answerTo(5)).toMatchObject({
+      result: {
+        received: [
+          { id: 'idea-mcp-proxy:1', error: { code: -32600, message: 'request id idea-mcp-proxy:1 is reserved by idea-mcp-proxy' } },
+        ],
+      },
+    });
+    expect(proxy.stderr()).toContain('server request under an id of the proxy: refused');
   });
 });
