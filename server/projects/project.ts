@@ -103,7 +103,7 @@ export class Project {
    * through reads that all happened to land in the gaps (seen under load with 80 swaps).
    */
   heardChange(): void {
-    if (this.vanishedAt !== undefined) this.vanishedAt = Date.now();
+    if (this.vanishedAt !== undefined) this.vanishedAt = performance.now();
   }
 
   /**
@@ -266,8 +266,9 @@ export class Project {
       return this.publish(read);
     }
     if (!this.current.policy.fileExists) return this.publish(read);
-    this.vanishedAt ??= Date.now();
-    const left = this.vanishedAt + VANISHED_GRACE_MS - Date.now();
+    // A monotonic time: a wall clock set back during the grace would otherwise deny everything for as long as the step.
+    this.vanishedAt ??= performance.now();
+    const left = this.vanishedAt + VANISHED_GRACE_MS - performance.now();
     if (left <= 0) {
       this.vanishedAt = undefined;
       return this.publish(read);
