@@ -84,7 +84,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     logger,
     rescanMs: options.rescanMs,
   });
-  const ephemeral = new EphemeralPolicies({ folderOf: (project) => registry.folderOf(project) });
+  const ephemeral = new EphemeralPolicies({ folderOf: (project) => registry.folderOf(project), clock: options.clock });
   const metrics = createMetrics({
     projectCounts: () => {
       const projects = registry.list();

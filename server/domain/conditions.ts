@@ -22,6 +22,8 @@ const LISTED_VALUE_LENGTH = 80;
 // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses.
 const UNSAFE_COMMAND = /[;&|`<>\u0000-\u0008\n-\u001f\u007f-\u009f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]|\$\(/;
 const WORD_SEPARATOR = /[ \t]+/;
+/** A ticket number as `notIn` can compare it: ASCII digits, no leading zero, no sign, point or inner space. */
+const PLAIN_TICKET = /^(?:0|[1-9][0-9]*)$/;
 
 /** One compiled condition: its argument, and whether a call's arguments meet it. */
 export interface ArgumentCheck {
@@ -81,6 +83,20 @@ function compileCondition(argument: string, condition: Condition): ArgumentCheck
       argument,
       allowed: `must be a command starting with one of ${listed(condition.prefix)} (without ; & | \` $( > < or a line break)`,
       accepts: (value) => typeof value === 'string' && !unsafeCommand(value) && startsWithOne(wordsOf(value), prefixes),
+    };
+  }
+  if ('notIn' in condition && argument === ISSUE_REF) {
+    // "01", "# 1" or "１" is ticket 1 to a tool that reads it as a number: only a plain ticket number can be told apart,
+    // and a listed "#082" refuses ticket 82 too.
+    const refused = new Set(condition.notIn.map((value) => ticketOf(value).replace(/^0+(?=[0-9])/, '')));
+    return {
+      argument,
+      allowed: `must be a ticket number (e.g. "#82") and none of ${listed(condition.notIn)}`,
+      accepts: (value) => {
+        if (typeof value !== 'string' && typeof value !== 'number') return false;
+        const ticket = ticketOf(value);
+        return PLAIN_TICKET.test(ticket) && !refused.has(ticket);
+      },
     };
   }
   const isIn = 'in' in condition;

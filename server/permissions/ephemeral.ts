@@ -7,6 +7,7 @@
  */
 import { compareIds } from '../../schemas/ids.js';
 import type { EphemeralPolicy } from '../../schemas/index.js';
+import { SYSTEM_CLOCK, type ServiceClock } from '../approvals/clock.js';
 import { ephemeralGrant, type EphemeralGrant } from '../domain/decide.js';
 import { normalizeIssueRef } from '../../schemas/requester.js';
 import { ApiError } from '../errors.js';
@@ -16,14 +17,17 @@ const MAX_EPHEMERAL_PER_PROJECT = 1000;
 
 interface Entry extends EphemeralGrant {
   readonly requester: string;
+  /** Monotonic (clock.ts): a wall clock set back must not lengthen a TTL. */
   readonly expiresAt: number;
+  /** Wall minus monotonic time when it was registered: its expiry is shown as it was given. */
+  readonly wallOffset: number;
   /** The identity of the project folder it was registered for (undefined: there was none). */
   readonly folder: string | undefined;
 }
 
 export interface EphemeralPoliciesOptions {
-  /** Epoch milliseconds now. */
-  readonly now?: () => number;
+  /** Times every expiry on its monotonic clock (default: the system's). */
+  readonly clock?: ServiceClock | undefined;
   /** The identity of a project's folder now (server/projects/folder-identity.ts); without it, folders are not compared. */
   readonly folderOf?: (project: string) => string | undefined;
 }
@@ -31,10 +35,10 @@ export interface EphemeralPoliciesOptions {
 export class EphemeralPolicies {
   private readonly byProject = new Map<string, Map<string, Entry>>();
   private readonly sweeper: NodeJS.Timeout;
-  private readonly now: () => number;
+  private readonly clock: ServiceClock;
 
   constructor(private readonly options: EphemeralPoliciesOptions = {}) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? SYSTEM_CLOCK;
     this.sweeper = setInterval(() => {
       this.sweep();
     }, 30_000);
@@ -71,6 +75,7 @@ export class EphemeralPolicies {
       requester,
       ...ephemeralGrant(tools, boundIssue === undefined ? null : normalizeIssueRef(boundIssue)),
       expiresAt: this.now() + ttlSeconds * 1000,
+      wallOffset: this.clock.wall() - this.now(),
       folder: this.folderNow(project),
     };
     entries.set(requester, entry);
@@ -119,6 +124,10 @@ export class EphemeralPolicies {
     for (const [requester, entry] of entries) if (entry.expiresAt <= now || this.otherFolder(entry, folder)) entries.delete(requester);
   }
 
+  private now(): number {
+    return this.clock.monotonic();
+  }
+
   private folderNow(project: string): string | undefined {
     return this.options.folderOf?.(project);
   }
@@ -135,6 +144,6 @@ function toWire(project: string, entry: Entry): EphemeralPolicy {
     requester: entry.requester,
     allowedTools: [...entry.allowlist.tools],
     boundIssue: entry.boundIssue === null ? null : `#${entry.boundIssue}`,
-    expiresAt: new Date(entry.expiresAt).toISOString(),
+    expiresAt: new Date(Math.round(entry.expiresAt + entry.wallOffset)).toISOString(),
   };
 }

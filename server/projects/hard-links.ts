@@ -30,6 +30,11 @@ interface Refused {
 export class HardLinkMemory {
   private refused: Refused | undefined;
 
+  /** Whether some content is refused now (a project that leaves keeps this memory only then). */
+  get refusing(): boolean {
+    return this.refused !== undefined;
+  }
+
   /** The policy to serve for `read` compiled as `policy`: refused while it is, or still is, the refused file and content. */
   judge(read: FileRead, policy: CompiledPolicy): CompiledPolicy {
     // Absent or unreadable: the refused file may come back to the path (renamed away and back).

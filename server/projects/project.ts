@@ -68,20 +68,28 @@ export class Project {
   private vanishedAt: number | undefined;
   private graceTimer: NodeJS.Timeout | undefined;
   private staleTimer: NodeJS.Timeout | undefined;
-  private readonly hardLinks = new HardLinkMemory();
 
   private constructor(
     readonly id: string,
     readonly root: string,
     private readonly listener: ProjectListener,
+    private readonly hardLinks: HardLinkMemory,
   ) {
     this.policyPath = path.join(root, '.ideai', 'mcp-tool-permissions.json');
     this.agentsPath = path.join(root, '.ideai', 'agents.json');
   }
 
-  /** Reads the project's files; never throws (an unreadable project is an invalid one). */
-  static async open(id: string, root: string, listener: ProjectListener = () => undefined): Promise<Project> {
-    const project = new Project(id, root, listener);
+  /**
+   * Reads the project's files; never throws (an unreadable project is an invalid one). `hardLinks`
+   * is what an earlier Project of this id refused (registry.ts keeps it while the id comes and goes).
+   */
+  static async open(
+    id: string,
+    root: string,
+    listener: ProjectListener = () => undefined,
+    hardLinks: HardLinkMemory = new HardLinkMemory(),
+  ): Promise<Project> {
+    const project = new Project(id, root, listener, hardLinks);
     project.current = (await project.readState()).state;
     project.noteIfValid(project.current);
     await project.removeStaleTemps();
@@ -103,7 +111,7 @@ export class Project {
    * through reads that all happened to land in the gaps (seen under load with 80 swaps).
    */
   heardChange(): void {
-    if (this.vanishedAt !== undefined) this.vanishedAt = Date.now();
+    if (this.vanishedAt !== undefined) this.vanishedAt = performance.now();
   }
 
   /**
@@ -266,8 +274,9 @@ export class Project {
       return this.publish(read);
     }
     if (!this.current.policy.fileExists) return this.publish(read);
-    this.vanishedAt ??= Date.now();
-    const left = this.vanishedAt + VANISHED_GRACE_MS - Date.now();
+    // A monotonic time: a wall clock set back during the grace would otherwise deny everything for as long as the step.
+    this.vanishedAt ??= performance.now();
+    const left = this.vanishedAt + VANISHED_GRACE_MS - performance.now();
     if (left <= 0) {
       this.vanishedAt = undefined;
       return this.publish(read);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { PROJECT_ID_REGEX, compareIds } from '../../schemas/ids.js';
 import { folderIdentity } from './folder-identity.js';
+import { HardLinkMemory } from './hard-links.js';
 import { Project, type ProjectChange, type ProjectState } from './project.js';
 import { ProjectChanges, type RegistryChange } from './project-changes.js';
 import { startWatcher, type WatchScope, type Watcher } from './watcher/index.js';
@@ -52,6 +53,8 @@ export class ProjectRegistry {
   private watcher: Watcher | undefined;
   /** When each missing project folder was first found missing (see ABSENCE_CONFIRM_MS). */
   private readonly missingSince = new Map<string, number>();
+  /** What each project id refused for its hard links, kept while it leaves and comes back (a folder moved away and back). */
+  private readonly hardLinks = new Map<string, HardLinkMemory>();
   /** The pending second check of each missing folder. */
   private readonly confirmations = new Map<string, NodeJS.Timeout>();
   private rescanTimer: NodeJS.Timeout | undefined;
@@ -249,9 +252,16 @@ export class ProjectRegistry {
     let heardMeanwhile = false;
     try {
       folder = await folderIdentity(root);
-      project = await Project.open(id, root, (change) => {
-        this.changed(project, change);
-      });
+      let hardLinks = this.hardLinks.get(id);
+      if (hardLinks === undefined) this.hardLinks.set(id, (hardLinks = new HardLinkMemory()));
+      project = await Project.open(
+        id,
+        root,
+        (change) => {
+          this.changed(project, change);
+        },
+        hardLinks,
+      );
     } finally {
       heardMeanwhile = this.adding.get(root) === true;
       this.adding.delete(root);
@@ -286,6 +296,8 @@ export class ProjectRegistry {
     if (project === undefined) return;
     this.projects.delete(id);
     this.folders.delete(id);
+    // Content refused for its hard links stays refused if the project comes back: it was not rewritten.
+    if (this.hardLinks.get(id)?.refusing !== true) this.hardLinks.delete(id);
     project.close();
     this.watcher?.removeProject(project.root);
     this.options.logger.info({ project: id }, 'project removed');

@@ -68,6 +68,16 @@ describe('conditions decide', () => {
     await expectRefused('idea_ticket_read', { issueRef: '#2', version: '1' }, 'version');
   });
 
+  it('notIn on issueRef refuses what is not plainly a ticket number, so no other spelling of a listed ticket gets through', async () => {
+    for (const issueRef of ['#2', '2', 2, ' #10 ', 0, '0']) await expectAllowed('idea_ticket_read', { issueRef, version: 1 });
+    // A tool reading "01", "# 1" or "１" as a number (Python's int() takes all three) would act on ticket 1.
+    for (const issueRef of ['01', '#01', '# 1', '+1', '1.0', '1_0', '１', 1.5, -1, 'one', '']) {
+      await expectRefused('idea_ticket_read', { issueRef, version: 1 }, 'issueRef');
+    }
+    const refused = await expectRefused('idea_ticket_read', { issueRef: '01', version: 1 }, 'issueRef');
+    expect(refused.message).toContain('argument issueRef must be a ticket number (e.g. "#82") and none of 1.');
+  });
+
   it('prefix: word by word, never a value holding a shell control sequence', async () => {
     for (const command of ['npm test', '  npm test  ', 'npm test -- --run x', 'npm\ttest', 'npm run lint', 'npm  run   lint --fix']) {
       await expectAllowed('idea_run_in_background', { command });

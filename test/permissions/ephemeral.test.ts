@@ -1,5 +1,5 @@
 /** docs/api.md#ephemeral-ticket-assistant-policies (and docs/api.md#resolving-a-decision ticket-assistant resolution): ephemeral ticket-assistant policies. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { DecideQuery } from '../../schemas/index.js';
 import { buildTestApp, call, decide, ephemeralUrl, errorCode, type TestApp } from '../support/app.js';
 import { policyDoc } from '../support/files.js';
@@ -189,6 +189,24 @@ describe('ephemeral policies', () => {
     expect(await decide(app, { ...query, tool: 'idea_memory_read' })).toMatchObject({ allow: true, source: 'builtin-read-only' });
     const listed = (await call(app, 'GET', '/projects/demo/ephemeral-policies')).json<{ policies: unknown[] }>();
     expect(listed.policies).toEqual([]);
+  });
+
+  it('expires after ttlSeconds even when the wall clock is set back meanwhile (NTP, a resumed VM)', async (t) => {
+    const realNow = Date.now.bind(Date);
+    let offset = 0;
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() - offset);
+    t.onTestFinished(() => {
+      vi.restoreAllMocks();
+    });
+    const { app } = await buildTestApp(t, { demo: {} });
+    await register(app, { allowedTools: ['idea_memory_write'], ttlSeconds: 1 });
+    const query = { project: 'demo', requester: TA, tool: 'idea_memory_write' };
+    expect(await decide(app, query)).toMatchObject({ allow: true, source: 'ephemeral' });
+    offset = 3_600_000;
+    const started = performance.now();
+    await waitFor(async () => !(await decide(app, query)).allow, 'ephemeral policy expiry', 4_000, 25);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(await decide(app, query)).toMatchObject({ allow: false, reason: 'not_in_allowlist', source: 'builtin-read-only' });
   });
 
   it('refuses a requester that is not a ticket-assistant of that project with 400 invalid_requester', async (t) => {

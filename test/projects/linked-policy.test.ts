@@ -110,6 +110,19 @@ describe('a policy file with a second name (hard link)', () => {
     await timeUntil(() => memoryWrite(registry).reason === 'not_in_allowlist', 'the rewrite heard', 5_000);
   });
 
+  it('stays refused when its project leaves and comes back (folder moved away and back): the file was not rewritten', async () => {
+    const { projects, root, other } = await hardLinked();
+    const { registry } = await startRegistry({ projectsRoot: projects });
+    await writeFile(`${other}.new`, REVOKE);
+    await rename(`${other}.new`, other);
+    await timeUntil(() => policyError(registry).includes('not been rewritten'), 'the drop to one name heard', 5_000);
+    await rename(root, `${root}.away`);
+    await timeUntil(() => registry.get('demo') === undefined, 'the project removed', 5_000);
+    await rename(`${root}.away`, root);
+    await timeUntil(() => registry.get('demo') !== undefined, 'the project back', 5_000);
+    expect(memoryWrite(registry)).toMatchObject({ allow: false, reason: 'policy_invalid' });
+  });
+
   it('stays refused until replaced: a file renamed over it comes into force', async () => {
     const { projects, root } = await hardLinked();
     const { registry } = await startRegistry({ projectsRoot: projects });

@@ -7,7 +7,7 @@
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { unlink, writeFile } from 'node:fs/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/index.js';
 import { VANISHED_GRACE_MS } from '../../server/projects/project.js';
 import { policyText } from '../support/files.js';
@@ -85,6 +85,21 @@ describe('a policy file that disappears', () => {
     await elapse(VANISHED_GRACE_MS * 2); // a window in which nothing may change: the grace's end must not deny branch B
     expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_list').allow).toBe(true);
     expect(decideWith(registry, 'demo', 'QA', 'idea_memory_read').allow).toBe(false);
+  });
+
+  it('ends its grace on time when the wall clock is set back meanwhile (NTP, a resumed VM)', async () => {
+    const folder = await tempFolder();
+    const root = await makeProject(folder, 'demo', policyText([], BRANCH_A));
+    const { registry } = await startRegistry({ projectsRoot: folder });
+    await unlink(policyPathOf(root));
+    await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_memory_read').reason === 'policy_invalid', 'denied as invalid');
+    const realNow = Date.now.bind(Date);
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
+    try {
+      await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_memory_read').allow, 'the built-in read set', 3_000);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('starts the grace again when the file comes and goes between two reads', async () => {
