@@ -109,6 +109,8 @@ export const DecisionSchema = Type.Object(
 export type Decision = Static<typeof DecisionSchema>;
 
 export const MAX_BATCH_QUERIES = 100;
+/** The largest body of `POST /decide` and `POST /decide/batch`: a query is a few hundred bytes, so 100 fit many times. */
+export const DECIDE_BODY_LIMIT = 64 * 1024;
 export const DecideBatchBodySchema = Type.Object(
   { queries: Type.Array(DecideQuerySchema, { minItems: 1, maxItems: MAX_BATCH_QUERIES }) },
   { additionalProperties: false },

@@ -2,7 +2,7 @@
  * The HTTP client of the policy decision service (docs/api.md#the-client-sdk). `decide`, `decideBatch` and
  * `check` never throw and never allow on error; the admin methods throw {@link PdpError}.
  */
-import { MAX_BATCH_QUERIES, type DecideQuery, type PermissionsView } from '../../schemas/api.js';
+import { DECIDE_BODY_LIMIT, MAX_BATCH_QUERIES, type DecideQuery, type PermissionsView } from '../../schemas/api.js';
 import type { PolicyConditions } from '../../schemas/conditions.js';
 import type { Allowlist, PolicyDocument } from '../../schemas/policy.js';
 import {
@@ -41,6 +41,43 @@ export type { CallOptions, PermissionsResult, WriteOptions } from './endpoints.j
 export const MAX_DECISION_BYTES = 64 * 1024;
 /** Largest answer of an admin call (a permissions view of a thousand agents fits many times). */
 const MAX_ADMIN_BYTES = 16 * 1024 * 1024;
+/** The bytes of `{"queries":[]}` around a batch's queries. */
+const BATCH_WRAPPER_BYTES = 14;
+
+/** Queries sent in one `/decide/batch`, and their JSON texts (undefined: one that cannot be serialized, sent alone to fail). */
+interface BatchChunk {
+  readonly queries: DecideQuery[];
+  readonly parts: string[] | undefined;
+}
+
+/**
+ * Splits queries into batches of at most 100 whose body fits the service's limit, so that one query
+ * with large arguments fails alone, as `decide` would, instead of taking its neighbours with it.
+ */
+function batchChunks(queries: readonly DecideQuery[]): BatchChunk[] {
+  const chunks: BatchChunk[] = [];
+  let current: { queries: DecideQuery[]; parts: string[]; bytes: number } = { queries: [], parts: [], bytes: BATCH_WRAPPER_BYTES };
+  const close = () => {
+    if (current.queries.length > 0) chunks.push({ queries: current.queries, parts: current.parts });
+    current = { queries: [], parts: [], bytes: BATCH_WRAPPER_BYTES };
+  };
+  for (const query of queries) {
+    let text: string;
+    try {
+      text = JSON.stringify(query);
+    } catch {
+      chunks.push({ queries: [query], parts: undefined });
+      continue;
+    }
+    const bytes = Buffer.byteLength(text) + 1;
+    if (current.queries.length === MAX_BATCH_QUERIES || current.bytes + bytes > DECIDE_BODY_LIMIT) close();
+    current.queries.push(query);
+    current.parts.push(text);
+    current.bytes += bytes;
+  }
+  close();
+  return chunks;
+}
 
 /**
  * Options of `putDefault` and `putAgent`: the tools on ask (run with the user's approval, docs/api.md#approvals-and-temporary-grants)
@@ -200,7 +237,7 @@ export class PdpClient {
 
   /**
    * Decides many queries (a model's parallel tool calls, a fan-out) in one round trip per 100
-   * queries, each answer exactly what {@link PdpClient.decide} would give; the answers are in the
+   * queries (or per 64 KiB of them), each answer exactly what {@link PdpClient.decide} would give; the answers are in the
    * queries' order. Never throws, never allows on error. One batch takes one place in the request
    * queue where N concurrent `decide()` calls take N.
    *
@@ -212,18 +249,14 @@ export class PdpClient {
    * ```
    */
   async decideBatch(queries: readonly DecideQuery[], options: CallOptions = {}): Promise<ClientDecision[]> {
-    const chunks: DecideQuery[][] = [];
-    for (let start = 0; start < queries.length; start += MAX_BATCH_QUERIES) {
-      chunks.push(queries.slice(start, start + MAX_BATCH_QUERIES));
-    }
-    const answers = await Promise.all(chunks.map((chunk) => this.decideChunk(chunk, options)));
+    const answers = await Promise.all(batchChunks(queries).map((chunk) => this.decideChunk(chunk, options)));
     return answers.flat();
   }
 
-  private async decideChunk(queries: DecideQuery[], options: CallOptions): Promise<ClientDecision[]> {
+  private async decideChunk({ queries, parts }: BatchChunk, options: CallOptions): Promise<ClientDecision[]> {
     const deadline = new Deadline(this.timeoutMs, options.signal);
     try {
-      const body = JSON.stringify({ queries });
+      const body = parts === undefined ? JSON.stringify({ queries }) : `{"queries":[${parts.join(',')}]}`;
       const answer = await this.send(ENDPOINTS.decideBatch, ENDPOINTS.decideBatch.route, deadline, {
         body,
         maxBodyBytes: MAX_DECISION_BYTES * queries.length,

@@ -7,7 +7,7 @@ import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DECIDE_BODY_LIMIT } from '../../server/http/routes/decisions.js';
+import { DECIDE_BODY_LIMIT } from '../../schemas/api.js';
 import { startTestServer, type TestAppOptions, type TestScope } from '../support/app.js';
 import { makeTree } from '../support/files.js';
 import { START_DEADLINE_MS, runUntilExit, startService } from '../support/service-process.js';

@@ -1,10 +1,13 @@
 /** POST /decide and POST /decide/batch (docs/api.md#http-api). */
-import { DecideBatchBodySchema, DecideBatchResponseSchema, DecideQuerySchema, DecisionSchema } from '../../../schemas/index.js';
+import {
+  DECIDE_BODY_LIMIT,
+  DecideBatchBodySchema,
+  DecideBatchResponseSchema,
+  DecideQuerySchema,
+  DecisionSchema,
+} from '../../../schemas/index.js';
 import type { DecisionService } from '../../decisions/decision-service.js';
 import { errors, type TypedApp } from './common.js';
-
-/** A query is a few hundred bytes and a batch at most 100 of them: a bigger body is refused before it is parsed */
-export const DECIDE_BODY_LIMIT = 64 * 1024;
 
 export interface DecisionRoutesOptions {
   readonly decisions: DecisionService;
