@@ -179,9 +179,10 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
     expect(await service().decide('demo', 'Architect', 'idea_memory_write')).toMatchObject({ allow: false, reason: 'approval_required' });
 
     // Toggle off: askTools leaves the file, and the call is a plain refusal again.
+    // The save closes the request the decide above opened: the closure is said after the save, never instead of it.
     await ask.click();
     await page().getByRole('button', { name: 'Enregistrer' }).click();
-    await expect.poll(() => harness.status(), POLL).toBe('Permissions enregistrées');
+    await expect.poll(() => harness.status(), POLL).toMatch(/^Permissions enregistrées/);
     expect(await service().decide('demo', 'Architect', 'idea_ask_agent')).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
   });
 

@@ -107,8 +107,10 @@ export class Requests {
     const text = texts.join(' ');
     this.store.stage((state) => {
       state.requests.notice = { text, refusal: looked.some((entry) => entry?.status === 'denied'), requester: first.requester };
-      // A new request, said just before, matters more to a screen reader than a closed one.
-      if (!announcedNew) state.announcement = text;
+      // A new request, said just before, matters more to a screen reader than a closed one; the save
+      // that closed it (its confirmation still shown) is said with it rather than cut off.
+      const saved = state.notice !== null && state.notice.until > Date.now() && state.announcement === state.notice.text;
+      if (!announcedNew) state.announcement = saved ? `${state.announcement} ${text}` : text;
     });
   }
 
