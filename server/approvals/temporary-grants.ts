@@ -321,7 +321,7 @@ export class TemporaryGrants {
     return { grants, dropped: touched.size > 0 };
   }
 
-  /** Rebuilds what `has` reads for one requester of one project from its grants. */
+  /** Rebuilds what `has` and `judge` read for one requester of one project from its grants. */
   private reindex(project: string, requester: string): void {
     const byTool = new Map<string, Cover[]>();
     for (const record of this.byProject.get(project)?.values() ?? []) {
