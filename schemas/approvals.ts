@@ -3,6 +3,7 @@
  * client SDK's response validation and the panel all read them from here.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import type { PolicyConditions } from './conditions.js';
 import { MAX_ALLOWLIST_ITEMS, MAX_TOOL_NAME_LENGTH } from './policy.js';
 
 /** Longest temporary grant, and longest `for` answer. */
@@ -135,6 +136,14 @@ export const GrantSchema = Type.Object({
   tools: Type.Array(Type.String(), { description: 'Catalog order.' }),
   createdAt: isoTime('the grant was created'),
   expiresAt: isoTime('after which the grant no longer allows anything'),
+  conditions: Type.Optional(
+    Type.Unsafe<PolicyConditions>(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          "The conditions its tools had in the requester's effective policy when it was made, by tool (docs/api.md#conditions-on-a-tools-arguments): it never allows a call outside them. Absent when none had any.",
+      }),
+    ),
+  ),
 });
 export type Grant = Static<typeof GrantSchema>;
 

@@ -15,6 +15,8 @@ import { PreviewService } from './decisions/preview-service.js';
 import { RecentDecisionsFile } from './decisions/recent-decisions-file.js';
 import { declaresAgent } from './domain/agents-file.js';
 import { isOnAsk } from './domain/decide.js';
+import { conditionsInForce } from './domain/grant-conditions.js';
+import { ApiError } from './errors.js';
 import { LiveEvents } from './events/live-events.js';
 import { createMetrics, type PdpMetrics } from './ops/metrics.js';
 import { EphemeralPolicies } from './permissions/ephemeral.js';
@@ -117,6 +119,16 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
         return state !== undefined && declaresAgent(state.agents, state.policy, requester);
       },
       folderOf: (project) => registry.folderOf(project),
+      conditionsOf: (project, requester, tools) => {
+        const conditions = conditionsInForce(registry.get(project)?.state.policy, requester, tools);
+        if (conditions === undefined) {
+          throw new ApiError(
+            'policy_invalid',
+            `The policy file of project ${project} is invalid: a grant keeps the conditions its tools have now, which cannot be read; nothing was granted.`,
+          );
+        }
+        return conditions;
+      },
       withFreshPolicy: (project, task) => registry.get(project)?.freshly(task) ?? Promise.resolve().then(task),
       onChange: (change) => {
         events.approvalChanged(change);
@@ -146,7 +158,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     policyOf: (project) => registry.get(project)?.state.policy,
     recentOf: (project) => decisions.replayable(project),
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
-    granted: (project, requester, tool) => approvals.port.granted(project, requester, tool),
+    granted: (project, requester, tool, args) => approvals.port.granted(project, requester, tool, args),
   });
 
   // In the order project-changes.ts gives: the `/events` stream last, so that it never announces a

@@ -50,7 +50,7 @@ export class ApprovalsService {
     const { requests, grants } = options.approvals;
     this.port = {
       // Most denied calls have no grant: the clock is read only when one covers the call.
-      granted: (project, requester, tool) => grants.live(project, requester, tool, clock),
+      granted: (project, requester, tool, args) => grants.judge(project, requester, tool, args, clock),
       consumeOnce: (project, requester, tool, issueRef) => requests.consumeOnce(project, requester, tool, issueRef, clock()),
       request: (project, requester, tool, issueRef) => requests.request(project, requester, tool, issueRef, clock()),
     };

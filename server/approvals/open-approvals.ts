@@ -7,7 +7,7 @@ import { SYSTEM_CLOCK, type ServiceClock } from './clock.js';
 import { OnceAllowances } from './once-allowances.js';
 import { bootDeadline, readBootTime, type BootTime, type RestartBounds } from './boot-clock.js';
 import { ApprovalsStateFile, type ApprovalsState } from './state-file.js';
-import { TemporaryGrants } from './temporary-grants.js';
+import { TemporaryGrants, type TemporaryGrantsOptions } from './temporary-grants.js';
 
 export interface OpenApprovalsOptions {
   /** The state folder (`PDP_STATE_DIR`); without one nothing survives a restart. */
@@ -26,6 +26,8 @@ export interface OpenApprovalsOptions {
   readonly withFreshPolicy?: <T>(project: string, task: () => T) => Promise<T>;
   /** The identity of a project's folder now, stamped on grants and `once` answers (folder-identity.ts). */
   readonly folderOf?: (project: string) => string | undefined;
+  /** The conditions a new grant keeps (see {@link TemporaryGrants}). */
+  readonly conditionsOf?: TemporaryGrantsOptions['conditionsOf'];
   readonly onChange?: (change: ApprovalChange) => void;
   /** Told about a failed save that no caller is waiting for, to log it. */
   readonly onPersistFailure?: (error: Error) => void;
@@ -75,7 +77,7 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
     clock,
     ...(options.folderOf === undefined ? {} : { folderOf: options.folderOf }),
   };
-  const grants = new TemporaryGrants(saving);
+  const grants = new TemporaryGrants({ ...saving, ...(options.conditionsOf === undefined ? {} : { conditionsOf: options.conditionsOf }) });
   const onces = new OnceAllowances({ ...saving, ...(options.onceTtlSeconds === undefined ? {} : { ttlSeconds: options.onceTtlSeconds }) });
   const now = clock.monotonic();
   const bounds: RestartBounds = {

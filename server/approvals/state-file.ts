@@ -32,8 +32,8 @@ export const STATE_FILE_NAME = 'approvals.json';
 export const CORRUPT_FILE_NAME = `${STATE_FILE_NAME}.corrupt`;
 /** Larger than any state the limits allow in practice; a bigger file is not read (it grants nothing). */
 const MAX_STATE_BYTES = 64 * 1024 * 1024;
-/** The file nests 4 deep (state, grants, grant, tools): anything deeper is not a state file. */
-const MAX_STATE_DEPTH = 4;
+/** The file nests 8 deep (state, grants, grant, conditions, tool, argument, condition, values): anything deeper is not a state file. */
+const MAX_STATE_DEPTH = 8;
 
 const PersistedGrantSchema = Type.Object(
   {
@@ -47,6 +47,8 @@ const PersistedGrantSchema = Type.Object(
     folder: Type.Optional(Type.String()),
     /** Its end on the boot clock of the file's `bootId` (boot-clock.ts), in ms since that boot. */
     expiresAtBootMs: Type.Optional(Type.Number()),
+    /** The conditions it keeps, by tool (absent in files of the previous version: none); checked grant by grant on restore. */
+    conditions: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );

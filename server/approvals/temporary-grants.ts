@@ -12,6 +12,10 @@ import { leftByBoot, type RestartBounds } from './boot-clock.js';
 import { persistedOffset, restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApiError } from '../errors.js';
 import type { PersistedGrant } from './state-file.js';
+import { checkArguments, type ToolChecks } from '../domain/conditions.js';
+import type { GrantVerdict } from '../domain/decide.js';
+import { NO_GRANT_CONDITIONS, grantConditions, savedGrantConditions, type GrantConditions } from '../domain/grant-conditions.js';
+import type { PolicyConditions } from '../../schemas/conditions.js';
 
 /** Live grants per project; a project past this must revoke or wait for some to expire. */
 export const MAX_GRANTS_PER_PROJECT = 1_000;
@@ -30,7 +34,19 @@ interface GrantRecord {
   readonly wallOffset: number;
   /** The project folder it was made for ('' when unknown: it then matches no folder). */
   readonly folder: string;
+  /** The conditions its tools had when it was made: it never allows a call outside them. */
+  readonly conditions: GrantConditions;
 }
+
+/** One grant covering a tool, as a decision reads it. */
+interface Cover {
+  readonly expiresAt: number;
+  /** The grant's conditions on this tool, if it has some. */
+  readonly checks: ToolChecks | undefined;
+}
+
+const NO_GRANT: GrantVerdict = { kind: 'none' };
+const GRANTED: GrantVerdict = { kind: 'ok' };
 
 export interface TemporaryGrantsOptions {
   /** Saves the durable state (it reads {@link TemporaryGrants.persisted}); throws when it cannot. */
@@ -41,6 +57,11 @@ export interface TemporaryGrantsOptions {
   readonly clock?: ServiceClock;
   /** The identity of a project's folder now, stamped on every grant made for it. */
   readonly folderOf?: (project: string) => string | undefined;
+  /**
+   * The conditions `tools` have in `requester`'s effective policy now, kept by the grant; throws an
+   * {@link ApiError} when they cannot be known. Default: none.
+   */
+  readonly conditionsOf?: (project: string, requester: string, tools: readonly string[]) => Readonly<PolicyConditions>;
 }
 
 /** An agent requester: anonymous (`""`, `"mcp"`) and ticket-assistant requesters never get grants. */
@@ -51,8 +72,8 @@ export function isAgentRequester(requester: string): boolean {
 export class TemporaryGrants {
   /** project → grant id → grant. */
   private readonly byProject = new Map<string, Map<string, GrantRecord>>();
-  /** project → requester → tool → latest expiry among the grants that cover it: all `has` reads. */
-  private readonly index = new Map<string, Map<string, Map<string, number>>>();
+  /** project → requester → tool → the grants that cover it, latest end first: all `has` and `judge` read. */
+  private readonly index = new Map<string, Map<string, Map<string, Cover[]>>>();
 
   constructor(private readonly options: TemporaryGrantsOptions = {}) {}
 
@@ -79,6 +100,7 @@ export class TemporaryGrants {
       expiresAt: now + ttlSeconds * 1000,
       wallOffset: wallOffsetOf(this.options.clock),
       folder: this.options.folderOf?.(project) ?? '',
+      conditions: grantConditions(this.options.conditionsOf?.(project, requester, granted) ?? {}),
     };
     grants.set(record.id, record);
     this.reindex(project, requester);
@@ -92,7 +114,7 @@ export class TemporaryGrants {
     return toWire(record);
   }
 
-  /** True while a live grant lets `requester` call `tool` in `project`. */
+  /** True while a live grant covers `requester` and `tool` in `project`, whatever its conditions (a decision asks {@link judge}). */
   has(project: string, requester: string, tool: string, now: number): boolean {
     const expiresAt = this.expiryOf(project, requester, tool);
     return expiresAt !== undefined && expiresAt > now;
@@ -100,20 +122,34 @@ export class TemporaryGrants {
 
   /** When the latest grant covering `requester` and `tool` ends (ms), or undefined: lets a caller skip reading the clock. */
   expiryOf(project: string, requester: string, tool: string): number | undefined {
-    return this.index.get(project)?.get(requester)?.get(tool);
+    return this.index.get(project)?.get(requester)?.get(tool)?.[0]?.expiresAt;
   }
 
   /**
-   * True while a live grant lets `requester` call `tool`; reads `now` only when one covers the
-   * call, and drops the project's expired grants when the one found is over.
+   * Whether a live grant lets `requester` make this call of `tool`: `ok` when one covers it and its
+   * conditions (if any) accept `args`, else the refusal of the first live one, else `none`. Reads
+   * `now` only when one covers the tool, and drops the project's expired grants when one found is over.
    */
-  live(project: string, requester: string, tool: string, now: () => number): boolean {
-    const expiresAt = this.expiryOf(project, requester, tool);
-    if (expiresAt === undefined) return false;
+  judge(
+    project: string,
+    requester: string,
+    tool: string,
+    args: Readonly<Record<string, unknown>> | undefined,
+    now: () => number,
+  ): GrantVerdict {
+    const covers = this.index.get(project)?.get(requester)?.get(tool);
+    if (covers === undefined) return NO_GRANT;
     const at = now();
-    if (expiresAt > at) return true;
-    this.expire(at, project);
-    return false;
+    let refusal: GrantVerdict = NO_GRANT;
+    for (const cover of covers) {
+      if (cover.expiresAt <= at) break;
+      if (cover.checks === undefined) return GRANTED;
+      const verdict = checkArguments(cover.checks, args);
+      if (verdict.kind === 'ok') return GRANTED;
+      if (refusal.kind === 'none') refusal = verdict;
+    }
+    if (covers.some((cover) => cover.expiresAt <= at)) this.expire(at, project);
+    return refusal;
   }
 
   /**
@@ -238,6 +274,9 @@ export class TemporaryGrants {
     if (expiresAt - wallNow > MAX_GRANT_TTL_SECONDS * 1000) return `${where} dropped: it expires later than a grant can last.`;
     const tools = sortByCatalogOrder(new Set(entry.tools.filter(isToolName)));
     if (tools.length === 0) return `${where} dropped: none of its tools is in the catalog.`;
+    // Conditions it cannot be trusted to keep make it grant nothing, like a corrupt file.
+    const conditions = savedGrantConditions(entry.conditions, tools);
+    if (typeof conditions === 'string') return `${where} dropped: ${conditions}.`;
     const grants = this.grantsOf(entry.project);
     grants.set(entry.id, {
       id: entry.id,
@@ -248,6 +287,7 @@ export class TemporaryGrants {
       expiresAt: endsAt,
       wallOffset,
       folder: entry.folder ?? '',
+      conditions,
     });
     this.reindex(entry.project, entry.requester);
     const unknown = entry.tools.filter((tool) => !isToolName(tool));
@@ -281,13 +321,19 @@ export class TemporaryGrants {
     return { grants, dropped: touched.size > 0 };
   }
 
-  /** Rebuilds what `has` reads for one requester of one project from its grants. */
+  /** Rebuilds what `has` and `judge` read for one requester of one project from its grants. */
   private reindex(project: string, requester: string): void {
-    const byTool = new Map<string, number>();
+    const byTool = new Map<string, Cover[]>();
     for (const record of this.byProject.get(project)?.values() ?? []) {
       if (record.requester !== requester) continue;
-      for (const tool of record.tools) byTool.set(tool, Math.max(byTool.get(tool) ?? 0, record.expiresAt));
+      for (const tool of record.tools) {
+        const cover: Cover = { expiresAt: record.expiresAt, checks: record.conditions.checks.get(tool) };
+        const covers = byTool.get(tool);
+        if (covers === undefined) byTool.set(tool, [cover]);
+        else covers.push(cover);
+      }
     }
+    for (const covers of byTool.values()) covers.sort((a, b) => b.expiresAt - a.expiresAt);
     let byRequester = this.index.get(project);
     if (byRequester === undefined) {
       byRequester = new Map();
@@ -325,7 +371,7 @@ function newId(taken: ReadonlyMap<string, unknown>): string {
 }
 
 function toWire(record: GrantRecord): Grant {
-  return {
+  const grant: Grant = {
     id: record.id,
     project: record.project,
     requester: record.requester,
@@ -333,4 +379,7 @@ function toWire(record: GrantRecord): Grant {
     createdAt: new Date(Math.round(record.createdAt + record.wallOffset)).toISOString(),
     expiresAt: new Date(Math.round(record.expiresAt + record.wallOffset)).toISOString(),
   };
+  // Only a grant that has some: one made on an unconditioned tool reads as before.
+  if (record.conditions !== NO_GRANT_CONDITIONS) grant.conditions = record.conditions.written;
+  return grant;
 }

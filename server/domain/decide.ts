@@ -15,7 +15,7 @@ import {
   type PolicySource,
 } from '../../schemas/index.js';
 import { READ_ONLY_ALLOWLIST, makeAllowlist, type Allowlist, type CompiledPolicy } from './compile.js';
-import { ISSUE_REF, checkArguments, type ArgumentCheck } from './conditions.js';
+import { ISSUE_REF, checkArguments, type ArgumentCheck, type ArgumentsVerdict } from './conditions.js';
 import { describeRequester, parseRequester, type ParsedRequester } from '../../schemas/requester.js';
 
 /** An ephemeral ticket-assistant grant, as the decision needs it. */
@@ -69,12 +69,18 @@ export type AskOutcome =
   | { readonly kind: 'preview' };
 
 /**
+ * What the temporary grants say of a call: `ok` when one allows it, `none` when none covers the tool,
+ * else why the conditions a grant kept refuse it (docs/api.md#conditions-on-a-tools-arguments).
+ */
+export type GrantVerdict = { readonly kind: 'none' } | ArgumentsVerdict;
+
+/**
  * The temporary grants and approval requests a decision for an agent consults after its allowlist
  * (docs/api.md#approvals-and-temporary-grants). Only ever called for an agent and a catalog tool its allowlist does not allow.
  */
 export interface ApprovalsPort {
-  /** True while a temporary grant lets `requester` call `tool`. */
-  granted(project: string, requester: string, tool: string): boolean;
+  /** Whether a temporary grant lets `requester` make this call of `tool` (within the conditions it kept). */
+  granted(project: string, requester: string, tool: string, args: Readonly<Record<string, unknown>> | undefined): GrantVerdict;
   /** True for exactly one call after the user answered `once` for this requester, tool and ticket. */
   consumeOnce(project: string, requester: string, tool: string, issueRef: string | undefined): boolean;
   /** Opens, or reuses, the pending request for this requester and tool. */
@@ -316,10 +322,14 @@ function refusedByCondition(subject: Subject, source: PolicySource, check: Argum
 function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowlist, approvals: ApprovalsPort): DecisionBody | undefined {
   const { input, requester } = subject;
   const allowedFor = `Tool ${input.tool} is allowed for ${describeRequester(requester)} in project ${input.project}`;
-  if (approvals.granted(input.project, requester.id, tool.name)) {
-    return answer(subject, true, 'allowed', 'grant', `${allowedFor} (temporary grant).`);
+  const grant = approvals.granted(input.project, requester.id, tool.name, input.arguments);
+  if (grant.kind === 'ok') return answer(subject, true, 'allowed', 'grant', `${allowedFor} (temporary grant).`);
+  // Outside what a grant kept: a tool still on ask is asked for (the policy may allow more now), any other is refused for it.
+  if (!allowlist.ask.has(tool.name)) {
+    if (grant.kind === 'refused') return refusedByCondition(subject, 'grant', grant.check, null);
+    if (grant.kind === 'invalid_arguments') return invalidArguments(subject, 'grant');
+    return undefined;
   }
-  if (!allowlist.ask.has(tool.name)) return undefined;
   // The request and a `once` answer are bound to the ticket the call names (docs/api.md#ephemeral-ticket-assistant-policies).
   const args = input.arguments;
   if (args !== undefined && Object.hasOwn(args, ISSUE_REF) && issueRefOf(input) === undefined) {
@@ -383,7 +393,7 @@ function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowl
  * Approvals for a decision that only looks (`idea-pdp test`, `decide`, a preview's replay): the
  * temporary grants `granted` sees (none by default), no `once` answer used up, no request opened.
  */
-export function lookingApprovals(granted: ApprovalsPort['granted'] = () => false): ApprovalsPort {
+export function lookingApprovals(granted: ApprovalsPort['granted'] = () => ({ kind: 'none' })): ApprovalsPort {
   return { granted, consumeOnce: () => false, request: () => ({ kind: 'preview' }) };
 }
 

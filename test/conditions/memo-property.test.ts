@@ -101,8 +101,8 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 class FakeApprovals implements ApprovalsPort {
   readonly grants = new Set<string>();
   readonly onces = new Set<string>();
-  granted(_project: string, requester: string, tool: string): boolean {
-    return this.grants.has(`${requester}\u0000${tool}`);
+  granted(_project: string, requester: string, tool: string): ReturnType<ApprovalsPort['granted']> {
+    return this.grants.has(`${requester}\u0000${tool}`) ? { kind: 'ok' } : { kind: 'none' };
   }
   consumeOnce(_project: string, requester: string, tool: string): boolean {
     return this.onces.delete(`${requester}\u0000${tool}`);

@@ -182,7 +182,7 @@ describe('decision service memo', () => {
         const grants = new Set<string>();
         const ephemeral = new Map<string, EphemeralGrant>();
         const approvals: ApprovalsPort = {
-          granted: (project, requester, tool) => grants.has(`${project}|${requester}|${tool}`),
+          granted: (project, requester, tool) => (grants.has(`${project}|${requester}|${tool}`) ? { kind: 'ok' } : { kind: 'none' }),
           consumeOnce: () => false,
           request: () => ({ kind: 'denied' }),
         };
@@ -224,7 +224,7 @@ describe('decision service memo', () => {
   it('decides again a denial that a temporary grant lifts', () => {
     const grants = new Set<string>();
     const approvals: ApprovalsPort = {
-      granted: (project, requester, tool) => grants.has(`${project}|${requester}|${tool}`),
+      granted: (project, requester, tool) => (grants.has(`${project}|${requester}|${tool}`) ? { kind: 'ok' } : { kind: 'none' }),
       consumeOnce: () => false,
       request: () => ({ kind: 'denied' }),
     };
