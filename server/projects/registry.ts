@@ -9,7 +9,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PROJECT_ID_REGEX, compareIds } from '../../schemas/ids.js';
-import { folderIdentity } from './folder-identity.js';
+import { FOLDER_UNREADABLE, folderIdentity } from './folder-identity.js';
 import { HardLinkMemory } from './hard-links.js';
 import { Project, type ProjectChange, type ProjectState } from './project.js';
 import { ProjectChanges, type RegistryChange } from './project-changes.js';
@@ -261,7 +261,8 @@ export class ProjectRegistry {
   /** Compares a project's folder with the one it was loaded from, and tells when it is another. */
   private async checkFolder(project: Project): Promise<void> {
     const identity = await folderIdentity(project.root);
-    if (this.projects.get(project.id) !== project || this.closed) return;
+    // A folder that cannot be checked (its root unreadable) is kept as it was: what hangs on it stays.
+    if (identity === FOLDER_UNREADABLE || this.projects.get(project.id) !== project || this.closed) return;
     if (identity !== this.folders.get(project.id)) this.folderChanged(project.id, identity);
   }
 
@@ -280,7 +281,8 @@ export class ProjectRegistry {
     let folder: string | undefined;
     let heardMeanwhile = false;
     try {
-      folder = await folderIdentity(root);
+      const identity = await folderIdentity(root);
+      folder = identity === FOLDER_UNREADABLE ? undefined : identity;
       let hardLinks = this.hardLinks.get(id);
       if (hardLinks === undefined) this.hardLinks.set(id, (hardLinks = new HardLinkMemory()));
       project = await Project.open(

@@ -126,4 +126,24 @@ describe('a projects root that cannot be listed', () => {
       if (!restored) await restore();
     }
   });
+
+  it('while running: the rescans that fail to list it forget no grant and no history', async (t) => {
+    const stateDir = await tempFolder();
+    const service = await buildApprovalsApp(t, { demo: { policy } }, { stateDir, rescanMs: RESCAN_MS });
+    const remembered = await grantAndRemember(service);
+    const restore = await makeUnlistable(service.root);
+    let restored = false;
+    try {
+      expect(await listingError(service.root)).not.toMatch(/^(listed|ENOENT)$/);
+      await elapse(ABSENCE_CONFIRM_MS * 2); // rescans whose listing fails
+      expect(await service.decide(memory)).toMatchObject({ allow: false });
+      await restore();
+      restored = true;
+      await waitFor(async () => (await service.decide(memory)).allow, 'demo served again with its grant', 10_000);
+      expect(await service.decide(memory)).toMatchObject({ allow: true, source: 'grant' });
+      expect(await recentIds(service)).toEqual(expect.arrayContaining(remembered));
+    } finally {
+      if (!restored) await restore();
+    }
+  });
 });
