@@ -1,8 +1,8 @@
 /**
  * A projects root that cannot be listed (no permission, too many open files, EIO) is not a root
- * whose projects were all removed: decisions about its projects deny meanwhile, and the grants,
- * armed `once` answers and recent decisions kept under PDP_STATE_DIR are all there again once it
- * can be listed (docs/design.md, "A root that cannot be listed").
+ * whose projects were all removed: decisions about projects it could not list (or whose files it
+ * cannot read) deny meanwhile, and the grants, armed `once` answers and recent decisions kept under
+ * PDP_STATE_DIR are all there again once it can be listed (docs/api.md#projects-and-files).
  */
 import { chmod, readdir, readFile, rename, rm, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
