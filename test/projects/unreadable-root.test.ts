@@ -4,13 +4,14 @@
  * cannot read) deny meanwhile, and the grants, armed `once` answers and recent decisions kept under
  * PDP_STATE_DIR are all there again once it can be listed (docs/api.md#projects-and-files).
  */
-import { chmod, readdir, readFile, rename, rm, symlink, unlink } from 'node:fs/promises';
+import { chmod, readdir, readFile, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import { ABSENCE_CONFIRM_MS } from '../../server/projects/registry.js';
 import { approvalOf, askDoc, buildApprovalsApp, type Service } from '../approvals/service.js';
+import { makeTestProjects, type TestProjects } from '../support/app.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { elapse, waitFor } from '../support/wait.js';
 
@@ -19,21 +20,33 @@ const memory = { project: 'demo', requester: 'QA', tool: 'idea_memory_write' };
 const ask = { project: 'demo', requester: 'QA', tool: 'idea_ask_agent' };
 const RESCAN_MS = 50;
 
+/** A projects root that can be made unlistable and listable again, each in one step. */
+interface UnlistableRoot {
+  /** The projects as the app is to be given them: their root under the path that will fail. */
+  readonly projects: TestProjects;
+  /** Makes listing the root fail with an error other than ENOENT. */
+  break(): Promise<void>;
+  restore(): Promise<void>;
+}
+
 /**
- * Makes listing `root` fail with an error other than ENOENT: EACCES, or, for root (whom chmod
- * does not stop), ELOOP through a link to itself, the folder kept aside. Answers the undo.
+ * EACCES through chmod 000; for root, whom chmod does not stop, the root is served through a link
+ * swapped (by a rename, so the path never goes missing) for a link to itself: ELOOP.
  */
-async function makeUnlistable(root: string): Promise<() => Promise<void>> {
+async function unlistable(projects: TestProjects): Promise<UnlistableRoot> {
   if (process.getuid?.() !== 0) {
-    await chmod(root, 0o000);
-    return () => chmod(root, 0o700);
+    return { projects, break: () => chmod(projects.root, 0o000), restore: () => chmod(projects.root, 0o700) };
   }
-  const aside = `${root}.aside`;
-  await rename(root, aside);
-  await symlink(path.basename(root), root);
-  return async () => {
-    await unlink(root);
-    await rename(aside, root);
+  const link = path.join(projects.outer, 'projects-link');
+  const swapTo = async (target: string): Promise<void> => {
+    await symlink(target, `${link}.next`);
+    await rename(`${link}.next`, link);
+  };
+  await swapTo(path.basename(projects.root));
+  return {
+    projects: { ...projects, root: link },
+    break: () => swapTo(path.basename(link)),
+    restore: () => swapTo(path.basename(projects.root)),
   };
 }
 
@@ -76,18 +89,19 @@ describe('a projects root that cannot be listed', () => {
     const savedHistory = path.join(stateDir, 'recent-decisions');
     expect(await readdir(savedHistory)).toContain('demo.json');
 
-    const restore = await makeUnlistable(first.root);
+    const root = await unlistable(first);
+    await root.break();
     let restored = false;
     try {
-      expect(await listingError(first.root)).not.toMatch(/^(listed|ENOENT)$/);
+      expect(await listingError(root.projects.root)).not.toMatch(/^(listed|ENOENT)$/);
       const lines: string[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
-      const second = await buildApprovalsApp(t, {}, { stateDir, projects: first, rescanMs: RESCAN_MS, logger });
+      const second = await buildApprovalsApp(t, {}, { stateDir, projects: root.projects, rescanMs: RESCAN_MS, logger });
       expect(await second.decide(memory)).toMatchObject({ allow: false, reason: 'unknown_project' });
       expect(await second.decide(ask)).toMatchObject({ allow: false });
       await elapse(ABSENCE_CONFIRM_MS * 2); // rescans whose listing fails: none may count as "every project removed"
       expect(await readdir(savedHistory)).toContain('demo.json');
-      await restore();
+      await root.restore();
       restored = true;
       await expectAllKept(second, remembered);
       // Once per run of failures, though the rescan tried every 50 ms.
@@ -95,7 +109,7 @@ describe('a projects root that cannot be listed', () => {
       expect(messages.filter((message) => message === 'cannot list the projects root')).toHaveLength(1);
       expect(messages.filter((message) => message === 'projects root listed again')).toHaveLength(1);
     } finally {
-      if (!restored) await restore();
+      if (!restored) await root.restore();
     }
   });
 
@@ -110,12 +124,13 @@ describe('a projects root that cannot be listed', () => {
     expect((await readdir(savedHistory)).sort()).toEqual(['demo.json', 'gone.json']);
     await rm(path.join(first.root, 'gone'), { recursive: true });
 
-    const restore = await makeUnlistable(first.root);
+    const root = await unlistable(first);
+    await root.break();
     let restored = false;
     try {
-      const second = await buildApprovalsApp(t, {}, { stateDir, projects: first, rescanMs: RESCAN_MS });
+      const second = await buildApprovalsApp(t, {}, { stateDir, projects: root.projects, rescanMs: RESCAN_MS });
       expect(await second.decide(memory)).toMatchObject({ allow: false });
-      await restore();
+      await root.restore();
       restored = true;
       await expectAllKept(second, remembered);
       await waitFor(async () => !(await readdir(savedHistory)).includes('gone.json'), 'the history of the project gone removed');
@@ -123,25 +138,26 @@ describe('a projects root that cannot be listed', () => {
       const kept = JSON.parse(await readFile(path.join(stateDir, STATE_FILE_NAME), 'utf8')) as { grants: { project: string }[] };
       expect(kept.grants.map((grant) => grant.project)).toEqual(['demo']);
     } finally {
-      if (!restored) await restore();
+      if (!restored) await root.restore();
     }
   });
 
   it('while running: the rescans that fail to list it forget nothing', async (t) => {
     const stateDir = await tempFolder();
-    const service = await buildApprovalsApp(t, { demo: { policy } }, { stateDir, rescanMs: RESCAN_MS });
+    const root = await unlistable(await makeTestProjects(t, { demo: { policy } }));
+    const service = await buildApprovalsApp(t, {}, { stateDir, projects: root.projects, rescanMs: RESCAN_MS });
     const remembered = await grantAndRemember(service);
-    const restore = await makeUnlistable(service.root);
+    await root.break();
     let restored = false;
     try {
-      expect(await listingError(service.root)).not.toMatch(/^(listed|ENOENT)$/);
+      expect(await listingError(root.projects.root)).not.toMatch(/^(listed|ENOENT)$/);
       await elapse(ABSENCE_CONFIRM_MS * 2); // rescans whose listing fails
       expect(await service.decide(memory)).toMatchObject({ allow: false });
-      await restore();
+      await root.restore();
       restored = true;
       await expectAllKept(service, remembered);
     } finally {
-      if (!restored) await restore();
+      if (!restored) await root.restore();
     }
   });
 });
