@@ -182,14 +182,19 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     start: async () => {
       await recentFile?.start();
       await registry.start();
-      approvals.retainProjects((project) => registry.get(project) !== undefined);
-      // A project that went away while the service was stopped leaves no history behind.
-      for (const project of decisions.recent.projects()) {
-        if (registry.get(project) === undefined) {
-          decisions.forgetProject(project);
-          await recentFile?.forget(project);
+      // A project that went away while the service was stopped leaves nothing behind; one in a
+      // root that cannot be listed now has not gone, so this waits for the root's first listing.
+      const forgetGone = async (): Promise<void> => {
+        approvals.retainProjects((project) => registry.get(project) !== undefined);
+        for (const project of decisions.recent.projects()) {
+          if (registry.get(project) === undefined) {
+            decisions.forgetProject(project);
+            await recentFile?.forget(project);
+          }
         }
-      }
+      };
+      if (registry.rootListed) await forgetGone();
+      else registry.afterRootListed(() => void forgetGone());
     },
     closeStreams: () => {
       events.close();

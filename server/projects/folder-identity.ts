@@ -5,13 +5,20 @@
  */
 import { promises as fs } from 'node:fs';
 
-/** The identity of the folder at `root` now, or undefined when there is no folder there. */
-export async function folderIdentity(root: string): Promise<string | undefined> {
+/** What {@link folderIdentity} answers when the path cannot be checked (no permission, EMFILE, EIO, a link loop). */
+export const FOLDER_UNREADABLE = Symbol('folder unreadable');
+
+/**
+ * The identity of the folder at `root` now, undefined when there is no folder there, or
+ * {@link FOLDER_UNREADABLE} when that cannot be told: a failed check is not a folder gone.
+ */
+export async function folderIdentity(root: string): Promise<string | undefined | typeof FOLDER_UNREADABLE> {
   try {
     const [real, stats] = await Promise.all([fs.realpath(root), fs.stat(root, { bigint: true })]);
     if (!stats.isDirectory()) return undefined;
     return `${real}\u0000${stats.dev}:${stats.ino}:${stats.birthtimeNs}`;
-  } catch {
-    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : FOLDER_UNREADABLE;
   }
 }

@@ -9,7 +9,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PROJECT_ID_REGEX, compareIds } from '../../schemas/ids.js';
-import { folderIdentity } from './folder-identity.js';
+import { FOLDER_UNREADABLE, folderIdentity } from './folder-identity.js';
 import { HardLinkMemory } from './hard-links.js';
 import { Project, type ProjectChange, type ProjectState } from './project.js';
 import { ProjectChanges, type RegistryChange } from './project-changes.js';
@@ -62,6 +62,10 @@ export class ProjectRegistry {
   private rescanCursor = 0;
   private closed = false;
   private ready = false;
+  private listedOnce = false;
+  private readonly onListed: (() => void)[] = [];
+  /** Whether the last listing of the root failed: a run of failures is logged once. */
+  private listingFails = false;
   /** Who hears that a project changed (project-changes.ts). */
   readonly changes = new ProjectChanges();
 
@@ -86,15 +90,32 @@ export class ProjectRegistry {
     );
     const entries: [string, string][] = [...this.explicit];
     const root = this.root;
-    if (root !== undefined)
-      for (const id of (await this.rootFolders()) ?? []) if (!this.explicit.has(id)) entries.push([id, path.join(root, id)]);
+    const listing = await this.rootFolders();
+    if (root !== undefined && Array.isArray(listing))
+      for (const id of listing) if (!this.explicit.has(id)) entries.push([id, path.join(root, id)]);
     await forEachLimited(entries, CONCURRENCY, ([id, folder]) => this.add(id, folder));
+    // A root that is not there has no projects; one that cannot be listed has projects nobody knows yet.
+    if (listing !== 'unreadable') this.listed();
     const rescanMs = this.options.rescanMs ?? 2000;
     if (rescanMs > 0 && !this.closed) {
       this.rescanTimer = setInterval(() => void this.rescan(), rescanMs);
       this.rescanTimer.unref();
     }
     this.ready = true;
+  }
+
+  /**
+   * Whether the projects root has been listed since start (always, without a root): until then the
+   * projects it holds are unknown, not gone, and nothing kept for a project may be forgotten.
+   */
+  get rootListed(): boolean {
+    return this.listedOnce;
+  }
+
+  /** Runs `task` once, after the first listing of the projects root that succeeds (at once if one has). */
+  afterRootListed(task: () => void): void {
+    if (this.listedOnce) task();
+    else this.onListed.push(task);
   }
 
   get isReady(): boolean {
@@ -174,10 +195,18 @@ export class ProjectRegistry {
   private async listRoot(): Promise<void> {
     const root = this.root;
     const folders = await this.rootFolders();
-    if (root === undefined || folders === undefined || this.closed) return;
+    if (root === undefined || !Array.isArray(folders) || this.closed) return;
     const listed = new Set(folders);
     for (const id of listed) if (!this.projects.has(id) && !this.explicit.has(id)) await this.add(id, path.join(root, id));
     for (const project of this.list()) if (!this.explicit.has(project.id) && !listed.has(project.id)) await this.checkRootEntry(project.id);
+    this.listed();
+  }
+
+  /** The first good listing settles what the start could not: its waiting tasks run. */
+  private listed(): void {
+    if (this.listedOnce || this.closed) return;
+    this.listedOnce = true;
+    for (const task of this.onListed.splice(0)) task();
   }
 
   /** Adds, reloads or (once confirmed) removes the project of one folder of the root. */
@@ -232,7 +261,8 @@ export class ProjectRegistry {
   /** Compares a project's folder with the one it was loaded from, and tells when it is another. */
   private async checkFolder(project: Project): Promise<void> {
     const identity = await folderIdentity(project.root);
-    if (this.projects.get(project.id) !== project || this.closed) return;
+    // A folder that cannot be checked (its root unreadable) is kept as it was: what hangs on it stays.
+    if (identity === FOLDER_UNREADABLE || this.projects.get(project.id) !== project || this.closed) return;
     if (identity !== this.folders.get(project.id)) this.folderChanged(project.id, identity);
   }
 
@@ -251,7 +281,8 @@ export class ProjectRegistry {
     let folder: string | undefined;
     let heardMeanwhile = false;
     try {
-      folder = await folderIdentity(root);
+      const identity = await folderIdentity(root);
+      folder = identity === FOLDER_UNREADABLE ? undefined : identity;
       let hardLinks = this.hardLinks.get(id);
       if (hardLinks === undefined) this.hardLinks.set(id, (hardLinks = new HardLinkMemory()));
       project = await Project.open(
@@ -304,17 +335,25 @@ export class ProjectRegistry {
     this.tell(id, 'removed', undefined);
   }
 
-  /** The project ids among the root's folders (links to folders included), or undefined when it cannot be listed. */
-  private async rootFolders(): Promise<string[] | undefined> {
+  /**
+   * The project ids among the root's folders (links to folders included), `missing` when there is
+   * no root folder, or `unreadable` when it cannot be listed (no permission, EMFILE, EIO, a link loop).
+   */
+  private async rootFolders(): Promise<string[] | 'missing' | 'unreadable'> {
     const root = this.root;
     if (root === undefined) return [];
     let entries;
     try {
       entries = await fs.readdir(root, { withFileTypes: true });
     } catch (error) {
-      this.options.logger.warn({ err: error, root }, 'cannot list the projects root');
-      return undefined;
+      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+      // Once per run of failures: the rescan lists the root every 2 s.
+      if (!this.listingFails) this.options.logger.warn({ err: error, root }, 'cannot list the projects root');
+      this.listingFails = true;
+      return missing ? 'missing' : 'unreadable';
     }
+    if (this.listingFails) this.options.logger.info({ root }, 'projects root listed again');
+    this.listingFails = false;
     const ids: string[] = [];
     for (const entry of entries) {
       if (!PROJECT_ID_REGEX.test(entry.name)) continue;
