@@ -329,14 +329,13 @@ export class ApprovalRequests {
    * ask for their requester (`expired`, cause `policy_changed`) and drops such armed `once` answers.
    * A request whose `always` is being written is left to that write, which checks again.
    */
-  policyChanged(project: string, now: number, readable = true): void {
+  policyChanged(project: string, now: number): void {
     const state = this.projects.get(project);
     if (state !== undefined) {
       for (const [, , record] of state.pending.entries()) if (!record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
     }
     const isOnAsk = this.options.isOnAsk;
-    // A policy that cannot be read denies every call, armed answers included: the next valid one settles which stay.
-    if (isOnAsk !== undefined && readable) this.options.onces.retain(project, (requester, tool) => isOnAsk(project, requester, tool));
+    if (isOnAsk !== undefined) this.options.onces.retain(project, (requester, tool) => isOnAsk(project, requester, tool));
   }
 
   /** Forgets a project's requests, refusals and `once` answers (the project disappeared); its waiters get the request as it was. */

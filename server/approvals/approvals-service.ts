@@ -146,12 +146,9 @@ export class ApprovalsService {
     return this.options.approvals.warnings;
   }
 
-  /**
-   * After a change of a project's policy (API write or file): closes what is no longer on ask
-   * (docs/api.md#approvals-and-temporary-grants); `readable` false (an invalid policy) keeps the armed `once` answers.
-   */
-  policyChanged(project: string, readable = true): void {
-    this.options.approvals.requests.policyChanged(project, this.clock(), readable);
+  /** After a change of a project's policy (API write or file): closes what is no longer on ask (docs/api.md#approvals-and-temporary-grants). */
+  policyChanged(project: string): void {
+    this.options.approvals.requests.policyChanged(project, this.clock());
   }
 
   /**
@@ -181,10 +178,10 @@ export class ApprovalsService {
    * Told of every project change (server/projects/project-changes.ts): a project loaded adopts its
    * folder, a removed one is forgotten, and any other change closes what is no longer on ask.
    */
-  projectChanged(project: string, change: string, state?: { readonly policy: { readonly status: string } }): void {
+  projectChanged(project: string, change: string): void {
     if (change === 'added') this.adoptFolder(project, this.options.folderOf(project));
     if (change === 'removed') this.dropProject(project);
-    else this.policyChanged(project, state?.policy.status !== 'invalid');
+    else this.policyChanged(project);
   }
 
   /** What was granted or asked for a folder is not inherited by the one that replaces it. */

@@ -126,22 +126,3 @@ describe('a tool taken off ask', () => {
     expect(decision).toMatchObject({ allow: false, reason: 'approval_required' });
   });
 });
-
-describe('a policy file that cannot be read for a while', () => {
-  it('keeps an armed once (unusable meanwhile); the next valid policy settles it', async (t) => {
-    for (const [after, expected] of [
-      [askDoc({ allowedTools: READ, askTools: ['idea_memory_write'] }), { allow: true, source: 'approval' }],
-      [askDoc({ allowedTools: READ }), { allow: false, reason: 'not_in_allowlist' }],
-    ] as const) {
-      const service = await buildApprovalsApp(t, ASK_WRITE);
-      await service.answer('demo', approvalOf(await service.decide(write)), { answer: 'once' });
-      await writeFile(service.policyPath('demo'), '{ "version": 1, ');
-      const read = { ...write, tool: 'idea_ticket_read' };
-      await waitFor(async () => (await service.decide(read)).reason === 'policy_invalid', 'the half-written file read');
-      expect(await service.decide(write)).toMatchObject({ allow: false, reason: 'policy_invalid' });
-      await writeFile(service.policyPath('demo'), JSON.stringify(after));
-      await waitFor(async () => (await service.decide(read)).allow, 'the file valid again');
-      expect(await service.decide(write)).toMatchObject(expected);
-    }
-  });
-});
