@@ -1,8 +1,9 @@
 /**
  * A projects root that cannot be listed (no permission, too many open files, EIO) is not a root
  * whose projects were all removed: decisions about projects it could not list (or whose files it
- * cannot read) deny meanwhile, and the grants, armed `once` answers and recent decisions kept under
- * PDP_STATE_DIR are all there again once it can be listed (docs/api.md#projects-and-files).
+ * cannot read) deny meanwhile, and the grants and recent decisions kept under PDP_STATE_DIR (and the
+ * armed `once` answers of projects it never read) are all there again once it can be listed
+ * (docs/api.md#projects-and-files).
  */
 import { chmod, readdir, readFile, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
