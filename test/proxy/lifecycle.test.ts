@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { elapse, waitFor } from '../support/wait.js';
-import { INITIALIZE, spawnProxy } from './proxy-process.js';
+import { INITIALIZE, spawnProxyFor } from './proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;
@@ -19,17 +19,7 @@ beforeAll(async () => {
 });
 
 function start(agent: string, env: Record<string, string> = {}) {
-  const proxy = spawnProxy(['--pdp', pdp.url, '--project', 'demo', '--agent', agent, '--timeout-ms', '3000'], {
-    PDP_DECIDE_TOKEN: pdp.decideToken,
-    ...env,
-  });
-  suite.onTestFinished(async () => {
-    if (proxy.child.exitCode === null && proxy.child.signalCode === null) {
-      proxy.child.kill('SIGKILL');
-      await proxy.exited;
-    }
-  });
-  return proxy;
+  return spawnProxyFor(suite, pdp, agent, [], env);
 }
 
 describe('idea-mcp-proxy lifecycle and faults, raw JSON-RPC lines', () => {

@@ -10,7 +10,7 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { INITIALIZE, spawnProxy } from './proxy-process.js';
+import { INITIALIZE, spawnProxyFor } from './proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;
@@ -20,17 +20,7 @@ beforeAll(async () => {
 });
 
 function start(agent: string, options: readonly string[] = [], env: Record<string, string> = {}) {
-  const proxy = spawnProxy(['--pdp', pdp.url, '--project', 'demo', '--agent', agent, '--timeout-ms', '3000', ...options], {
-    PDP_DECIDE_TOKEN: pdp.decideToken,
-    ...env,
-  });
-  suite.onTestFinished(async () => {
-    if (proxy.child.exitCode === null && proxy.child.signalCode === null) {
-      proxy.child.kill('SIGKILL');
-      await proxy.exited;
-    }
-  });
-  return proxy;
+  return spawnProxyFor(suite, pdp, agent, options, env);
 }
 
 async function initialized(proxy: ReturnType<typeof start>): Promise<void> {

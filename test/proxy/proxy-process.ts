@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { TestScope } from '../support/app.js';
 import { REPO_ROOT } from '../support/service-process.js';
 import { waitFor } from '../support/wait.js';
 
@@ -91,6 +92,30 @@ export function spawnProxy(options: readonly string[], env: Record<string, strin
       return messages().find((message) => message.id === id && !('method' in message)) as Record<string, unknown>;
     },
   };
+}
+
+/**
+ * The proxy in front of the Python server for `agent` in project `demo` of a real service (3 s
+ * deadline, its decide token), killed at the end of the test if it is still running.
+ */
+export function spawnProxyFor(
+  scope: TestScope,
+  service: { url: string; decideToken: string },
+  agent: string,
+  options: readonly string[] = [],
+  env: Record<string, string> = {},
+) {
+  const proxy = spawnProxy(['--pdp', service.url, '--project', 'demo', '--agent', agent, '--timeout-ms', '3000', ...options], {
+    PDP_DECIDE_TOKEN: service.decideToken,
+    ...env,
+  });
+  scope.onTestFinished(async () => {
+    if (proxy.child.exitCode === null && proxy.child.signalCode === null) {
+      proxy.child.kill('SIGKILL');
+      await proxy.exited;
+    }
+  });
+  return proxy;
 }
 
 export const INITIALIZE = {
