@@ -6,10 +6,11 @@
 import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Decision, DecideQuery, PolicyDocument } from '../../schemas/index.js';
+import type { Decision, DecideQuery, PolicyDocument, ToolConditions } from '../../schemas/index.js';
 import { compileDocument, type CompiledPolicy } from '../../server/domain/compile.js';
 import { decide, ephemeralGrant, type ApprovalsPort, type EphemeralLookup } from '../../server/domain/decide.js';
 import { DecisionService } from '../../server/decisions/decision-service.js';
+import { checkArguments, compileToolConditions, type ToolChecks } from '../../server/domain/conditions.js';
 
 const TOOLS = ['idea_ask_agent', 'idea_run_in_background', 'idea_ticket_update_carnet', 'idea_memory_read', 'idea_memory_write'];
 const ARGUMENTS = ['agentId', 'command', 'issueRef'];
@@ -64,7 +65,7 @@ const documentArb = fc
 
 type Step =
   | { kind: 'call'; query: DecideQuery }
-  | { kind: 'grant'; requester: string; tool: string }
+  | { kind: 'grant'; requester: string; tool: string; conditions: ToolConditions }
   | { kind: 'once'; requester: string; tool: string }
   | { kind: 'reload'; index: number };
 
@@ -85,7 +86,12 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
-      .record({ requester: fc.constantFrom(...AGENTS, 'Main'), tool: fc.constantFrom(...TOOLS) })
+      .record({
+        requester: fc.constantFrom(...AGENTS, 'Main'),
+        tool: fc.constantFrom(...TOOLS),
+        // The conditions a grant kept when it was made (none, half the time).
+        conditions: fc.oneof(fc.constant({}), fc.dictionary(fc.constantFrom(...ARGUMENTS), conditionArb, { minKeys: 1, maxKeys: 2 })),
+      })
       .map((one): Step => ({ kind: 'grant', ...one })),
   },
   {
@@ -97,12 +103,18 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.nat(1).map((index): Step => ({ kind: 'reload', index })) },
 );
 
-/** Grants and once answers held in memory; two equal instances answer alike. */
+/** Grants (with the conditions they kept) and once answers held in memory; two equal instances answer alike. */
 class FakeApprovals implements ApprovalsPort {
-  readonly grants = new Set<string>();
+  readonly grants = new Map<string, ToolChecks>();
   readonly onces = new Set<string>();
-  granted(_project: string, requester: string, tool: string): ReturnType<ApprovalsPort['granted']> {
-    return this.grants.has(`${requester}\u0000${tool}`) ? { kind: 'ok' } : { kind: 'none' };
+  granted(
+    _project: string,
+    requester: string,
+    tool: string,
+    args: Readonly<Record<string, unknown>> | undefined,
+  ): ReturnType<ApprovalsPort['granted']> {
+    const checks = this.grants.get(`${requester}\u0000${tool}`);
+    return checks === undefined ? { kind: 'none' } : checkArguments(checks, args);
   }
   consumeOnce(_project: string, requester: string, tool: string): boolean {
     return this.onces.delete(`${requester}\u0000${tool}`);
@@ -118,7 +130,7 @@ const EPHEMERAL: EphemeralLookup = (_project, requester) =>
 const withoutId = ({ decisionId: _id, ...body }: Decision) => body;
 
 describe('the decision memo', () => {
-  it('always answers what a fresh decision answers, for random policies, conditions, grants and arguments', () => {
+  it('always answers what a fresh decision answers, for random policies, conditions, grants with kept conditions and arguments', () => {
     fc.assert(
       fc.property(
         fc.array(documentArb, { minLength: 2, maxLength: 2 }),
@@ -136,9 +148,11 @@ describe('the decision memo', () => {
           });
           for (const step of steps) {
             if (step.kind === 'reload') policy = policies[step.index];
-            else if (step.kind === 'grant' || step.kind === 'once') {
+            else if (step.kind === 'grant') {
               for (const approvals of [memoized, fresh])
-                (step.kind === 'grant' ? approvals.grants : approvals.onces).add(`${step.requester}\u0000${step.tool}`);
+                approvals.grants.set(`${step.requester}\u0000${step.tool}`, compileToolConditions(step.conditions));
+            } else if (step.kind === 'once') {
+              for (const approvals of [memoized, fresh]) approvals.onces.add(`${step.requester}\u0000${step.tool}`);
             } else {
               const answered = withoutId(service.decide(step.query));
               expect(answered).toEqual(decide(step.query, policy, EPHEMERAL, fresh));
