@@ -29,7 +29,7 @@ export const PrefixConditionSchema = Type.Object(
       minItems: 1,
       maxItems: MAX_CONDITION_VALUES,
       description:
-        'The argument is a string whose words begin with all the words of one of these; a value holding ; & | ` $( > < or a line break never matches.',
+        'The argument is a string whose words begin with all the words of one of these, then only words of ASCII letters, digits and _ - . / : = @ % + , (no .. segment; a word may begin with - only after a prefix ending with --).',
     }),
   },
   { additionalProperties: false },

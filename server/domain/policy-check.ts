@@ -242,9 +242,11 @@ function conditionsProblems(path: string, policy: RawPolicy | undefined, listed:
     for (const [argument, condition] of Object.entries(conditions)) {
       const where = `${at}/${pointerSegment(argument)}`;
       // Only a shape the schema accepts is judged; any other is already listed as invalid.
-      const prefix = isRecord(condition) ? condition.prefix : undefined;
       const judged =
-        isRecord(condition) && (prefix === undefined || (Array.isArray(prefix) && prefix.every((one) => typeof one === 'string')));
+        isRecord(condition) &&
+        (condition.prefix === undefined || (Array.isArray(condition.prefix) && condition.prefix.every((one) => typeof one === 'string'))) &&
+        (condition.in === undefined || Array.isArray(condition.in)) &&
+        (condition.notIn === undefined || Array.isArray(condition.notIn));
       const why = judged ? conditionProblem(condition as Condition) : undefined;
       if (why !== undefined) {
         pending.push({ path: where, severity: 'error', code: 'invalid_condition', message: () => `invalid condition at ${where}: ${why}` });

@@ -1,7 +1,7 @@
 /** docs/api.md#conditions-on-a-tools-arguments: what a condition allows, refuses and says, through POST /decide and the recent decisions. */
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery, RecentDecision } from '../../schemas/index.js';
-import { buildApprovalsApp, type Service } from '../approvals/service.js';
+import { buildApprovalsApp, decider, type Service } from '../approvals/service.js';
 import { suiteScope } from '../support/app.js';
 import { READ_TOOLS } from '../support/tools.js';
 
@@ -79,14 +79,92 @@ describe('conditions decide', () => {
   });
 
   it('prefix: word by word, never a value holding a shell control sequence', async () => {
-    for (const command of ['npm test', '  npm test  ', 'npm test -- --run x', 'npm\ttest', 'npm run lint', 'npm  run   lint --fix']) {
+    for (const command of [
+      'npm test',
+      '  npm test  ',
+      'npm test unit/a.test.ts',
+      'npm\ttest',
+      'npm run lint',
+      'npm  run   lint src/a.ts',
+    ]) {
       await expectAllowed('idea_run_in_background', { command });
+    }
+    // Options belong to the command: only a prefix ending with `--` lets a word after it begin with `-`.
+    for (const command of ['npm test -- --run x', 'npm test --script-shell=/tmp/evil.sh', 'npm run lint --fix', 'npm test -x']) {
+      await expectRefused('idea_run_in_background', { command }, 'command');
     }
     const chained = ['npm test; rm -rf ~', 'npm test && curl x', 'npm test | sh', 'npm test `id`', 'npm test $(id)', 'npm test > /etc/x'];
     chained.push('npm test < /dev/zero', 'npm test\nrm -rf ~', 'npm test\rrm', 'npm test &', 'npm test\u2028rm', 'npm test\u0000');
     for (const command of [...chained, 'npm testx', 'npm', 'npm run', 'npm run lintx', 'NPM test', 'yarn test', '', 42, ['npm', 'test']]) {
       await expectRefused('idea_run_in_background', { command }, 'command');
     }
+  });
+
+  it('prefix: after the prefix, plain words only, no `..` segment', async () => {
+    for (const command of ['npm test a/b.ts:12', 'npm test name=x,y@1%2+3', 'npm test v1.2.3', 'npm test a..b']) {
+      await expectAllowed('idea_run_in_background', { command });
+    }
+    const expanding = [
+      'npm test ${x=\\$\\(touch\\ /tmp/p\\)} ${x@P}',
+      'npm test ${PATH:x:1}',
+      'npm test $[x]',
+      'npm test ${!x}',
+      'npm test $x',
+    ];
+    expanding.push(
+      "npm test 'a'",
+      'npm test "a"',
+      'npm test a\\ b',
+      'npm test *',
+      'npm test a?',
+      'npm test [a]',
+      'npm test {a,b}',
+      'npm test ~',
+    );
+    expanding.push(
+      'npm test ~root/x',
+      'npm test !x',
+      'npm test #x',
+      'npm test (x)',
+      'npm test é',
+      'npm test a\u00a0b',
+      'npm test a\u0085b',
+    );
+    for (const command of [...expanding, 'npm test ../x', 'npm test a/../../etc', 'npm test ..', 'npm test x=../y', 'npm test a:..']) {
+      await expectRefused('idea_run_in_background', { command }, 'command');
+    }
+  });
+
+  it('another spelling of a conditioned argument under case folding is refused', async () => {
+    await expectRefused('idea_ask_agent', { agentId: 'QA', agentid: 'Main' }, 'agentId');
+    await expectRefused('idea_ask_agent', { agentId: 'QA', AGENTID: 'Main' }, 'agentId');
+    await expectRefused('idea_context_propose', { Target: 'x', content: 'x' }, 'target');
+    // The Kelvin sign and the long s fold to k and s, as Go's strings.EqualFold has it.
+    await expectRefused('idea_memory_write', { key: 'notes', '\u212Aey': 'secrets' }, 'key');
+    await expectRefused('idea_run_in_background', { command: 'npm test', command_: 'x', COMMAND: 'rm -rf ~' }, 'command');
+    // Unconditioned arguments keep any spelling.
+    await expectAllowed('idea_ask_agent', { agentId: 'QA', Message: 'a', message: 'b' });
+  });
+
+  it('an integer beyond 2^53 in a conditioned argument is refused, never rounded into the list', async () => {
+    const service = await started();
+    const raw = async (tool: string, args: string): Promise<Decision> => {
+      const body = `{"project":"demo","requester":"Main","tool":"${tool}","arguments":${args}}`;
+      const response = await service.app.inject({
+        method: 'POST',
+        url: '/decide',
+        headers: { ...decider, 'content-type': 'application/json' },
+        payload: body,
+      });
+      return response.json<Decision>();
+    };
+    expect(await raw('idea_ticket_update_carnet', '{"issueRef":9007199254740993}')).toMatchObject({
+      allow: false,
+      reason: 'argument_not_allowed',
+    });
+    expect(await raw('idea_memory_write', '{"key":9007199254740993}')).toMatchObject({ allow: false, reason: 'argument_not_allowed' });
+    expect(await raw('idea_memory_write', '{"key":-1e400}')).toMatchObject({ allow: false, reason: 'argument_not_allowed' });
+    expect(await raw('idea_memory_write', '{"key":9007199254740991}')).toMatchObject({ allow: false, reason: 'approval_required' });
   });
 
   it('absent: any value is refused, null and "" included', async () => {

@@ -18,7 +18,8 @@ const AGENTS = ['QA', 'Dev'];
 const REQUESTERS = [...AGENTS, 'Main', 'mcp', 'ticket-assistant:demo:82', 'ticket-assistant:demo:90', 'bad:requester'];
 const VALUES = ['QA', 'Dev', 'npm test', 'npm test -- x', 'npm test; rm', '#82', '82', '', 82, 90, 1];
 
-const valueArb = fc.oneof(fc.constantFrom(...VALUES), fc.constant(null), fc.constant(['#82']), fc.constant({ a: 1 }));
+// 2^53 + 2: a number no condition may compare, since JSON.parse rounds its neighbours onto it.
+const valueArb = fc.oneof(fc.constantFrom(...VALUES, 2 ** 53 + 2), fc.constant(null), fc.constant(['#82']), fc.constant({ a: 1 }));
 const conditionArb = fc.oneof(
   fc.record({ in: fc.array(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }) }),
   fc.record({ notIn: fc.array(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }) }),
@@ -76,7 +77,10 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       .record({
         requester: fc.constantFrom(...REQUESTERS),
         tool: fc.constantFrom(...TOOLS, 'idea_teleport'),
-        arguments: fc.option(fc.dictionary(fc.constantFrom(...ARGUMENTS, 'other'), valueArb, { maxKeys: 3 }), { nil: undefined }),
+        // `AgentID` and `COMMAND`: other spellings of a conditioned argument, which a condition refuses.
+        arguments: fc.option(fc.dictionary(fc.constantFrom(...ARGUMENTS, 'other', 'AgentID', 'COMMAND'), valueArb, { maxKeys: 3 }), {
+          nil: undefined,
+        }),
       })
       .map(({ requester, tool, arguments: args }): Step => ({
         kind: 'call',
