@@ -24,7 +24,7 @@ const POLICY = {
       agentId: 'Conditioned',
       policy: {
         allowedTools: [TOOL],
-        conditions: { [TOOL]: { command: { prefix: ['npm test', 'npm run lint'] }, label: { notIn: ['deploy', 'release'] } } },
+        conditions: { [TOOL]: { command: { prefix: ['npm test --', 'npm run lint'] }, label: { notIn: ['deploy', 'release'] } } },
       },
     },
   ],
