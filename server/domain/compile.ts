@@ -20,6 +20,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { createHash } from 'node:crypto';
 import { quoteForMessage } from '../../schemas/requester.js';
 import { agentIdProblem } from './agent-id.js';
+import { documentConditionMistakes } from './condition-mistakes.js';
 import { ISSUE_REF, compileToolConditions, conditionProblem, type ToolChecks } from './conditions.js';
 import { checkStrictJson, lineColumn, type StrictJsonProblem } from './strict-json.js';
 
@@ -266,7 +267,12 @@ export function documentProblem(value: unknown): { message: string; path?: strin
       return { message: `unsupported version ${shown} (expected 1)`, path: '/version', code: 'unsupported_version' };
     }
     if (AGENT_ID_PATH.test(path) && typeof first?.value === 'string') return agentIdMessage(first.value, path);
-    if (CONDITIONS_PATH.test(path)) return { message: conditionShapeMessage(path, first?.message), path, code: 'invalid_condition' };
+    if (CONDITIONS_PATH.test(path)) {
+      const mistake = documentConditionMistakes(value)[0];
+      if (mistake !== undefined)
+        return { message: `invalid condition at ${mistake.path}: ${mistake.message}`, path: mistake.path, code: 'invalid_condition' };
+      return { message: conditionShapeMessage(path, first?.message), path, code: 'invalid_condition' };
+    }
     return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/', code: 'invalid_shape' };
   }
   const seen = new Set<string>();

@@ -19,6 +19,7 @@ import { quoteForMessage } from '../../schemas/requester.js';
 import { agentIdProblem } from './agent-id.js';
 import type { AgentsFileState } from './agents-file.js';
 import { askConflicts, type CompiledPolicy } from './compile.js';
+import { conditionMistakes, documentConditionMistakes } from './condition-mistakes.js';
 import { conditionProblem } from './conditions.js';
 import { JsonLocator, LineIndex } from './json-location.js';
 import { schemaProblems } from './schema-problems.js';
@@ -139,7 +140,19 @@ const strings = (value: unknown): string[] =>
 export function documentProblems(value: unknown, agents?: AgentsFileState): PendingProblem[] {
   const pending: PendingProblem[] = [];
   documentCheck ??= TypeCompiler.Compile(PolicyDocumentSchema);
-  const shape = schemaProblems(documentCheck, value, Number.MAX_SAFE_INTEGER).problems;
+  const allShape = schemaProblems(documentCheck, value, Number.MAX_SAFE_INTEGER).problems;
+  // A malformed condition is said by conditionsMistakes, one mistake at its value; the union's message says less.
+  const mistakes = documentConditionMistakes(value);
+  const related = (a: string, b: string): boolean => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+  const shape = allShape.filter((one) => !CONDITIONS_PATH.test(one.path) || !mistakes.some((mistake) => related(mistake.path, one.path)));
+  for (const mistake of mistakes) {
+    pending.push({
+      path: mistake.path,
+      severity: 'error',
+      code: 'invalid_condition',
+      message: () => `invalid condition at ${mistake.path}: ${mistake.message}`,
+    });
+  }
   for (const one of shape) {
     let code: ProblemCode = 'invalid_shape';
     let message = one.message;
@@ -247,7 +260,8 @@ function conditionsProblems(path: string, policy: RawPolicy | undefined, listed:
         (condition.prefix === undefined || (Array.isArray(condition.prefix) && condition.prefix.every((one) => typeof one === 'string'))) &&
         (condition.in === undefined || Array.isArray(condition.in)) &&
         (condition.notIn === undefined || Array.isArray(condition.notIn));
-      const why = judged ? conditionProblem(condition as Condition) : undefined;
+      const why =
+        judged && conditionMistakes(where, argument, condition).length === 0 ? conditionProblem(condition as Condition) : undefined;
       if (why !== undefined) {
         pending.push({ path: where, severity: 'error', code: 'invalid_condition', message: () => `invalid condition at ${where}: ${why}` });
       }
@@ -258,7 +272,7 @@ function conditionsProblems(path: string, policy: RawPolicy | undefined, listed:
         severity: 'warning',
         code: 'unknown_argument',
         message: () =>
-          `condition on argument ${quoteForMessage(argument)} at ${where}: ${tool} is not known to take it (${expected}); a call without it is refused`,
+          `condition on argument ${quoteForMessage(argument)} at ${where}: ${tool} is not known to take it (${expected}); a call without it is refused${didYouMean(argument, known)}`,
       });
     }
   }

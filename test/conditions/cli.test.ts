@@ -46,6 +46,7 @@ describe('idea-pdp and conditions', () => {
     expect(warned.code, warned.stdout + warned.stderr).toBe(0);
     expect(warned.stdout).toMatch(/mcp-tool-permissions\.json:\d+:\d+: warning unknown_argument: condition on argument "agentID"/);
     expect(warned.stdout).toContain('it takes agentId, message');
+    expect(warned.stdout).toContain('did you mean "agentId"?');
     expect((await runSourceCli(['check', '--strict', '.'], await project(typo))).code).toBe(1);
 
     const chained = await runSourceCli(
