@@ -27,6 +27,7 @@ export const PROBLEM_CODES = [
   'misnamed_file',
   'missing_file',
   'too_many_problems',
+  'duplicate_tool',
 ] as const;
 export const ProblemCodeSchema = Type.Union(PROBLEM_CODES.map((code) => Type.Literal(code)));
 export type ProblemCode = Static<typeof ProblemCodeSchema>;

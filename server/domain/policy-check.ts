@@ -169,7 +169,7 @@ export function documentProblems(value: unknown, agents?: AgentsFileState): Pend
   const policies: [string, RawPolicy | undefined][] = [
     ['/projectDefault', isRecord(value.projectDefault) ? value.projectDefault : undefined],
   ];
-  const seen = new Set<string>();
+  const seen = new Map<string, string>();
   const declared = agents?.exists === true ? new Set(agents.agents.map((agent) => agent.id)) : undefined;
   for (const [index, raw] of rawAgents.entries()) {
     if (!isRecord(raw)) continue;
@@ -187,10 +187,15 @@ export function documentProblems(value: unknown, agents?: AgentsFileState): Pend
         message: () => `invalid agent id ${quoteForMessage(agentId)} at ${path}: ${why}`,
       });
     }
-    if (seen.has(agentId)) {
-      pending.push({ path, severity: 'error', code: 'duplicate_agent', message: () => `duplicate override for agent ${agentId}` });
-    }
-    seen.add(agentId);
+    const first = seen.get(agentId);
+    if (first !== undefined) {
+      pending.push({
+        path,
+        severity: 'error',
+        code: 'duplicate_agent',
+        message: () => `duplicate override for agent ${agentId}, at ${first} and ${path}`,
+      });
+    } else seen.set(agentId, path);
     if (declared !== undefined && why === undefined && !declared.has(agentId)) {
       const known = [...declared];
       pending.push({
@@ -217,9 +222,21 @@ export function documentProblems(value: unknown, agents?: AgentsFileState): Pend
     for (const list of ['allowedTools', 'askTools'] as const) {
       const names = policy?.[list];
       if (!Array.isArray(names)) continue;
+      const firstAt = new Map<string, string>();
       for (const [index, name] of names.entries()) {
-        if (typeof name !== 'string' || findTool(name) !== undefined) continue;
+        if (typeof name !== 'string') continue;
         const where = `${path}/${list}/${index}`;
+        const first = firstAt.get(name);
+        if (first === undefined) firstAt.set(name, where);
+        else {
+          pending.push({
+            path: where,
+            severity: 'error',
+            code: 'duplicate_tool',
+            message: () => `${quoteForMessage(name)} named twice in one list, at ${first} and ${where}`,
+          });
+        }
+        if (findTool(name) !== undefined) continue;
         pending.push({ path: where, severity: 'warning', code: 'unknown_tool', message: () => unknownToolMessage(name, where) });
       }
     }
