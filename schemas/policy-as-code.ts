@@ -4,6 +4,7 @@
  * `schemas/mcp-tool-permissions.test.schema.json`), and the preview route's body and answer.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { ToolConditionsSchema } from './conditions.js';
 import type { PolicyDocument } from './policy.js';
 
 export const PROBLEM_CODES = [
@@ -95,6 +96,14 @@ export type PreviewBody = Static<typeof PreviewBodySchema>;
 const ToolListSchema = Type.Array(Type.String());
 const EffectiveListsSchema = Type.Object({ allowedTools: ToolListSchema, askTools: ToolListSchema });
 
+/** One tool's conditions before and after a change, for a reviewer. */
+export const ConditionChangeSchema = Type.Object({
+  tool: Type.String(),
+  before: Type.Union([ToolConditionsSchema, Type.Null()]),
+  after: Type.Union([ToolConditionsSchema, Type.Null()]),
+});
+export type ConditionChange = Static<typeof ConditionChangeSchema>;
+
 export const PreviewAgentSchema = Type.Object({
   agentId: Type.String({ description: 'An agent id, or "*default" for the project default.' }),
   before: EffectiveListsSchema,
@@ -106,6 +115,11 @@ export const PreviewAgentSchema = Type.Object({
       description: 'Tools whose conditions on arguments change (docs/api.md#conditions-on-a-tools-arguments); always sent.',
     }),
   ),
+  askAdded: Type.Array(Type.String(), { description: 'Tools on ask after and not before.' }),
+  askRemoved: Type.Array(Type.String(), { description: 'Tools on ask before and not after.' }),
+  conditions: Type.Array(ConditionChangeSchema, {
+    description: 'Each tool of conditionsChanged with its conditions before and after (null: none), in the same order.',
+  }),
 });
 export type PreviewAgent = Static<typeof PreviewAgentSchema>;
 

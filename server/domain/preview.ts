@@ -49,6 +49,13 @@ export function agentChanges(before: CompiledPolicy, after: ValidPolicy): Previe
       added: will.tools.filter((tool) => !was.allowed.has(tool)),
       removed: was.tools.filter((tool) => !will.allowed.has(tool)),
       conditionsChanged: changedConditions,
+      askAdded: will.askTools.filter((tool) => !was.askTools.includes(tool)),
+      askRemoved: was.askTools.filter((tool) => !will.askTools.includes(tool)),
+      conditions: changedConditions.map((tool) => ({
+        tool,
+        before: was.writtenConditions[tool] ?? null,
+        after: will.writtenConditions[tool] ?? null,
+      })),
     });
   }
   return changes;

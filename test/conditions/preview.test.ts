@@ -52,6 +52,17 @@ describe('the ring and the preview', () => {
         added: [],
         removed: [],
         conditionsChanged: ['idea_ask_agent', 'idea_run_in_background'],
+        askAdded: [],
+        askRemoved: [],
+        // A reviewer sees each condition before and after, not only that it changed.
+        conditions: [
+          {
+            tool: 'idea_ask_agent',
+            before: { agentId: { in: ['QA', 'DevFrontend'] } },
+            after: { agentId: { in: ['QA', 'Architect', 'Q'.repeat(120)] } },
+          },
+          { tool: 'idea_run_in_background', before: null, after: { command: { prefix: ['npm test'] } } },
+        ],
       },
     ]);
     // The 300-character agentId was kept cut at 120: the proposed value matches what was kept. Equal counts: latest first.

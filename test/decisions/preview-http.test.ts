@@ -92,6 +92,9 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
           added: ['idea_memory_write'],
           removed: [],
           conditionsChanged: [],
+          askAdded: [],
+          askRemoved: [],
+          conditions: [],
         },
         {
           agentId: 'QA',
@@ -100,6 +103,9 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
           added: [],
           removed: ['idea_memory_write'],
           conditionsChanged: [],
+          askAdded: [],
+          askRemoved: [],
+          conditions: [],
         },
       ]);
       const { replay } = answer.body;
@@ -121,6 +127,11 @@ describe('POST /projects/:project/mcp-tool-permissions/preview', () => {
         ['deny', 'ask', 2],
       ]);
       expect(((await get(service, '/projects/demo/approvals')) as { approvals: Approval[] }).approvals).toEqual([]);
+      // The tool put on ask shows as such, not as added=[] removed=[] alone.
+      expect(asked.body.agents.find((agent) => agent.agentId === '*default')).toMatchObject({
+        askAdded: ['idea_memory_write'],
+        askRemoved: [],
+      });
 
       // Nothing was written: same file, same revision.
       expect(await readFile(policyPath, 'utf8')).toBe(policyBytes);
