@@ -1,20 +1,20 @@
 #!/usr/bin/env node
 /**
  * The `idea-pdp` command (docs/policy-as-code.md): `serve` runs the service, `check`, `test`,
- * `decide` and `preview` run its parser and decision function on project folders, offline. Each
+ * `decide`, `preview` and `fmt` run its parser and decision function on project folders, offline. Each
  * command's module is loaded only when it runs: `check` never loads Fastify or the panel.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Output } from './commands.js';
-import { CHECK_HELP, DECIDE_HELP, MAIN_HELP, PREVIEW_HELP, SERVE_HELP, TEST_HELP, UsageError } from './usage.js';
+import { CHECK_HELP, DECIDE_HELP, FMT_HELP, MAIN_HELP, PREVIEW_HELP, SERVE_HELP, TEST_HELP, UsageError } from './usage.js';
 
 const output: Output = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
 };
 
-const HELP = { serve: SERVE_HELP, check: CHECK_HELP, test: TEST_HELP, decide: DECIDE_HELP, preview: PREVIEW_HELP } as const;
+const HELP = { serve: SERVE_HELP, check: CHECK_HELP, test: TEST_HELP, decide: DECIDE_HELP, preview: PREVIEW_HELP, fmt: FMT_HELP } as const;
 type Command = keyof typeof HELP;
 const isCommand = (name: string | undefined): name is Command => name !== undefined && Object.hasOwn(HELP, name);
 
@@ -62,6 +62,7 @@ async function run(argv: readonly string[]): Promise<number> {
       coverage: { type: 'boolean' },
       'fail-on-deny': { type: 'boolean' },
       server: { type: 'string' },
+      check: { type: 'boolean' },
     },
   });
   if (values.help === true) {
@@ -74,6 +75,7 @@ async function run(argv: readonly string[]): Promise<number> {
     test: ['json', 'project', 'strict', 'require', 'staged', 'format', 'verbose', 'run', 'coverage'],
     decide: ['project', 'requester', 'tool', 'arguments', 'fail-on-deny', 'format'],
     preview: ['server', 'project'],
+    fmt: ['check'],
   };
   const extra = Object.keys(values).find((option) => !allowed[name].includes(option));
   if (extra !== undefined) throw new UsageError(`${name} takes no --${extra}`);
@@ -126,6 +128,10 @@ async function run(argv: readonly string[]): Promise<number> {
     case 'preview': {
       const { previewCommand } = await import('./offline-commands.js');
       return previewCommand(positionals, { server: values.server, project: values.project }, output);
+    }
+    case 'fmt': {
+      const { fmtCommand } = await import('./offline-commands.js');
+      return fmtCommand(positionals, { check: values.check === true }, output);
     }
   }
 }

@@ -15,6 +15,7 @@ Commands:
   decide DIR --requester R --tool T [--arguments JSON]
                          print the decision /decide would answer (without decisionId)
   preview OLD NEW        what a new policy file changes (or NEW --server URL --project P)
+  fmt [--check] [DIR...] write each policy file in its canonical form (--check: only say which are not)
 
 Options: --help on every command, --version.
 Exit codes: 0 success, 1 a problem found (invalid file, failing case), 2 usage error.
@@ -98,4 +99,14 @@ prints its whole answer, the project's recent decisions replayed included (the t
 from PDP_DECIDE_TOKEN or PDP_DECIDE_TOKEN_FILE). Nothing is written.
 
 Exit: 0 NEW is valid, 1 NEW is invalid or the service refused, 2 usage error.
+`;
+
+export const FMT_HELP = `Usage: idea-pdp fmt [--check] [DIR...]
+
+Writes the policy file of each project folder DIR (default: .) in the canonical form the service
+writes: 2-space JSON, tools in catalog order (unknown names after them), agents by id, keys in the
+documented order. Running it twice changes nothing. A file that is invalid (idea-pdp check says why),
+a link or not a regular file is left as it is and counts as a failure.
+  --check   write nothing; print each file that is not formatted and exit 1 if there is one
+Exit codes: 0 all formatted, 1 a file not formatted (--check) or that cannot be, 2 usage error.
 `;
