@@ -119,10 +119,14 @@ export function trustedSocketConnector(socketPath: string, logger: PdpClientLogg
     if (!verdict.ok) {
       if (!verdict.missing && reported !== verdict.cause) {
         reported = verdict.cause;
-        log.warn(
-          { socketPath, cause: verdict.cause, fix: verdict.fix },
-          `${verdict.cause}. ${verdict.fix} Until then every decision is denied (pdp_unavailable) and nothing is sent to it.`,
-        );
+        try {
+          log.warn(
+            { socketPath, cause: verdict.cause, fix: verdict.fix },
+            `${verdict.cause}. ${verdict.fix} Until then every decision is denied (pdp_unavailable) and nothing is sent to it.`,
+          );
+        } catch {
+          // A host's logger that throws changes nothing: the connection is refused all the same.
+        }
       }
       // Later, as a real connection fails: undici does not expect its callback before connect returns.
       process.nextTick(callback, new SocketRefused(verdict.cause), null);

@@ -180,6 +180,26 @@ describe('PdpClient trusts only its own socket', () => {
     expect(listener.received()).toBe('');
   });
 
+  it("refuses all the same when the host's logger throws", async () => {
+    const listener = await hostileSocket(await tempFolder(), 0o777);
+    const client = new PdpClient({
+      socketPath: listener.socketPath,
+      token: TOKEN,
+      logger: {
+        warn: () => {
+          throw new Error('logger down');
+        },
+      },
+    });
+    clients.push(client);
+    for (let call = 0; call < 2; call += 1) {
+      const decision = await client.decide(QUERY);
+      expect(decision).toMatchObject({ allow: false, reason: 'pdp_unavailable' });
+      expect(decision.message).toMatch(/not trusted: its folder .* is writable/);
+    }
+    expect(listener.received()).toBe('');
+  });
+
   it('refuses a logger without warn', () => {
     expect(() => new PdpClient({ socketPath: '/x/pdp.sock', logger: {} as never })).toThrow(/logger must have a warn/);
   });
