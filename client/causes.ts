@@ -67,6 +67,8 @@ export function describeTransportError(error: unknown): string {
       return 'timeout';
     case 'UND_ERR_RES_EXCEEDED_MAX_SIZE':
       return 'answer too large';
+    case 'IDEA_SOCKET_REFUSED':
+      return typeof message === 'string' ? oneLine(message) : 'socket refused';
     case 'UND_ERR_DESTROYED':
     case 'UND_ERR_CLOSED':
       return 'client closed';

@@ -26,6 +26,7 @@ export {
 } from './http/pdp-client.js';
 export type { ApprovalWaitOptions } from './guards/approval-wait.js';
 export type { PdpClientOptions } from './http/options.js';
+export type { PdpClientLogger } from './http/socket-trust.js';
 export type { CheckFailureReason, CheckOptions, CheckResult } from './http/check.js';
 export type { EventHandlers, EventSubscription } from './events/event-stream.js';
 export type { ApprovalEvent, PolicyEvent } from '../schemas/events.js';

@@ -7,6 +7,7 @@ import { constants, promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_ID_REGEX } from '../schemas/ids.js';
+import { MIN_TOKEN_FILE_CHARACTERS, readTokenFileSync, TokenFileProblem } from '../schemas/token-file.js';
 
 export interface ServiceConfig {
   host: string;
@@ -107,7 +108,7 @@ export function parseProjectsList(value: string): Record<string, string> {
   return projects;
 }
 
-async function secret(env: NodeJS.ProcessEnv, name: string): Promise<string | undefined> {
+function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const direct = env[name];
   if (direct !== undefined && direct !== '') return direct;
   const file = env[`${name}_FILE`];
@@ -115,46 +116,22 @@ async function secret(env: NodeJS.ProcessEnv, name: string): Promise<string | un
   return readTokenFile(`${name}_FILE`, file);
 }
 
-/** The fewest characters a token file may hold (docs/api.md#security): 16 is 96 bits in base64. */
-const MIN_TOKEN_FILE_CHARACTERS = 16;
-
 /**
  * The token in a `*_TOKEN_FILE`, refused like sshd's StrictModes (docs/api.md#security) when the file is a
  * symbolic link, not a regular file, owned by another user than the service's or root, readable or
  * writable by group or others, or holds fewer than 16 characters: each refusal names the file and the fix.
  */
-async function readTokenFile(variable: string, file: string): Promise<string> {
-  const refuse = (why: string, fix: string) => new ConfigError(`${variable} ${file} ${why}: refusing to start. ${fix}`);
-  let handle: fs.FileHandle;
+function readTokenFile(variable: string, file: string): string {
   try {
-    handle = await fs.open(file, constants.O_RDONLY | NO_FOLLOW | constants.O_NONBLOCK);
+    return readTokenFileSync(file, {
+      setting: variable,
+      owner: "the service's",
+      rootMayOwn: true,
+      minCharacters: MIN_TOKEN_FILE_CHARACTERS,
+    });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw refuse('is a symbolic link', `Point ${variable} at the file itself, not at a link to it.`);
-    throw refuse(`cannot be opened (${code ?? String(error)})`, `Check that ${variable} names a readable file.`);
-  }
-  try {
-    // The checks are made on the file that was opened, so nothing can be swapped in between.
-    const info = await handle.stat();
-    if (!info.isFile()) throw refuse('is not a regular file', `Point ${variable} at a regular file holding the token.`);
-    const uid = serviceUid();
-    if (uid !== undefined && info.uid !== uid && info.uid !== 0) {
-      throw refuse(`belongs to uid ${info.uid}, neither the service's (uid ${uid}) nor root`, `Run: chown ${uid} ${file}`);
-    }
-    if ((info.mode & 0o077) !== 0) {
-      throw refuse(`is readable or writable by group or others (mode ${octal(info.mode)})`, `Run: chmod 600 ${file}`);
-    }
-    if (info.size > 4096) throw refuse('is too large to hold a token', 'Put the token alone in the file.');
-    const token = (await handle.readFile('utf8')).trim();
-    if (token.length < MIN_TOKEN_FILE_CHARACTERS) {
-      throw refuse(
-        `holds ${token.length} characters, fewer than ${MIN_TOKEN_FILE_CHARACTERS}`,
-        'Put a long random token in it, e.g. `openssl rand -hex 32`.',
-      );
-    }
-    return token;
-  } finally {
-    await handle.close();
+    if (error instanceof TokenFileProblem) throw new ConfigError(`${variable} ${file} ${error.why}: refusing to start. ${error.fix}`);
+    throw error;
   }
 }
 
@@ -172,7 +149,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
   const projects = env.PDP_PROJECTS ? parseProjectsList(env.PDP_PROJECTS) : {};
   let projectsRoot = env.PDP_PROJECTS_ROOT || undefined;
   if (projectsRoot === undefined && Object.keys(projects).length === 0) projectsRoot = demoProjectsRoot();
-  const decideToken = await secret(env, 'PDP_DECIDE_TOKEN');
+  const decideToken = secret(env, 'PDP_DECIDE_TOKEN');
   if (!isLoopback(host) && decideToken === undefined) {
     throw new ConfigError(
       `Refusing to listen on ${host} without PDP_DECIDE_TOKEN: decisions and policies would be readable by anyone on the network.`,
@@ -180,7 +157,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
   }
   const stateDir = path.resolve(env.PDP_STATE_DIR || '.pdp');
   const approvalTtlSeconds = approvalTtlOf(env.PDP_APPROVAL_TTL_SECONDS);
-  let adminToken = await secret(env, 'PDP_ADMIN_TOKEN');
+  let adminToken = secret(env, 'PDP_ADMIN_TOKEN');
   let generatedTokenFile: string | undefined;
   let adminTokenReused = false;
   if (adminToken === undefined) {
@@ -192,7 +169,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
   if (decideToken !== undefined && decideToken === adminToken) {
     throw new ConfigError('PDP_DECIDE_TOKEN must differ from PDP_ADMIN_TOKEN: whoever can decide could otherwise write policies.');
   }
-  const approverToken = await secret(env, 'PDP_APPROVER_TOKEN');
+  const approverToken = secret(env, 'PDP_APPROVER_TOKEN');
   if (approverToken !== undefined && approverToken === adminToken) {
     throw new ConfigError('PDP_APPROVER_TOKEN must differ from PDP_ADMIN_TOKEN: whoever can approve could otherwise write policies.');
   }
@@ -262,7 +239,7 @@ export async function prepareStateDir(dir: string): Promise<void> {
 async function keptAdminToken(stateDir: string): Promise<{ token: string; file: string; reused: boolean }> {
   await prepareStateDir(stateDir);
   const file = path.join(stateDir, ADMIN_TOKEN_FILE);
-  const kept = await readKeptToken(file);
+  const kept = readKeptToken(file);
   if (kept !== undefined) return { token: kept, file, reused: true };
   const token = randomBytes(32).toString('base64url');
   await writeTokenFile(file, token);
@@ -270,34 +247,21 @@ async function keptAdminToken(stateDir: string): Promise<{ token: string; file: 
 }
 
 /** The token in `file`, undefined when there is no file; throws a ConfigError when the file is not safe. */
-async function readKeptToken(file: string): Promise<string | undefined> {
+function readKeptToken(file: string): string | undefined {
   const refuse = (why: string) =>
     new ConfigError(
       `The admin token file ${file} ${why}: refusing to start. Delete it to have a new token generated, or set PDP_ADMIN_TOKEN.`,
     );
-  let handle: fs.FileHandle;
+  let token: string;
   try {
-    handle = await fs.open(file, constants.O_RDONLY | NO_FOLLOW | constants.O_NONBLOCK);
+    token = readTokenFileSync(file, { setting: 'PDP_STATE_DIR', owner: 'the service', rootMayOwn: false, minCharacters: 0 });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw refuse('is a symbolic link');
-    throw refuse(`cannot be opened (${code ?? String(error)})`);
+    if (!(error instanceof TokenFileProblem)) throw error;
+    if (error.kind === 'missing') return undefined;
+    throw refuse(error.why);
   }
-  try {
-    // The checks are made on the file that was opened, so nothing can be swapped in between.
-    const info = await handle.stat();
-    if (!info.isFile()) throw refuse('is not a regular file');
-    const uid = serviceUid();
-    if (uid !== undefined && info.uid !== uid) throw refuse(`belongs to uid ${info.uid}, not to the service (uid ${uid})`);
-    if ((info.mode & 0o077) !== 0) throw refuse(`is readable or writable by group or others (mode ${octal(info.mode)}; 0600 expected)`);
-    if (info.size > 4096) throw refuse('is too large to hold a token');
-    const token = (await handle.readFile('utf8')).trim();
-    if (!TOKEN_TEXT.test(token)) throw refuse('does not hold a token (16 to 1,024 printable characters, no space)');
-    return token;
-  } finally {
-    await handle.close();
-  }
+  if (!TOKEN_TEXT.test(token)) throw refuse('does not hold a token (16 to 1,024 printable characters, no space)');
+  return token;
 }
 
 /**

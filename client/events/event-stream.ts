@@ -4,7 +4,7 @@
  * whenever the stream cannot be opened or ends. Events are checked against the schemas; anything
  * else is ignored.
  */
-import { Client } from 'undici';
+import { Client, type buildConnector } from 'undici';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ApprovalEventSchema, EVENTS_PING_SECONDS, PolicyEventSchema, type ApprovalEvent, type PolicyEvent } from '../../schemas/events.js';
 import { describeTransportError, errorText, isRejection, oneLine, rejectionCause } from '../causes.js';
@@ -38,8 +38,8 @@ export interface EventStreamTarget {
   /** `/events` with the base URL's prefix and the `project` query, if any. */
   path: string;
   headers: Record<string, string>;
-  /** The service's unix socket, when the client goes through it. */
-  socketPath?: string | undefined;
+  /** How a connection is opened when the client goes through the service's unix socket (checked first). */
+  connect?: buildConnector.connector | undefined;
 }
 
 export function followEvents(target: EventStreamTarget, handlers: EventHandlers, onClosed: () => void): EventSubscription {
@@ -47,7 +47,7 @@ export function followEvents(target: EventStreamTarget, handlers: EventHandlers,
     headersTimeout: 10_000,
     // Three missed pings: the connection is dead even if no error says so.
     bodyTimeout: EVENTS_PING_SECONDS * 3 * 1000,
-    ...(target.socketPath === undefined ? {} : { socketPath: target.socketPath }),
+    ...(target.connect === undefined ? {} : { connect: target.connect }),
   });
   const abort = new AbortController();
   let retryTimer: NodeJS.Timeout | undefined;

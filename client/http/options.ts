@@ -3,6 +3,7 @@
  * programming error the host must see at start, not a stream of denials later.
  */
 import { oneLine } from '../causes.js';
+import type { PdpClientLogger } from './socket-trust.js';
 
 /** Options of `PdpClient`. */
 export interface PdpClientOptions {
@@ -16,9 +17,16 @@ export interface PdpClientOptions {
    * every request goes through it, never through TCP. `baseUrl` then only gives the path prefix and
    * the `Host` header (default `http://localhost`). Prefer it on one machine: while the service is
    * down another local process can take its TCP port, never its socket in a folder only the
-   * service's user may write.
+   * service's user may write. Before each new connection the socket and its folder must belong to
+   * this process's user and the folder must not be writable by group or others; otherwise nothing
+   * is sent there (no token), every decision is denied (`pdp_unavailable`) and `logger` gets one line.
    */
   socketPath?: string | undefined;
+  /**
+   * Where the client reports a `socketPath` it does not trust (pino-compatible `warn(fields, message)`).
+   * Default: a process warning of type `IdeaPdpClientWarning` (stderr, never stdout).
+   */
+  logger?: PdpClientLogger | undefined;
   /** Sent as `Authorization: Bearer <token>`: the decide token, or the admin token for writes. */
   token?: string | undefined;
   /**
@@ -36,6 +44,7 @@ export interface PdpClientOptions {
 export interface CheckedOptions {
   url: URL;
   socketPath: string | undefined;
+  logger: PdpClientLogger | undefined;
   token: string | undefined;
   timeoutMs: number;
   adminTimeoutMs: number;
@@ -54,6 +63,7 @@ export function checkOptions(options: PdpClientOptions): CheckedOptions {
   return {
     url: baseUrlOf(socketPath !== undefined && options.baseUrl === undefined ? SOCKET_BASE_URL : options.baseUrl),
     socketPath,
+    logger: loggerOf(options.logger),
     token: tokenOf(options.token),
     timeoutMs: durationOf('timeoutMs', options.timeoutMs, 500),
     adminTimeoutMs: durationOf('adminTimeoutMs', options.adminTimeoutMs, 10_000),
@@ -70,6 +80,14 @@ function socketPathOf(raw: unknown): string | undefined {
     throw new TypeError('PdpClient: socketPath must be the path of the service\'s unix socket, such as "/home/me/.pdp/pdp.sock"');
   }
   return raw;
+}
+
+function loggerOf(raw: unknown): PdpClientLogger | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'object' || raw === null || typeof (raw as { warn?: unknown }).warn !== 'function') {
+    throw new TypeError('PdpClient: logger must have a warn(fields, message) method, such as a pino logger');
+  }
+  return raw as PdpClientLogger;
 }
 
 function baseUrlOf(raw: unknown): URL {

@@ -33,7 +33,9 @@ import {
 import { followEvents, type EventHandlers, type EventSubscription } from '../events/event-stream.js';
 import { PdpError } from './errors.js';
 import { checkOptions, checkToken, displayUrl, type PdpClientOptions } from './options.js';
+import { trustedSocketConnector } from './socket-trust.js';
 import { Deadline, Transport, type Exchange } from './transport.js';
+import type { buildConnector } from 'undici';
 
 export type { CallOptions, PermissionsResult, WriteOptions } from './endpoints.js';
 
@@ -149,7 +151,8 @@ export class PdpClient {
   private readonly jsonHeaders: Record<string, string>;
   private closing: Promise<void> | undefined;
   private readonly origin: string;
-  private readonly socketPath: string | undefined;
+  /** The unix socket's connector, which checks the socket before each new connection; undefined over TCP. */
+  private readonly connect: buildConnector.connector | undefined;
   private readonly subscriptions = new Set<EventSubscription>();
 
   /** @throws TypeError or RangeError for a `baseUrl` that is not an absolute http(s) URL, or a bad duration. */
@@ -163,11 +166,11 @@ export class PdpClient {
     if (checked.token !== undefined) this.baseHeaders.authorization = `Bearer ${checked.token}`;
     this.jsonHeaders = { ...this.baseHeaders, 'content-type': 'application/json' };
     this.origin = checked.url.origin;
-    this.socketPath = checked.socketPath;
+    this.connect = checked.socketPath === undefined ? undefined : trustedSocketConnector(checked.socketPath, checked.logger);
     this.transport = new Transport(this.origin, checked.connections, {
       backstopMs: Math.max(this.timeoutMs, this.adminTimeoutMs),
       maxBodyBytes: MAX_ADMIN_BYTES,
-      socketPath: checked.socketPath,
+      connect: this.connect,
     });
   }
 
@@ -198,7 +201,7 @@ export class PdpClient {
     if (this.closing !== undefined) return { close: () => undefined };
     const query = options.project === undefined ? '' : `?project=${encodeURIComponent(options.project)}`;
     const subscription = followEvents(
-      { origin: this.origin, path: `${this.pathPrefix}/events${query}`, headers: this.baseHeaders, socketPath: this.socketPath },
+      { origin: this.origin, path: `${this.pathPrefix}/events${query}`, headers: this.baseHeaders, connect: this.connect },
       options,
       () => this.subscriptions.delete(subscription),
     );

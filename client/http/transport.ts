@@ -4,7 +4,7 @@
  * go wrong below the HTTP status line (refused connection, reset, timeout, oversized body, closed
  * client, a caller that gave up) becomes a {@link TransportFailure} whose message is a short cause.
  */
-import { Pool } from 'undici';
+import { Pool, type buildConnector } from 'undici';
 import { describeTransportError } from '../causes.js';
 import type { Method } from './endpoints.js';
 
@@ -127,10 +127,15 @@ export class Transport {
   private readonly longPolls: Pool;
   private readonly queue: Queue;
 
-  constructor(origin: string, connections: number, options: { backstopMs: number; maxBodyBytes: number; socketPath?: string | undefined }) {
+  /** `connect`: how a new connection is opened (the unix socket's, checked first), else TCP to `origin`. */
+  constructor(
+    origin: string,
+    connections: number,
+    options: { backstopMs: number; maxBodyBytes: number; connect?: buildConnector.connector | undefined },
+  ) {
     // Backstops only: the per-call deadline is what enforces the timeouts.
     const limits = { headersTimeout: options.backstopMs, bodyTimeout: options.backstopMs, maxResponseSize: options.maxBodyBytes };
-    const through = options.socketPath === undefined ? {} : { socketPath: options.socketPath };
+    const through = options.connect === undefined ? {} : { connect: options.connect };
     this.pool = new Pool(origin, { connections, keepAliveTimeout: 30_000, ...limits, ...through });
     this.longPolls = new Pool(origin, { maxResponseSize: options.maxBodyBytes, headersTimeout: 0, bodyTimeout: 0, ...through });
     this.queue = new Queue(connections);

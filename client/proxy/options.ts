@@ -4,7 +4,7 @@
  * `PDP_DECIDE_TOKEN` or a file; no token is ever read from the command line (other users of the
  * machine can read it in the process list).
  */
-import { lstatSync, readFileSync } from 'node:fs';
+import { MIN_TOKEN_FILE_CHARACTERS, readTokenFileSync, TokenFileProblem } from '../../schemas/token-file.js';
 import { checkOptions } from '../http/options.js';
 
 export interface ProxyCommand {
@@ -132,19 +132,15 @@ function milliseconds(raw: string | undefined, name: string, fallback: number, m
 }
 
 /**
- * A token file as the service reads its own (docs/api.md#security): a regular file, not a link, that
- * only its owner may read or write; its one line is the token.
+ * A token file under the service's own rules (docs/api.md#security): not a link, a regular file of this
+ * user (or root) that group and others can neither read nor write, holding 16 characters or more,
+ * read from the descriptor that was checked.
  */
 function readTokenFile(file: string, option: string): string {
-  let stat;
   try {
-    stat = lstatSync(file);
-  } catch {
-    throw new UsageError(`${option}: cannot read ${file}`);
+    return readTokenFileSync(file, { setting: option, owner: "this user's", rootMayOwn: true, minCharacters: MIN_TOKEN_FILE_CHARACTERS });
+  } catch (error) {
+    if (error instanceof TokenFileProblem) throw new UsageError(`${option} ${file} ${error.why}: refusing to start. ${error.fix}`);
+    throw error;
   }
-  if (stat.isSymbolicLink() || !stat.isFile()) throw new UsageError(`${option}: ${file} must be a regular file, not a link`);
-  if ((stat.mode & 0o077) !== 0) throw new UsageError(`${option}: ${file} is readable or writable by others: run chmod 600 ${file}`);
-  const token = readFileSync(file, 'utf8').trim();
-  if (token === '') throw new UsageError(`${option}: ${file} is empty`);
-  return token;
 }

@@ -17,6 +17,7 @@ export async function runProxy(command: ProxyCommand, logger: ProxyLogger): Prom
     baseUrl: command.pdp,
     token: command.token,
     timeoutMs: command.timeoutMs,
+    logger,
     ...(command.socketPath === undefined ? {} : { socketPath: command.socketPath }),
   });
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !WITHHELD_FROM_SERVER.includes(name)));

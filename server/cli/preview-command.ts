@@ -4,6 +4,7 @@
  * included), the file's bytes sent as they are so problems point into it.
  */
 import { promises as fs } from 'node:fs';
+import { MIN_TOKEN_FILE_CHARACTERS, readTokenFileSync, TokenFileProblem } from '../../schemas/token-file.js';
 import { compileDocument } from '../domain/compile.js';
 import { agentChanges } from '../domain/preview.js';
 import { MAX_FILE_BYTES } from '../projects/file-read.js';
@@ -24,10 +25,25 @@ async function readPolicyFile(file: string): Promise<Buffer> {
   return fs.readFile(file);
 }
 
-/** The token the service asks of a reader: PDP_DECIDE_TOKEN (or the file PDP_DECIDE_TOKEN_FILE names), else none. */
-async function readerToken(): Promise<string | undefined> {
+/**
+ * The token the service asks of a reader: PDP_DECIDE_TOKEN, or the file PDP_DECIDE_TOKEN_FILE names read
+ * under the service's own rules for that file (docs/api.md#security), else none.
+ */
+function readerToken(): string | undefined {
   const file = process.env.PDP_DECIDE_TOKEN_FILE;
-  if (file !== undefined && file !== '') return (await fs.readFile(file, 'utf8')).trim();
+  if (file !== undefined && file !== '') {
+    try {
+      return readTokenFileSync(file, {
+        setting: 'PDP_DECIDE_TOKEN_FILE',
+        owner: "this user's",
+        rootMayOwn: true,
+        minCharacters: MIN_TOKEN_FILE_CHARACTERS,
+      });
+    } catch (error) {
+      if (error instanceof TokenFileProblem) throw new UsageError(`PDP_DECIDE_TOKEN_FILE ${file} ${error.why}. ${error.fix}`);
+      throw error;
+    }
+  }
   const token = process.env.PDP_DECIDE_TOKEN;
   return token === undefined || token === '' ? undefined : token;
 }
@@ -57,7 +73,7 @@ export async function previewCommand(files: readonly string[], options: PreviewO
   }
   const [newFile = ''] = files;
   const body = await readPolicyFile(newFile);
-  const token = await readerToken();
+  const token = readerToken();
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
