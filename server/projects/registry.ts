@@ -66,6 +66,8 @@ export class ProjectRegistry {
   private readonly onListed: (() => void)[] = [];
   /** Whether the last listing of the root failed: a run of failures is logged once. */
   private listingFails = false;
+  /** The error code of the last listing of the root that failed, while none has succeeded since. */
+  private listingError: string | undefined;
   /** Who hears that a project changed (project-changes.ts). */
   readonly changes = new ProjectChanges();
 
@@ -118,6 +120,15 @@ export class ProjectRegistry {
    */
   get rootListed(): boolean {
     return this.listedOnce;
+  }
+
+  /**
+   * Why the projects root has not been listed since start, or undefined (listed once, missing, or
+   * no root): /readyz is not ready meanwhile, since the projects it holds are not served.
+   */
+  get unlistedRoot(): string | undefined {
+    if (this.listedOnce || this.listingError === undefined) return undefined;
+    return `the projects root ${this.root ?? ''} cannot be listed (${this.listingError}): its projects are not served, and their calls denied, until it can be (the rescan tries again every period)`;
   }
 
   /** Runs `task` once, after the first listing of the projects root that succeeds (at once if one has). */
@@ -399,6 +410,7 @@ export class ProjectRegistry {
       // Once per run of failures: the rescan lists the root every 2 s.
       if (!this.listingFails) this.options.logger.warn({ err: error, root }, 'cannot list the projects root');
       this.listingFails = true;
+      this.listingError = (error as NodeJS.ErrnoException).code ?? 'error';
       return missing ? 'missing' : 'unreadable';
     }
     if (this.listingFails) this.options.logger.info({ root }, 'projects root listed again');
