@@ -16,6 +16,9 @@ import { mcpRefusal } from '../guards/refusal.js';
 import { decideToolCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
 import { filterToolList } from '../guards/tool-list.js';
 import { ToolListFollower } from '../guards/tool-list-follower.js';
+import { decideModernCall, withoutRetry, type ModernOutcome } from '../guards/input-required.js';
+import { RequestStateSeal } from '../guards/request-state.js';
+import { modernRequest, resultFor, type ModernRequest } from './era.js';
 import { decidedMethodSpelling, decidedParamsProblem, envelopeProblem } from './host-checks.js';
 import { HostElicitor, isProxyRequestId } from './host-elicitor.js';
 import { JsonRpcChannel, type Received, type Unreadable } from './json-rpc-channel.js';
@@ -56,6 +59,8 @@ export class McpRelay {
   /** `tools/call` requests being decided, and how to give up on each. */
   private readonly deciding = new Map<RequestId, { abort: AbortController; rawId: string }>();
   private readonly warned = new Set<string>();
+  /** Seals the state of approvals asked through `input_required` (2026-07-28); its key lives and dies with the process. */
+  private readonly seal = new RequestStateSeal();
   private hostInitialized = false;
   private declaredListChanged = false;
   private serverGone = false;
@@ -216,34 +221,65 @@ export class McpRelay {
     const abort = new AbortController();
     this.deciding.set(request.id, { abort, rawId });
     const query = decideQueryFor(options.project, options.requester, call.name, call.args);
-    const decision =
-      tooDeepToSend(query, received) ??
-      (await decideToolCall(
-        {
-          client: options.client,
-          approval: options.approval,
-          logger: options.logger,
-          elicitor: this.elicitor,
-          signal: abort.signal,
-          requestId: request.id,
-          owner: 'idea-mcp-proxy',
-        },
-        query,
-      ));
+    const modern = modernRequest(request.params);
+    const outcome = await this.decide(query, request, received, modern, abort.signal);
     const cancelled = abort.signal.aborted;
     this.deciding.delete(request.id);
     if (cancelled) return; // cancelled by the host (nothing to answer) or answered when the server exited
+    if (outcome.kind === 'input_required') {
+      this.host.sendText(`{"jsonrpc":"2.0","id":${rawId},"result":${JSON.stringify(outcome.result)}}`);
+      return;
+    }
+    const { decision } = outcome;
     options.onDecision?.(decision);
     if (!decision.allow) {
-      this.host.sendText(`{"jsonrpc":"2.0","id":${rawId},"result":${JSON.stringify(mcpRefusal(decision, options.formatRefusal))}}`);
+      const refusal = resultFor(mcpRefusal(decision, options.formatRefusal), modern);
+      this.host.sendText(`{"jsonrpc":"2.0","id":${rawId},"result":${JSON.stringify(refusal)}}`);
       return;
     }
     if (this.serverGone) {
       this.answerError(rawId, RpcErrorCode.ConnectionClosed, 'the MCP server has exited');
       return;
     }
+    if (outcome.stripRetry && request.params !== undefined) {
+      // The approval's state and answer were the proxy's: the server gets the call without them.
+      this.forwarded.set(request.id, { kind: 'other', rawId });
+      if (!this.server.send({ ...request, params: withoutRetry(request.params) })) {
+        this.forwarded.delete(request.id);
+        this.answerError(rawId, RpcErrorCode.InternalError, 'the tool call could not be written to the MCP server');
+      }
+      return;
+    }
     // The bytes the host sent, which the service decided on: nothing of them is written anew.
     this.forward(request.id, received, { kind: 'other', rawId });
+  }
+
+  /** The decision on a call, in the request's era (2026-07-28 asks for approvals through `input_required`). */
+  private async decide(
+    query: DecideQuery,
+    request: JsonRpcRequest,
+    received: Received,
+    modern: ModernRequest | undefined,
+    signal: AbortSignal,
+  ): Promise<ModernOutcome> {
+    const { options } = this;
+    const early = tooDeepToSend(query, received);
+    if (early !== undefined) return { kind: 'decided', decision: early, stripRetry: false };
+    const owner = 'idea-mcp-proxy';
+    if (modern !== undefined) {
+      const context = { client: options.client, approval: options.approval, logger: options.logger, seal: this.seal, signal, owner };
+      return decideModernCall(context, query, request.params ?? {}, modern.capabilities);
+    }
+    const context = {
+      client: options.client,
+      approval: options.approval,
+      logger: options.logger,
+      elicitor: this.elicitor,
+      signal,
+      requestId: request.id,
+      owner,
+    };
+    return { kind: 'decided', decision: await decideToolCall(context, query), stripRetry: false };
   }
 
   /** A `notifications/cancelled` for a call still being decided: the decision stops there, and the server never hears of it. */
