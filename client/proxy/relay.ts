@@ -21,6 +21,7 @@ import { RequestStateSeal } from '../guards/request-state.js';
 import { modernRequest, resultFor, type ModernRequest } from './era.js';
 import { decidedMethodSpelling, decidedParamsProblem, envelopeProblem } from './host-checks.js';
 import { HostElicitor, isProxyRequestId } from './host-elicitor.js';
+import { ToolListSubscriptions } from './subscriptions.js';
 import { JsonRpcChannel, type Received, type Unreadable } from './json-rpc-channel.js';
 import { RpcErrorCode, type JsonObject, type JsonRpcRequest, type JsonRpcResult, type RequestId } from './json-rpc.js';
 import type { ProxyLogger } from './stderr-logger.js';
@@ -42,9 +43,17 @@ export const SHUTDOWN_GRACE_MS = 2000;
 
 /** A request forwarded to the server, answered by it: what its answer needs. */
 interface Forwarded {
-  kind: 'initialize' | 'tools/list' | 'other';
+  kind: 'initialize' | 'tools/list' | 'listen' | 'other';
   rawId: string;
 }
+
+/** The requests whose answer the proxy reads: `server/discover` declares capabilities as `initialize` does on 2026-07-28. */
+const FORWARDED_KINDS = new Map<string, Forwarded['kind']>([
+  ['initialize', 'initialize'],
+  ['server/discover', 'initialize'],
+  ['tools/list', 'tools/list'],
+  ['subscriptions/listen', 'listen'],
+]);
 
 /** The deepest `arguments` sent to the service without first checking that they can be written as JSON (V8 stops near 10,000). */
 const PLAIN_DEPTH = 64;
@@ -61,6 +70,7 @@ export class McpRelay {
   private readonly warned = new Set<string>();
   /** Seals the state of approvals asked through `input_required` (2026-07-28); its key lives and dies with the process. */
   private readonly seal = new RequestStateSeal();
+  private readonly subscriptions = new ToolListSubscriptions();
   private hostInitialized = false;
   private declaredListChanged = false;
   private serverGone = false;
@@ -147,7 +157,10 @@ export class McpRelay {
         return;
       }
       if (message.method === 'notifications/initialized') this.hostInitialized = true;
-      if (message.method === 'notifications/cancelled' && this.cancelDecision(message.params?.requestId)) return;
+      if (message.method === 'notifications/cancelled') {
+        if (this.cancelDecision(message.params?.requestId)) return;
+        this.subscriptions.closed(message.params?.requestId);
+      }
       this.server.sendRaw(received.raw);
       return;
     }
@@ -198,10 +211,9 @@ export class McpRelay {
     if (request.method === 'initialize' && isJsonObject(request.params) && isJsonObject(request.params.capabilities)) {
       this.elicitor.hostCapabilities = request.params.capabilities;
     }
-    this.forward(request.id, received, {
-      kind: request.method === 'initialize' ? 'initialize' : request.method === 'tools/list' ? 'tools/list' : 'other',
-      rawId,
-    });
+    if (request.method === 'subscriptions/listen' && this.options.filterToolsList)
+      this.subscriptions.opened(request.id, rawId, request.params);
+    this.forward(request.id, received, { kind: FORWARDED_KINDS.get(request.method) ?? 'other', rawId });
   }
 
   private forward(id: RequestId, received: Received, forwarded: Forwarded): void {
@@ -303,6 +315,12 @@ export class McpRelay {
       });
       return;
     }
+    if ('method' in message && !('id' in message)) {
+      const acknowledgement = this.subscriptions.acknowledgement(message);
+      if (acknowledgement !== undefined) this.host.send(acknowledgement);
+      else this.host.sendRaw(received.raw);
+      return;
+    }
     if ('method' in message || message.id === null) {
       this.host.sendRaw(received.raw);
       return;
@@ -314,6 +332,14 @@ export class McpRelay {
       return;
     }
     this.forwarded.delete(message.id);
+    if (forwarded.kind === 'listen') {
+      const ownAcknowledgement = this.subscriptions.answered(message.id, 'error' in message);
+      if (ownAcknowledgement !== undefined) {
+        // A server that does not listen: the proxy keeps the host's subscription for tool changes itself.
+        this.host.sendText(ownAcknowledgement);
+        return;
+      }
+    }
     if (forwarded.kind === 'initialize' && 'result' in message && this.declareListChanged(message.result)) {
       this.sendRewritten(message, forwarded.rawId);
       return;
@@ -360,8 +386,11 @@ export class McpRelay {
   }
 
   private sendToolListChanged(): void {
-    // Never before the host's `notifications/initialized`, and only when the `initialize` answer said so.
-    if (!this.hostInitialized || !this.declaredListChanged || this.serverGone) return;
+    if (this.serverGone) return;
+    // 2026-07-28: on each subscription that asked for it.
+    for (const text of this.subscriptions.notifications()) this.host.sendText(text);
+    // Earlier revisions: never before the host's `notifications/initialized`, and only when the `initialize` answer said so.
+    if (!this.hostInitialized || !this.declaredListChanged) return;
     this.host.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
   }
 
@@ -389,6 +418,7 @@ export class McpRelay {
     this.serverGone = true;
     for (const timer of this.shutdownTimers) clearTimeout(timer);
     this.follower.stop();
+    this.subscriptions.clear();
     this.elicitor.abandonAll();
     const why = signal === null ? `exited with code ${String(code)}` : `was killed by ${signal}`;
     for (const { rawId } of [...this.forwarded.values(), ...this.deciding.values()]) {

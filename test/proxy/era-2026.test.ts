@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
 import { suiteScope } from '../support/app.js';
+import { waitFor } from '../support/wait.js';
 import { INITIALIZE, spawnProxyFor } from './proxy-process.js';
 
 const suite = suiteScope();
@@ -183,5 +184,35 @@ describe('idea-mcp-proxy on 2026-07-28, approvals through input_required', () =>
       isError: true,
       _meta: { 'io.ideai/decision': { reason: 'approval_required' } },
     });
+  });
+});
+
+describe('idea-mcp-proxy on 2026-07-28, list_changed', () => {
+  it('acknowledges a subscription the server does not know, and sends list_changed on it after a policy change', async () => {
+    const proxy = spawnProxyFor(suite, pdp, 'Subscriber');
+    proxy.send({
+      jsonrpc: '2.0',
+      id: 'listen-1',
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: envelope() },
+    });
+    const acknowledged = () => proxy.messages().find((message) => message.method === 'notifications/subscriptions/acknowledged');
+    await waitFor(() => acknowledged() !== undefined, 'the acknowledgement', 30_000);
+    expect(acknowledged()?.params).toEqual({
+      notifications: { toolsListChanged: true },
+      _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' },
+    });
+    proxy.send({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope() } });
+    await proxy.answerTo(2);
+    await pdp.admin.putAgent('demo', 'Subscriber', ['idea_ticket_read', 'idea_memory_write']);
+    const changed = () => proxy.messages().filter((message) => message.method === 'notifications/tools/list_changed');
+    await waitFor(() => changed().length > 0, 'a tools/list_changed', 30_000);
+    expect(changed()[0]).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } },
+    });
+    // The error of the server that does not listen never reached the host.
+    expect(proxy.messages().filter((message) => message.id === 'listen-1')).toEqual([]);
   });
 });
