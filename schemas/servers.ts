@@ -41,7 +41,7 @@ export type DeclaredTool = Static<typeof DeclaredToolSchema>;
 export const DeclaredServerSchema = Type.Object(
   {
     label: Type.Optional(
-      Type.String({ minLength: 1, maxLength: MAX_SERVER_LABEL_LENGTH, description: "French label of the server; absent = its id." }),
+      Type.String({ minLength: 1, maxLength: MAX_SERVER_LABEL_LENGTH, description: 'French label of the server; absent = its id.' }),
     ),
     tools: Type.Record(Type.String({ pattern: SERVER_TOOL_PATTERN }), DeclaredToolSchema, {
       maxProperties: MAX_DECLARED_TOOLS_PER_SERVER,
@@ -72,6 +72,15 @@ export const ServersDocumentSchema = Type.Object(
   },
 );
 export type ServersDocument = Static<typeof ServersDocumentSchema>;
+
+/**
+ * Whether `name` could name a declared server's tool (`<server>/<tool>`, by its form only): what a
+ * saved grant or `once` answer may hold. Whether it is declared is the project's catalog's to say.
+ */
+export function isQualifiedToolName(name: string): boolean {
+  const slash = name.indexOf('/');
+  return slash > 0 && SERVER_ID_REGEX.test(name.slice(0, slash)) && SERVER_TOOL_REGEX.test(name.slice(slash + 1));
+}
 
 /** The qualified name of a server's tool, as policies and `/decide` name it. */
 export const qualifiedToolName = (server: string, tool: string): string => `${server}/${tool}`;

@@ -5,6 +5,7 @@
  * that file gives. The app (http/service-plugin.ts) starts them once it is ready and closes them
  * with itself.
  */
+import { IDEA_CATALOG } from './domain/project-catalog.js';
 import type { Logger } from 'pino';
 import { ApprovalsService } from './approvals/approvals-service.js';
 import type { ServiceClock } from './approvals/clock.js';
@@ -20,7 +21,7 @@ import { ApiError } from './errors.js';
 import { LiveEvents } from './events/live-events.js';
 import { createMetrics, type PdpMetrics } from './ops/metrics.js';
 import { EphemeralPolicies } from './permissions/ephemeral.js';
-import { PermissionsService } from './permissions/permissions-service.js';
+import { PermissionsService, catalogOf } from './permissions/permissions-service.js';
 import { ProjectRegistry } from './projects/registry.js';
 
 export interface ServicesOptions {
@@ -119,6 +120,10 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
         return state !== undefined && declaresAgent(state.agents, state.policy, requester);
       },
       folderOf: (project) => registry.folderOf(project),
+      catalogOf: (project) => {
+        const found = registry.get(project);
+        return found === undefined ? IDEA_CATALOG : catalogOf(found);
+      },
       conditionsOf: (project, requester, tools) => {
         const conditions = conditionsInForce(registry.get(project)?.state.policy, requester, tools);
         if (conditions === undefined) {

@@ -23,17 +23,24 @@ export interface EphemeralGrant {
   readonly allowlist: Allowlist;
   /** Normalized ticket (no `#`) the issue-scoped tools are bound to, or null. */
   readonly boundIssue: string | null;
+  /** The names as registered, and the catalog `allowlist` was built under (a project's catalog changes with its servers file). */
+  readonly tools: readonly string[];
+  readonly catalog: ProjectCatalog;
 }
 
 /**
  * The grant of an ephemeral policy: its tools and, with a bound ticket, the condition
  * `issueRef in [ticket]` on each issue-scoped one (docs/api.md#ephemeral-ticket-assistant-policies, docs/api.md#conditions-on-a-tools-arguments).
  */
-export function ephemeralGrant(tools: readonly string[], boundIssue: string | null, catalog: ProjectCatalog = IDEA_CATALOG): EphemeralGrant {
-  if (boundIssue === null) return { allowlist: makeAllowlist('ephemeral', tools, [], undefined, catalog), boundIssue };
+export function ephemeralGrant(
+  tools: readonly string[],
+  boundIssue: string | null,
+  catalog: ProjectCatalog = IDEA_CATALOG,
+): EphemeralGrant {
+  if (boundIssue === null) return { allowlist: makeAllowlist('ephemeral', tools, [], undefined, catalog), boundIssue, tools, catalog };
   const scoped = tools.filter((name) => catalog.find(name)?.issueScoped === true);
   const conditions = Object.fromEntries(scoped.map((name) => [name, { [ISSUE_REF]: { in: [boundIssue] } }]));
-  return { allowlist: makeAllowlist('ephemeral', tools, [], conditions, catalog), boundIssue };
+  return { allowlist: makeAllowlist('ephemeral', tools, [], conditions, catalog), boundIssue, tools, catalog };
 }
 
 /** A decision, and whether the same policy, requester and tool always give it, whatever else the call or the service holds. */
@@ -114,7 +121,12 @@ export function resolveEffective(
       if (requester.project !== project) {
         return { requester, allowlist: null, boundIssue: null, denial: 'requester_project_mismatch' };
       }
-      const grant = ephemeral(project, requester.id);
+      const registered = ephemeral(project, requester.id);
+      // Built again under the project's catalog now: a tool declared (or undeclared) since counts as it is now.
+      const grant =
+        registered === undefined || registered.catalog === policy.catalog
+          ? registered
+          : ephemeralGrant(registered.tools, registered.boundIssue, policy.catalog);
       return grant
         ? { requester, allowlist: grant.allowlist, boundIssue: grant.boundIssue, denial: null }
         : { requester, allowlist: policy.readOnly, boundIssue: null, denial: null };

@@ -50,6 +50,7 @@ describe('OpenAPI document', () => {
         'GET /events',
         'GET /projects/{project}/approvals',
         'GET /projects/{project}/approvals/{id}',
+        'GET /projects/{project}/catalog',
         'POST /projects/{project}/approvals/{id}',
         'GET /projects/{project}/grants',
         'POST /projects/{project}/grants',
