@@ -84,3 +84,81 @@ export function isQualifiedToolName(name: string): boolean {
 
 /** The qualified name of a server's tool, as policies and `/decide` name it. */
 export const qualifiedToolName = (server: string, tool: string): string => `${server}/${tool}`;
+
+// ---------------------------------------------------------------- discovered tools and the servers route
+
+/** Tools of one server the service keeps as discovered, and how much of each (docs/api.md#other-mcp-servers-tools). */
+export const MAX_DISCOVERED_PER_SERVER = 500;
+export const MAX_DISCOVERED_DESCRIPTION = 300;
+export const MAX_DISCOVERED_TITLE = 200;
+
+export const ToolAnnotationsSchema = Type.Object(
+  {
+    title: Type.Optional(Type.String({ maxLength: MAX_DISCOVERED_TITLE })),
+    readOnlyHint: Type.Optional(Type.Boolean()),
+    destructiveHint: Type.Optional(Type.Boolean()),
+    idempotentHint: Type.Optional(Type.Boolean()),
+    openWorldHint: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, description: "The server's own hints (MCP tool annotations): shown to a person, never a permission." },
+);
+export type ToolAnnotations = Static<typeof ToolAnnotationsSchema>;
+
+export const DiscoveredToolSchema = Type.Object(
+  {
+    name: Type.String({ pattern: SERVER_TOOL_PATTERN, description: "The server's exact MCP tool name." }),
+    title: Type.Optional(Type.String({ maxLength: MAX_DISCOVERED_TITLE })),
+    description: Type.Optional(Type.String({ maxLength: MAX_DISCOVERED_DESCRIPTION })),
+    annotations: Type.Optional(ToolAnnotationsSchema),
+  },
+  { additionalProperties: false },
+);
+export type DiscoveredTool = Static<typeof DiscoveredToolSchema>;
+
+export const DiscoveredBodySchema = Type.Object(
+  { tools: Type.Array(DiscoveredToolSchema, { maxItems: MAX_DISCOVERED_PER_SERVER }) },
+  { additionalProperties: false, description: "A server's tools/list result, as idea-mcp-proxy reports it (bounded)." },
+);
+export type DiscoveredBody = Static<typeof DiscoveredBodySchema>;
+
+export const DiscoveredAcceptedSchema = Type.Object({
+  received: Type.Integer({ description: 'Tools in the report.' }),
+  undeclared: Type.Integer({ description: "Of those, the tools the project's catalog does not declare." }),
+  kept: Type.Integer({ description: 'Discovered tools the service now keeps for this server (at most 500).' }),
+});
+export type DiscoveredAccepted = Static<typeof DiscoveredAcceptedSchema>;
+
+export const ServerParamsSchema = Type.Object({
+  project: Type.String({ maxLength: 256 }),
+  server: Type.String({ pattern: SERVER_ID_PATTERN }),
+});
+export type ServerParams = Static<typeof ServerParamsSchema>;
+
+export const ServersResponseSchema = Type.Object({
+  servers: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      label: Type.String(),
+      tools: Type.Array(
+        Type.Object({
+          name: Type.String({ description: 'The qualified name, <server>/<tool>.' }),
+          access: Type.Union([Type.Literal('read'), Type.Literal('write')]),
+          label: Type.String(),
+        }),
+        { description: 'Declared tools (a server only discovered has none).' },
+      ),
+      discovered: Type.Array(
+        Type.Object({
+          name: Type.String({ description: "The server's own tool name, as it listed it (declare it under this key)." }),
+          title: Type.Union([Type.String(), Type.Null()]),
+          description: Type.Union([Type.String(), Type.Null()]),
+          annotations: ToolAnnotationsSchema,
+          firstSeen: Type.String(),
+          lastSeen: Type.String(),
+        }),
+        { description: 'Tools the server listed that the catalog does not declare: never a permission.' },
+      ),
+    }),
+  ),
+});
+export type ServersResponse = Static<typeof ServersResponseSchema>;

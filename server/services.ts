@@ -6,6 +6,7 @@
  * with itself.
  */
 import { IDEA_CATALOG } from './domain/project-catalog.js';
+import { DiscoveredTools } from './servers/discovered-tools.js';
 import type { Logger } from 'pino';
 import { ApprovalsService } from './approvals/approvals-service.js';
 import type { ServiceClock } from './approvals/clock.js';
@@ -63,6 +64,8 @@ export interface Services {
   readonly approvals: ApprovalsService;
   readonly decisions: DecisionService;
   readonly preview: PreviewService;
+  /** What other MCP servers listed that their project's catalog does not declare (never a permission). */
+  readonly discovered: DiscoveredTools;
   /** Once the app is ready: the saved recent decisions, then every project, then what is kept of projects gone meanwhile goes. */
   start(): Promise<void>;
   /** Before the server stops accepting: open streams and long-polls end cleanly instead of holding the close. */
@@ -174,6 +177,12 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
   registry.changes.subscribe(approvals);
   registry.changes.subscribe(ephemeral);
   registry.changes.subscribe(events);
+  const discovered = new DiscoveredTools();
+  registry.changes.subscribe({
+    projectChanged: (project, change) => {
+      if (change === 'removed') discovered.forget(project);
+    },
+  });
   for (const warning of approvals.warnings) logger.warn({ stateDir: options.stateDir }, warning);
 
   return {
@@ -184,6 +193,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     approvals,
     decisions,
     preview,
+    discovered,
     start: async () => {
       await recentFile?.start();
       await registry.start();

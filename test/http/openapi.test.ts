@@ -39,6 +39,7 @@ describe('OpenAPI document', () => {
         'DELETE /projects/{project}/mcp-tool-permissions/agents/{agentId}',
         'POST /projects/{project}/mcp-tool-permissions/preview',
         'GET /projects/{project}/requesters/{requester}/effective',
+        'GET /projects/{project}/servers',
         'GET /projects/{project}/decisions',
         'GET /projects/{project}/ephemeral-policies',
         'PUT /projects/{project}/ephemeral-policies/{requester}',
@@ -54,6 +55,7 @@ describe('OpenAPI document', () => {
         'POST /projects/{project}/approvals/{id}',
         'GET /projects/{project}/grants',
         'POST /projects/{project}/grants',
+        'POST /projects/{project}/servers/{server}/discovered',
         'DELETE /projects/{project}/grants/{id}',
       ].sort(),
     );

@@ -40,16 +40,41 @@ describe('the servers file as read', () => {
 
   it.each([
     ['bad JSON', '{ "version": 1,\n  "servers": { ', 'invalid_json', 'line 2'],
-    ['a duplicate key', '{ "version": 1, "servers": { "fs": { "tools": { "a": { "access": "read" }, "a": { "access": "write" } } } } }', 'duplicate_key', 'duplicate key "a"'],
+    [
+      'a duplicate key',
+      '{ "version": 1, "servers": { "fs": { "tools": { "a": { "access": "read" }, "a": { "access": "write" } } } } }',
+      'duplicate_key',
+      'duplicate key "a"',
+    ],
     ['another version', '{ "version": 2, "servers": {} }', 'unsupported_version', 'unsupported version 2'],
     ['a missing access', '{ "version": 1, "servers": { "fs": { "tools": { "a": {} } } } }', 'invalid_shape', 'missing property "access"'],
-    ['an access outside read and write', '{ "version": 1, "servers": { "fs": { "tools": { "a": { "access": "rw" } } } } }', 'invalid_shape', 'expected one of read, write, got "rw"'],
+    [
+      'an access outside read and write',
+      '{ "version": 1, "servers": { "fs": { "tools": { "a": { "access": "rw" } } } } }',
+      'invalid_shape',
+      'expected one of read, write, got "rw"',
+    ],
     ['the server id idea', '{ "version": 1, "servers": { "idea": { "tools": {} } } }', 'invalid_shape', 'is not "idea"'],
     ['an upper-case server id', '{ "version": 1, "servers": { "FS": { "tools": {} } } }', 'invalid_shape', 'unknown property "FS"'],
-    ['a tool key with a control character', '{ "version": 1, "servers": { "fs": { "tools": { "a\\u0007": { "access": "read" } } } } }', 'invalid_shape', 'no control character'],
-    ['a tool key of 129 characters', `{ "version": 1, "servers": { "fs": { "tools": { "${'x'.repeat(129)}": { "access": "read" } } } } }`, 'invalid_shape', '1 to 128'],
+    [
+      'a tool key with a control character',
+      '{ "version": 1, "servers": { "fs": { "tools": { "a\\u0007": { "access": "read" } } } } }',
+      'invalid_shape',
+      'no control character',
+    ],
+    [
+      'a tool key of 129 characters',
+      `{ "version": 1, "servers": { "fs": { "tools": { "${'x'.repeat(129)}": { "access": "read" } } } } }`,
+      'invalid_shape',
+      '1 to 128',
+    ],
     ['a misspelt property', '{ "version": 1, "servers": { "fs": { "tols": {} } } }', 'invalid_shape', 'did you mean "tools"?'],
-    ['a tool named as an implicit method', '{ "version": 1, "servers": { "fs": { "tools": { "resources/read": { "access": "write" } } } } }', 'invalid_shape', 'reserved'],
+    [
+      'a tool named as an implicit method',
+      '{ "version": 1, "servers": { "fs": { "tools": { "resources/read": { "access": "write" } } } } }',
+      'invalid_shape',
+      'reserved',
+    ],
   ])('refuses %s, saying what and where', (_what, text, code, message) => {
     const servers = compiled(text);
     expect(servers.status).toBe('invalid');
@@ -89,7 +114,11 @@ describe('a project with a servers file', () => {
     });
     expect(decideWith(registry, 'demo', '', 'fs/read_text_file').allow).toBe(true);
     expect(decideWith(registry, 'demo', 'QA', 'fs/write_file')).toMatchObject({ allow: false, reason: 'not_in_allowlist' });
-    expect(decideWith(registry, 'demo', 'QA', 'fs/delete_file')).toMatchObject({ allow: false, reason: 'unknown_tool', tool: { access: 'unknown' } });
+    expect(decideWith(registry, 'demo', 'QA', 'fs/delete_file')).toMatchObject({
+      allow: false,
+      reason: 'unknown_tool',
+      tool: { access: 'unknown' },
+    });
     expect(decideWith(registry, 'demo', 'QA', 'read_text_file')).toMatchObject({ allow: false, reason: 'unknown_tool' });
     expect(decideWith(registry, 'demo', 'QA', 'idea_ticket_read').allow).toBe(true);
   });
