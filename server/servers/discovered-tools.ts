@@ -51,7 +51,7 @@ export class DiscoveredTools {
   report(project: string, server: string, tools: readonly DiscoveredTool[], catalog: ProjectCatalog): { undeclared: number; kept: number } {
     const now = this.now();
     let servers = this.byProject.get(project);
-    if (servers === undefined) this.byProject.set(project, (servers = new Map()));
+    if (servers === undefined) this.byProject.set(project, (servers = new Map<string, ServerEntry>()));
     let entry = servers.get(server);
     if (entry === undefined) {
       if (servers.size >= MAX_DISCOVERED_SERVERS) {
