@@ -24,6 +24,7 @@ import { filterToolList } from '../guards/tool-list.js';
 import { ToolListFollower } from '../guards/tool-list-follower.js';
 import { HostElicitor, isProxyRequestId } from './host-elicitor.js';
 import { JsonRpcChannel } from './json-rpc-channel.js';
+import { methodRefusal, type ServerScope } from './server-scope.js';
 import type { ProxyLogger } from './stderr-logger.js';
 
 export interface RelayOptions {
@@ -36,6 +37,8 @@ export interface RelayOptions {
   formatRefusal?: FormatRefusal | undefined;
   logger: ProxyLogger;
   onDecision?: ((decision: ClientDecision) => void) | undefined;
+  /** `--server <id>`: the server is a declared one, its tools named `<id>/<tool>` (server-scope.ts). */
+  server?: ServerScope | undefined;
 }
 
 /** How long the real server has after its stdin closes before SIGTERM, then before SIGKILL. */
@@ -153,6 +156,11 @@ export class McpRelay {
       void this.guardCall(request);
       return;
     }
+    const guardedAs = this.options.server?.methodName(request.method);
+    if (guardedAs !== undefined) {
+      void this.guardCall(request, guardedAs);
+      return;
+    }
     if (request.method === 'initialize' && isJsonObject(request.params) && isJsonObject(request.params.capabilities)) {
       this.elicitor.hostCapabilities = request.params.capabilities;
     }
@@ -164,15 +172,23 @@ export class McpRelay {
     this.server.send(request);
   }
 
-  private async guardCall(request: JSONRPCRequest): Promise<void> {
-    const call = toolCallParams(request.params);
-    if (!call.ok) {
-      // Nothing to decide about and nothing a server would run: the protocol's own error, as guardMcpServer answers.
-      this.answerError(request.id, ErrorCode.InvalidParams, call.message);
-      return;
-    }
-    const { name, args } = call;
+  /** Decides a `tools/call`, or (`method`: its qualified name) a guarded method of a declared server, before forwarding it. */
+  private async guardCall(request: JSONRPCRequest, method?: string): Promise<void> {
     const { options } = this;
+    const scope = options.server;
+    let name: string;
+    let args: Record<string, unknown> | undefined;
+    if (method !== undefined && scope !== undefined) {
+      [name, args] = [method, scope.methodArguments(request)];
+    } else {
+      const call = toolCallParams(request.params);
+      if (!call.ok) {
+        // Nothing to decide about and nothing a server would run: the protocol's own error, as guardMcpServer answers.
+        this.answerError(request.id, ErrorCode.InvalidParams, call.message);
+        return;
+      }
+      [name, args] = [scope === undefined ? call.name : scope.toolName(call.name), call.args];
+    }
     const abort = new AbortController();
     this.deciding.set(request.id, abort);
     const query = decideQueryFor(options.project, options.requester, name, args);
@@ -193,7 +209,8 @@ export class McpRelay {
     if (cancelled) return; // cancelled by the host (nothing to answer) or answered when the server exited
     options.onDecision?.(decision);
     if (!decision.allow) {
-      this.host.send({ jsonrpc: '2.0', id: request.id, result: mcpRefusal(decision, options.formatRefusal) });
+      if (method !== undefined) this.host.send({ jsonrpc: '2.0', id: request.id, error: methodRefusal(decision, options.formatRefusal) });
+      else this.host.send({ jsonrpc: '2.0', id: request.id, result: mcpRefusal(decision, options.formatRefusal) });
       return;
     }
     if (this.serverGone) {
@@ -235,6 +252,7 @@ export class McpRelay {
     }
     this.forwarded.delete(message.id);
     if (kind === 'initialize' && 'result' in message) this.declareListChanged(message.result);
+    if (kind === 'tools/list' && 'result' in message) this.options.server?.report(message.result);
     if (kind === 'tools/list' && 'result' in message && this.options.filterToolsList) {
       const filtered = this.filterList(message);
       this.filtering.add(filtered);
@@ -254,17 +272,20 @@ export class McpRelay {
   private async filterList(response: JSONRPCResponse & { result: Record<string, unknown> }): Promise<void> {
     const { options } = this;
     const resolved = (value: string) => ({ ok: true as const, value });
-    const result = await filterToolList(
-      {
-        client: options.client,
-        logger: options.logger,
-        follower: this.follower,
-        project: resolved(options.project),
-        requester: resolved(options.requester),
-        signal: undefined,
-      },
-      response.result,
-    );
+    const filter = (listed: unknown) =>
+      filterToolList(
+        {
+          client: options.client,
+          logger: options.logger,
+          follower: this.follower,
+          project: resolved(options.project),
+          requester: resolved(options.requester),
+          signal: undefined,
+        },
+        listed,
+      );
+    const result =
+      options.server === undefined ? await filter(response.result) : await options.server.filterQualified(response.result, filter);
     this.host.send({ ...response, result: result as Record<string, unknown> });
   }
 
