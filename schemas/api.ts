@@ -132,10 +132,18 @@ export const CatalogResponseSchema = Type.Object({
       arguments: Type.Optional(
         Type.Array(Type.String(), { description: 'The arguments this tool is known to take (names a condition may use); always sent.' }),
       ),
+      server: Type.Optional(
+        Type.String({
+          description: "For a tool a project's .ideai/mcp-servers.json declares: its server's id (its name is <server>/<tool>).",
+        }),
+      ),
     }),
   ),
   groups: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
   readOnlyDefault: Type.Array(Type.String()),
+  version: Type.Optional(
+    Type.String({ description: 'Short hash of the project\'s .ideai/mcp-servers.json ("builtin" without one); also the ETag.' }),
+  ),
 });
 export type CatalogResponse = Static<typeof CatalogResponseSchema>;
 

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'limit_exceeded',
   'approval_closed',
   'too_many_streams',
+  'rate_limited',
   'ui_not_built',
   'internal_error',
 ] as const;

@@ -7,3 +7,4 @@ export * from './api.js';
 export * from './requester.js';
 export * from './approvals.js';
 export * from './policy-as-code.js';
+export * from './servers.js';

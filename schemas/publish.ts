@@ -1,5 +1,5 @@
 /**
- * Writes the JSON Schemas of the policy document and of its test file (`idea-pdp test`), generated
+ * Writes the JSON Schemas of the policy document, of its test file (`idea-pdp test`) and of the servers catalog, generated
  * from the TypeBox schemas the code validates with. `npm run schema:publish`;
  * `test/schemas/catalog.test.ts` and `test/decisions/recent-decisions-file.test.ts` fail when one is stale.
  */
@@ -8,9 +8,11 @@ import { fileURLToPath } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import { PolicyTestFileSchema } from './policy-as-code.js';
 import { PolicyDocumentSchema } from './policy.js';
+import { ServersDocumentSchema } from './servers.js';
 
 export const PUBLISHED_SCHEMA_PATH = fileURLToPath(new URL('./mcp-tool-permissions.schema.json', import.meta.url));
 export const PUBLISHED_TEST_SCHEMA_PATH = fileURLToPath(new URL('./mcp-tool-permissions.test.schema.json', import.meta.url));
+export const PUBLISHED_SERVERS_SCHEMA_PATH = fileURLToPath(new URL('./mcp-servers.schema.json', import.meta.url));
 
 function schemaText(schema: TSchema): string {
   const published = {
@@ -30,8 +32,14 @@ export function publishedTestSchemaText(): string {
   return schemaText(PolicyTestFileSchema);
 }
 
+/** The published text of the servers catalog's schema (`.ideai/mcp-servers.json`), the same way. */
+export function publishedServersSchemaText(): string {
+  return schemaText(ServersDocumentSchema);
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   writeFileSync(PUBLISHED_SCHEMA_PATH, publishedSchemaText());
   writeFileSync(PUBLISHED_TEST_SCHEMA_PATH, publishedTestSchemaText());
-  process.stdout.write(`wrote ${PUBLISHED_SCHEMA_PATH}\nwrote ${PUBLISHED_TEST_SCHEMA_PATH}\n`);
+  writeFileSync(PUBLISHED_SERVERS_SCHEMA_PATH, publishedServersSchemaText());
+  process.stdout.write(`wrote ${PUBLISHED_SCHEMA_PATH}\nwrote ${PUBLISHED_TEST_SCHEMA_PATH}\nwrote ${PUBLISHED_SERVERS_SCHEMA_PATH}\n`);
 }

@@ -5,6 +5,8 @@
  * that file gives. The app (http/service-plugin.ts) starts them once it is ready and closes them
  * with itself.
  */
+import { IDEA_CATALOG } from './domain/project-catalog.js';
+import { DiscoveredTools } from './servers/discovered-tools.js';
 import type { Logger } from 'pino';
 import { ApprovalsService } from './approvals/approvals-service.js';
 import type { ServiceClock } from './approvals/clock.js';
@@ -20,7 +22,7 @@ import { ApiError } from './errors.js';
 import { LiveEvents } from './events/live-events.js';
 import { createMetrics, type PdpMetrics } from './ops/metrics.js';
 import { EphemeralPolicies } from './permissions/ephemeral.js';
-import { PermissionsService } from './permissions/permissions-service.js';
+import { PermissionsService, catalogOf } from './permissions/permissions-service.js';
 import { ProjectRegistry } from './projects/registry.js';
 
 export interface ServicesOptions {
@@ -62,6 +64,8 @@ export interface Services {
   readonly approvals: ApprovalsService;
   readonly decisions: DecisionService;
   readonly preview: PreviewService;
+  /** What other MCP servers listed that their project's catalog does not declare (never a permission). */
+  readonly discovered: DiscoveredTools;
   /** Once the app is ready: the saved recent decisions, then every project, then what is kept of projects gone meanwhile goes. */
   start(): Promise<void>;
   /** Before the server stops accepting: open streams and long-polls end cleanly instead of holding the close. */
@@ -119,6 +123,10 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
         return state !== undefined && declaresAgent(state.agents, state.policy, requester);
       },
       folderOf: (project) => registry.folderOf(project),
+      catalogOf: (project) => {
+        const found = registry.get(project);
+        return found === undefined ? IDEA_CATALOG : catalogOf(found);
+      },
       conditionsOf: (project, requester, tools) => {
         const conditions = conditionsInForce(registry.get(project)?.state.policy, requester, tools);
         if (conditions === undefined) {
@@ -169,6 +177,12 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
   registry.changes.subscribe(approvals);
   registry.changes.subscribe(ephemeral);
   registry.changes.subscribe(events);
+  const discovered = new DiscoveredTools();
+  registry.changes.subscribe({
+    projectChanged: (project, change) => {
+      if (change === 'removed') discovered.forget(project);
+    },
+  });
   for (const warning of approvals.warnings) logger.warn({ stateDir: options.stateDir }, warning);
 
   return {
@@ -179,6 +193,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     approvals,
     decisions,
     preview,
+    discovered,
     start: async () => {
       await recentFile?.start();
       await registry.start();

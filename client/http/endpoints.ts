@@ -5,6 +5,7 @@
  * method answers. The admin methods of `PdpClient` take their types from this table:
  * `(...params, body?, options?)`, the route's params in order, then the body when it has one.
  */
+import { DiscoveredAcceptedSchema, DiscoveredBodySchema, ServersResponseSchema } from '../../schemas/servers.js';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import {
@@ -107,6 +108,11 @@ export const ENDPOINTS = {
   listGrants: endpoint('GET', '/projects/:project/grants', GrantsResponseSchema, { list: 'grants' }),
   createGrant: endpoint('POST', '/projects/:project/grants', GrantSchema, { body: GrantCreateBodySchema }),
   revokeGrant: endpoint('DELETE', '/projects/:project/grants/:id', GrantSchema),
+  projectCatalog: endpoint('GET', '/projects/:project/catalog', CatalogResponseSchema),
+  listServers: endpoint('GET', '/projects/:project/servers', ServersResponseSchema, { list: 'servers' }),
+  reportDiscovered: endpoint('POST', '/projects/:project/servers/:server/discovered', DiscoveredAcceptedSchema, {
+    body: DiscoveredBodySchema,
+  }),
 } as const;
 
 /** The routes with an admin method: all but the decisions, which never throw. */

@@ -471,6 +471,18 @@ export class PdpClient {
    */
   readonly revokeGrant = this.admin('revokeGrant');
 
+  /** `projectCatalog(project)`: `GET /projects/:project/catalog`, IdeA's tools and those the project's servers file declares. */
+  readonly projectCatalog = this.admin('projectCatalog');
+
+  /** `listServers(project)`: `GET /projects/:project/servers`, declared servers and the tools servers listed undeclared. */
+  readonly listServers = this.admin('listServers');
+
+  /**
+   * `reportDiscovered(project, server, { tools })`: `POST /projects/:project/servers/:server/discovered`
+   * (decide token), what a server's `tools/list` held; the service keeps the undeclared tools to show, never to allow.
+   */
+  readonly reportDiscovered = this.admin('reportDiscovered');
+
   // ------------------------------------------------------------------ plumbing
 
   /** The admin method of a row of {@link ENDPOINTS}. */

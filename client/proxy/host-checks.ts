@@ -21,18 +21,22 @@ export function envelopeProblem({ message, shape, utf8 }: Received): string | un
 }
 
 /** The decided method `method` is a spelling of without being it (`Tools/Call`, `tools/call `), or `undefined`. */
-export function decidedMethodSpelling(method: string): string | undefined {
-  if (DECIDED_METHODS.includes(method)) return undefined;
+export function decidedMethodSpelling(method: string, decidedMethods: readonly string[] = DECIDED_METHODS): string | undefined {
+  if (decidedMethods.includes(method)) return undefined;
   const loose = looseMethodName(method);
-  return DECIDED_METHODS.find((decided) => decided === loose);
+  return decidedMethods.find((decided) => decided === loose);
 }
 
 /** Why the params of a decided request are ambiguous (the server could run other arguments than those decided), or `undefined`. */
-export function decidedParamsProblem(message: JsonRpcMessage, received: Received): string | undefined {
+export function decidedParamsProblem(
+  message: JsonRpcMessage,
+  received: Received,
+  members: readonly string[] = ['name', 'arguments'],
+): string | undefined {
   const params = 'params' in message ? message.params : undefined;
   if (received.shape?.duplicateBelow === true) return 'a key is given twice in params';
   if (!isJsonObject(params)) return undefined;
-  const lookalike = lookalikeKey(params, ['name', 'arguments']);
-  if (lookalike !== undefined) return `params.${lookalike.slice(0, 40)} is not a tools/call parameter`;
+  const lookalike = lookalikeKey(params, members);
+  if (lookalike !== undefined) return `params.${lookalike.slice(0, 40)} is not a parameter of the method`;
   return undefined;
 }

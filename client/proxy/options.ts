@@ -6,6 +6,7 @@
  */
 import { MIN_TOKEN_FILE_CHARACTERS, readTokenFileSync, TokenFileProblem } from '../../schemas/token-file.js';
 import { checkOptions } from '../http/options.js';
+import { SERVER_ID_REGEX } from '../../schemas/servers.js';
 
 export interface ProxyCommand {
   pdp: string;
@@ -17,6 +18,8 @@ export interface ProxyCommand {
   approvalWaitMs: number;
   approverToken: string | undefined;
   timeoutMs: number;
+  /** `--server <id>` or `IDEA_MCP_SERVER`: the id the project's `.ideai/mcp-servers.json` declares the server under. */
+  serverId: string | undefined;
   server: { command: string; args: string[] };
 }
 
@@ -34,6 +37,9 @@ Options:
   --no-filter                  leave tools/list unfiltered (calls are still decided)
   --approval-wait-ms <ms>      how long a call that needs the user's approval waits for it (default 0)
   --approver-token-file <file> ask the user in the host (elicitation) and answer with this approver token
+  --server <id>                the server's id in the project's .ideai/mcp-servers.json (default: IDEA_MCP_SERVER):
+                               its tools are decided as <id>/<tool>, resources/read and prompts/get too,
+                               and the tools it lists undeclared are reported for a person to declare
   --timeout-ms <ms>            deadline of one decision (default 500)
   -h, --help                   this text
 
@@ -54,6 +60,7 @@ const VALUE_OPTIONS = new Set([
   '--approval-wait-ms',
   '--approver-token-file',
   '--timeout-ms',
+  '--server',
 ]);
 
 /** `null` for `--help`. */
@@ -100,6 +107,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): P
     approvalWaitMs: milliseconds(values.get('--approval-wait-ms'), '--approval-wait-ms', 0, MAX_APPROVAL_WAIT_MS),
     approverToken: approverFile === undefined ? undefined : readTokenFile(approverFile, '--approver-token-file'),
     timeoutMs: milliseconds(values.get('--timeout-ms'), '--timeout-ms', 500),
+    serverId: serverIdOf(values.get('--server') ?? nonEmpty(env.IDEA_MCP_SERVER)),
     server: { command, args: serverArgs.slice(1) },
   };
   checkClientOptions(parsed);
@@ -113,6 +121,13 @@ function checkClientOptions(command: ProxyCommand): void {
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
+}
+
+function serverIdOf(id: string | undefined): string | undefined {
+  if (id !== undefined && !SERVER_ID_REGEX.test(id)) {
+    throw new UsageError(`--server ${JSON.stringify(id)}: a server id matches ^[a-z][a-z0-9-]{0,31}$ and is not "idea"`);
+  }
+  return id;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

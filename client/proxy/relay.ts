@@ -19,8 +19,9 @@ import { ToolListFollower } from '../guards/tool-list-follower.js';
 import { decideModernCall, withoutRetry, type ModernOutcome } from '../guards/input-required.js';
 import { RequestStateSeal } from '../guards/request-state.js';
 import { modernRequest, resultFor, type ModernRequest } from './era.js';
-import { decidedMethodSpelling, decidedParamsProblem, envelopeProblem } from './host-checks.js';
+import { DECIDED_METHODS, decidedMethodSpelling, decidedParamsProblem, envelopeProblem } from './host-checks.js';
 import { HostElicitor, isProxyRequestId } from './host-elicitor.js';
+import { GUARDED_METHOD_MEMBERS, GUARDED_METHODS, methodRefusal, type ServerScope } from './server-scope.js';
 import { ToolListSubscriptions } from './subscriptions.js';
 import { JsonRpcChannel, type Received, type Unreadable } from './json-rpc-channel.js';
 import { RpcErrorCode, type JsonObject, type JsonRpcRequest, type JsonRpcResult, type RequestId } from './json-rpc.js';
@@ -36,6 +37,8 @@ export interface RelayOptions {
   formatRefusal?: FormatRefusal | undefined;
   logger: ProxyLogger;
   onDecision?: ((decision: ClientDecision) => void) | undefined;
+  /** `--server <id>`: the server is a declared one, its tools named `<id>/<tool>` (server-scope.ts). */
+  server?: ServerScope | undefined;
 }
 
 /** How long the real server has after its stdin closes before SIGTERM, then before SIGKILL. */
@@ -194,7 +197,7 @@ export class McpRelay {
       this.answerError(rawId, RpcErrorCode.InvalidRequest, `request id ${rawId} is already used by a request not answered yet`);
       return;
     }
-    const spelling = decidedMethodSpelling(request.method);
+    const spelling = decidedMethodSpelling(request.method, this.decidedMethods);
     if (spelling !== undefined) {
       // A lenient server could run it as tools/call, undecided: the method is unknown here, as it is to the protocol.
       this.answerError(rawId, RpcErrorCode.MethodNotFound, `Method not found: ${JSON.stringify(request.method.slice(0, 40))}`);
@@ -205,6 +208,15 @@ export class McpRelay {
         this.deciding.delete(request.id);
         this.options.logger.error({ cause: String(error) }, 'tools/call could not be decided: refused');
         this.answerError(rawId, RpcErrorCode.InternalError, 'the tool call could not be decided');
+      });
+      return;
+    }
+    const guardedAs = this.options.server?.methodName(request.method);
+    if (guardedAs !== undefined) {
+      void this.guardCall(request, received, rawId, guardedAs).catch((error: unknown) => {
+        this.deciding.delete(request.id);
+        this.options.logger.error({ cause: String(error) }, `${request.method} could not be decided: refused`);
+        this.answerError(rawId, RpcErrorCode.InternalError, 'the request could not be decided');
       });
       return;
     }
@@ -221,19 +233,37 @@ export class McpRelay {
     this.server.sendRaw(received.raw);
   }
 
-  private async guardCall(request: JsonRpcRequest, received: Received, rawId: string): Promise<void> {
-    const call = toolCallParams(request.params);
-    const ambiguous = decidedParamsProblem(request, received);
-    if (!call.ok || ambiguous !== undefined) {
-      // Nothing to decide about and nothing a server would run: the protocol's own error, as guardMcpServer answers.
-      this.answerError(rawId, RpcErrorCode.InvalidParams, call.ok ? `Invalid tools/call request: ${ambiguous ?? ''}` : call.message);
-      return;
-    }
+  /** The methods decided before forwarding: `tools/call`, and a declared server's guarded methods. */
+  private get decidedMethods(): readonly string[] {
+    return this.options.server === undefined ? DECIDED_METHODS : [...DECIDED_METHODS, ...GUARDED_METHODS];
+  }
+
+  /** Decides a `tools/call`, or (`method`: its qualified name) a guarded method of a declared server, before forwarding it. */
+  private async guardCall(request: JsonRpcRequest, received: Received, rawId: string, method?: string): Promise<void> {
     const { options } = this;
+    const scope = options.server;
+    let query: DecideQuery;
+    if (method !== undefined && scope !== undefined) {
+      const ambiguous = decidedParamsProblem(request, received, GUARDED_METHOD_MEMBERS[request.method]);
+      if (ambiguous !== undefined) {
+        this.answerError(rawId, RpcErrorCode.InvalidParams, `Invalid ${request.method} request: ${ambiguous}`);
+        return;
+      }
+      query = decideQueryFor(options.project, options.requester, method, scope.methodArguments(request));
+    } else {
+      const call = toolCallParams(request.params);
+      const ambiguous = decidedParamsProblem(request, received);
+      if (!call.ok || ambiguous !== undefined) {
+        // Nothing to decide about and nothing a server would run: the protocol's own error, as guardMcpServer answers.
+        this.answerError(rawId, RpcErrorCode.InvalidParams, call.ok ? `Invalid tools/call request: ${ambiguous ?? ''}` : call.message);
+        return;
+      }
+      query = decideQueryFor(options.project, options.requester, scope === undefined ? call.name : scope.toolName(call.name), call.args);
+    }
     const abort = new AbortController();
     this.deciding.set(request.id, { abort, rawId });
-    const query = decideQueryFor(options.project, options.requester, call.name, call.args);
-    const modern = modernRequest(request.params);
+    // A guarded method is not a tool call: its approvals go through the host's form, in every era.
+    const modern = method === undefined ? modernRequest(request.params) : undefined;
     const outcome = await this.decide(query, request, received, modern, abort.signal);
     const cancelled = abort.signal.aborted;
     this.deciding.delete(request.id);
@@ -245,6 +275,10 @@ export class McpRelay {
     const { decision } = outcome;
     options.onDecision?.(decision);
     if (!decision.allow) {
+      if (method !== undefined) {
+        this.host.sendText(`{"jsonrpc":"2.0","id":${rawId},"error":${JSON.stringify(methodRefusal(decision, options.formatRefusal))}}`);
+        return;
+      }
       const refusal = resultFor(mcpRefusal(decision, options.formatRefusal), modern);
       this.host.sendText(`{"jsonrpc":"2.0","id":${rawId},"result":${JSON.stringify(refusal)}}`);
       return;
@@ -344,6 +378,7 @@ export class McpRelay {
       this.sendRewritten(message, forwarded.rawId);
       return;
     }
+    if (forwarded.kind === 'tools/list' && 'result' in message) this.options.server?.report(message.result);
     if (forwarded.kind === 'tools/list' && 'result' in message && this.options.filterToolsList) {
       const filtered = this.filterList(message, forwarded.rawId);
       this.filtering.add(filtered);
@@ -371,17 +406,20 @@ export class McpRelay {
   private async filterList(response: JsonRpcResult, rawId: string): Promise<void> {
     const { options } = this;
     const resolved = (value: string) => ({ ok: true as const, value });
-    const result = await filterToolList(
-      {
-        client: options.client,
-        logger: options.logger,
-        follower: this.follower,
-        project: resolved(options.project),
-        requester: resolved(options.requester),
-        signal: undefined,
-      },
-      response.result,
-    );
+    const filter = (listed: unknown) =>
+      filterToolList(
+        {
+          client: options.client,
+          logger: options.logger,
+          follower: this.follower,
+          project: resolved(options.project),
+          requester: resolved(options.requester),
+          signal: undefined,
+        },
+        listed,
+      );
+    const result =
+      options.server === undefined ? await filter(response.result) : await options.server.filterQualified(response.result, filter);
     this.sendRewritten({ ...response, result: result as JsonObject }, rawId);
   }
 

@@ -7,6 +7,7 @@ import { errorText } from '../causes.js';
 import { PdpClient } from '../http/pdp-client.js';
 import type { ProxyCommand } from './options.js';
 import { McpRelay } from './relay.js';
+import { ServerScope } from './server-scope.js';
 import type { ProxyLogger } from './stderr-logger.js';
 
 /** Credentials of the service the real server has no use for, and the files that hold them: it never sees them. */
@@ -44,6 +45,12 @@ export async function runProxy(command: ProxyCommand, logger: ProxyLogger): Prom
         ...(command.approverToken === undefined ? {} : { elicit: { approverToken: command.approverToken } }),
       },
       logger,
+      server:
+        command.serverId === undefined
+          ? undefined
+          : new ServerScope(command.serverId, command.project, logger, (project, server, body) =>
+              client.reportDiscovered(project, server, body),
+            ),
     },
     { input: process.stdin, output: process.stdout },
     child,

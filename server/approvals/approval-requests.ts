@@ -23,6 +23,7 @@ import {
   type ApprovalCause,
 } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
+import { isQualifiedToolName } from '../../schemas/servers.js';
 import { SYSTEM_CLOCK, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApiError } from '../errors.js';
 import { parseIssueRef, type IssueRef } from './issue-ref.js';
@@ -136,7 +137,9 @@ export class ApprovalRequests {
    * catalog tools: anything else is a caller's mistake and throws.
    */
   request(project: string, requester: string, tool: string, issueRef: string | undefined, now: number): RequestOutcome {
-    if (!isAgentRequester(requester) || !isToolName(tool)) throw new TypeError('only an agent can ask, and only for a catalog tool');
+    if (!isAgentRequester(requester) || !(isToolName(tool) || isQualifiedToolName(tool))) {
+      throw new TypeError('only an agent can ask, and only for a catalog tool');
+    }
     const state = this.projects.get(project) ?? this.addProject(project);
     const refusedUntil = state.refusedUntil.get(requester, tool);
     if (refusedUntil !== undefined) {

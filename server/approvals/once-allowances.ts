@@ -5,6 +5,7 @@
  */
 import { MAX_GRANT_TTL_SECONDS } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
+import { isQualifiedToolName } from '../../schemas/servers.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
 import { leftByBoot, type RestartBounds } from './boot-clock.js';
 import { restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
@@ -185,7 +186,7 @@ export class OnceAllowances {
       const valid =
         PROJECT_ID_REGEX.test(entry.project) &&
         isAgentRequester(entry.requester) &&
-        isToolName(entry.tool) &&
+        (isToolName(entry.tool) || isQualifiedToolName(entry.tool)) &&
         entry.approvalId.length <= 64 &&
         (entry.issueRef === undefined || entry.issueRef.length <= 80) &&
         Number.isFinite(armedAt) &&

@@ -28,6 +28,8 @@ export interface OpenApprovalsOptions {
   readonly folderOf?: (project: string) => string | undefined;
   /** The conditions a new grant keeps (see {@link TemporaryGrants}). */
   readonly conditionsOf?: TemporaryGrantsOptions['conditionsOf'];
+  /** The tools a project knows (see {@link TemporaryGrants}). */
+  readonly catalogOf?: TemporaryGrantsOptions['catalogOf'];
   readonly onChange?: (change: ApprovalChange) => void;
   /** Told about a failed save that no caller is waiting for, to log it. */
   readonly onPersistFailure?: (error: Error) => void;
@@ -77,7 +79,11 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
     clock,
     ...(options.folderOf === undefined ? {} : { folderOf: options.folderOf }),
   };
-  const grants = new TemporaryGrants({ ...saving, ...(options.conditionsOf === undefined ? {} : { conditionsOf: options.conditionsOf }) });
+  const grants = new TemporaryGrants({
+    ...saving,
+    ...(options.conditionsOf === undefined ? {} : { conditionsOf: options.conditionsOf }),
+    ...(options.catalogOf === undefined ? {} : { catalogOf: options.catalogOf }),
+  });
   const onces = new OnceAllowances({ ...saving, ...(options.onceTtlSeconds === undefined ? {} : { ttlSeconds: options.onceTtlSeconds }) });
   const now = clock.monotonic();
   const bounds: RestartBounds = {

@@ -5,7 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MAX_GRANT_TTL_SECONDS, type Grant } from '../../schemas/approvals.js';
-import { isToolName, sortByCatalogOrder, type ToolName } from '../../schemas/catalog.js';
+import { isToolName } from '../../schemas/catalog.js';
+import { isQualifiedToolName } from '../../schemas/servers.js';
+import { IDEA_CATALOG, sortInCatalogOrder, type ProjectCatalog } from '../domain/project-catalog.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
 import { parseRequester } from '../../schemas/requester.js';
 import { leftByBoot, type RestartBounds } from './boot-clock.js';
@@ -26,7 +28,7 @@ interface GrantRecord {
   readonly id: string;
   readonly project: string;
   readonly requester: string;
-  readonly tools: readonly ToolName[];
+  readonly tools: readonly string[];
   /** Monotonic times (clock.ts). */
   readonly createdAt: number;
   readonly expiresAt: number;
@@ -62,6 +64,8 @@ export interface TemporaryGrantsOptions {
    * {@link ApiError} when they cannot be known. Default: none.
    */
   readonly conditionsOf?: (project: string, requester: string, tools: readonly string[]) => Readonly<PolicyConditions>;
+  /** The tools the project knows now (docs/api.md#other-mcp-servers-tools); default: IdeA's catalog. */
+  readonly catalogOf?: (project: string) => ProjectCatalog;
 }
 
 /** An agent requester: anonymous (`""`, `"mcp"`) and ticket-assistant requesters never get grants. */
@@ -82,7 +86,7 @@ export class TemporaryGrants {
     if (!isAgentRequester(requester)) {
       throw new ApiError('invalid_requester', `Only an agent can be granted tools, not ${JSON.stringify(requester)}.`);
     }
-    const granted = checkTools(tools);
+    const granted = checkTools(tools, this.options.catalogOf?.(project) ?? IDEA_CATALOG);
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_GRANT_TTL_SECONDS) {
       throw new ApiError('invalid_ttl', `ttlSeconds must be an integer from 1 to ${MAX_GRANT_TTL_SECONDS}.`);
     }
@@ -272,7 +276,8 @@ export class TemporaryGrants {
     const endsAt = restoredExpiry(expiresAt, Math.min(expiresAt - createdAt, left), now, wallNow);
     if (endsAt === undefined) return undefined;
     if (expiresAt - wallNow > MAX_GRANT_TTL_SECONDS * 1000) return `${where} dropped: it expires later than a grant can last.`;
-    const tools = sortByCatalogOrder(new Set(entry.tools.filter(isToolName)));
+    // A declared tool's grant is kept by its form: it allows only while the project's catalog declares it (decide.ts).
+    const tools = [...new Set(entry.tools.filter(savedToolName))];
     if (tools.length === 0) return `${where} dropped: none of its tools is in the catalog.`;
     // Conditions it cannot be trusted to keep make it grant nothing, like a corrupt file.
     const conditions = savedGrantConditions(entry.conditions, tools);
@@ -290,7 +295,7 @@ export class TemporaryGrants {
       conditions,
     });
     this.reindex(entry.project, entry.requester);
-    const unknown = entry.tools.filter((tool) => !isToolName(tool));
+    const unknown = entry.tools.filter((tool) => !savedToolName(tool));
     return unknown.length === 0 ? undefined : `${where}: names outside the catalog ignored: ${unknown.slice(0, 5).join(', ')}.`;
   }
 
@@ -345,7 +350,7 @@ export class TemporaryGrants {
 }
 
 /** The tools of a grant in catalog order; anything else than distinct catalog names is refused whole. */
-function checkTools(tools: readonly string[]): ToolName[] {
+function checkTools(tools: readonly string[], catalog: ProjectCatalog): string[] {
   const seen = new Set<string>();
   const unknown: string[] = [];
   const duplicates: string[] = [];
@@ -353,15 +358,17 @@ function checkTools(tools: readonly string[]): ToolName[] {
   for (const tool of tools) {
     if (tool === '') empty += 1;
     else if (seen.has(tool)) duplicates.push(tool);
-    else if (!isToolName(tool)) unknown.push(tool);
+    else if (catalog.find(tool) === undefined) unknown.push(tool);
     seen.add(tool);
   }
   if (tools.length === 0 || unknown.length > 0 || duplicates.length > 0 || empty > 0) {
     const problem = tools.length === 0 ? 'A grant needs at least one tool.' : 'A grant may only name distinct catalog tools.';
     throw new ApiError('invalid_tools', problem, { unknown, duplicates, empty });
   }
-  return sortByCatalogOrder(tools.filter(isToolName));
+  return sortInCatalogOrder(catalog, tools);
 }
+
+const savedToolName = (tool: string): boolean => isToolName(tool) || isQualifiedToolName(tool);
 
 function newId(taken: ReadonlyMap<string, unknown>): string {
   let id: string;

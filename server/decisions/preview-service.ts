@@ -39,7 +39,7 @@ export class PreviewService {
     if (before === undefined) throw unknownProject(project);
     const base = { project, revision: before.revision, errors: proposal.errors };
     if (!proposal.valid || proposal.document === null) return { ...base, valid: false, agents: [], replay: NO_REPLAY };
-    const after = compileDocument(proposal.document, proposal.revision);
+    const after = compileDocument(proposal.document, proposal.revision, before.status === 'ok' ? before.catalog : undefined);
     return {
       ...base,
       valid: true,

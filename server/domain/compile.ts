@@ -6,15 +6,11 @@
  */
 import {
   PolicyDocumentSchema,
-  READ_ONLY_DEFAULT,
-  findTool,
-  sortByCatalogOrder,
   type PolicyConditions,
   type PolicyDocument,
   type PolicyError,
   type PolicySource,
   type ProblemCode,
-  type ToolName,
 } from '../../schemas/index.js';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { createHash } from 'node:crypto';
@@ -23,6 +19,7 @@ import { agentIdProblem } from './agent-id.js';
 import { documentConditionMistakes } from './condition-mistakes.js';
 import { ISSUE_REF, compileToolConditions, conditionProblem, type ToolChecks } from './conditions.js';
 import { checkStrictJson, lineColumn, type StrictJsonProblem } from './strict-json.js';
+import { IDEA_CATALOG, sortInCatalogOrder, type ProjectCatalog } from './project-catalog.js';
 
 const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
 const BUILTIN_REVISION = 'builtin';
@@ -32,11 +29,11 @@ export interface Allowlist {
   readonly source: PolicySource;
   readonly allowed: ReadonlySet<string>;
   /** The same tools in catalog order (for views and effective-policy answers). */
-  readonly tools: readonly ToolName[];
+  readonly tools: readonly string[];
   /** Catalog tools that run only with the user's approval (`askTools`); never one of `allowed`. */
   readonly ask: ReadonlySet<string>;
   /** The same tools in catalog order. */
-  readonly askTools: readonly ToolName[];
+  readonly askTools: readonly string[];
   /** Names in the document that are not catalog tools: reported, never granted. */
   readonly unknownTools: readonly string[];
   /** Compiled conditions on arguments, by tool (docs/api.md#conditions-on-a-tools-arguments); only tools of `allowed` or `ask`. */
@@ -52,6 +49,10 @@ export interface ValidPolicy {
   readonly document: PolicyDocument | null;
   readonly projectDefault: Allowlist;
   readonly overrides: ReadonlyMap<string, Allowlist>;
+  /** The tools the project knows: IdeA's and those its `.ideai/mcp-servers.json` declares (docs/api.md#other-mcp-servers-tools). */
+  readonly catalog: ProjectCatalog;
+  /** The canonical read-only allowlist of that catalog (anonymous requesters, no default, no ephemeral policy). */
+  readonly readOnly: Allowlist;
   /**
    * The arguments any policy of the document conditions, by tool, `issueRef` always among them: what
    * the recent-decisions ring keeps of a call so that a preview can decide it again.
@@ -91,17 +92,19 @@ export function makeAllowlist(
   names: readonly string[],
   askNames: readonly string[] = [],
   conditions: Readonly<PolicyConditions> = NO_CONDITIONS,
+  catalog: ProjectCatalog = IDEA_CATALOG,
 ): Allowlist {
   // JSON keeps the key unambiguous whatever the names contain (["a\u0000b"] is not ["a", "b"]);
   // a list with tools on ask or conditions is keyed as a pair or a triple, which start with `[[` where a plain list cannot.
   const withConditions = Object.keys(conditions).length > 0;
   const parts = withConditions ? [names, askNames, conditions] : askNames.length === 0 ? names : [names, askNames];
-  const key = `${source}${JSON.stringify(parts)}`;
-  if (key.length > MAX_SHARED_KEY_LENGTH) return buildAllowlist(source, names, askNames, conditions);
+  // The same names grant other tools under another catalog: its revision (a hash, no `[`) is part of the key.
+  const key = `${source}${catalog === IDEA_CATALOG ? '' : catalog.revision}${JSON.stringify(parts)}`;
+  if (key.length > MAX_SHARED_KEY_LENGTH) return buildAllowlist(source, names, askNames, conditions, catalog);
   let allowlist = ALLOWLISTS.get(key);
   if (allowlist === undefined) {
     if (ALLOWLISTS.size >= MAX_ALLOWLISTS) ALLOWLISTS.clear();
-    allowlist = buildAllowlist(source, names, askNames, conditions);
+    allowlist = buildAllowlist(source, names, askNames, conditions, catalog);
     ALLOWLISTS.set(key, allowlist);
   }
   return allowlist;
@@ -112,28 +115,29 @@ function buildAllowlist(
   names: readonly string[],
   askNames: readonly string[],
   conditions: Readonly<PolicyConditions>,
+  catalog: ProjectCatalog,
 ): Allowlist {
-  const known = new Set<ToolName>();
-  const asked = new Set<ToolName>();
+  const known = new Set<string>();
+  const asked = new Set<string>();
   const unknown: string[] = [];
   for (const [list, into] of [
     [names, known],
     [askNames, asked],
   ] as const) {
     for (const name of list) {
-      const tool = findTool(name);
+      const tool = catalog.find(name);
       if (tool) into.add(tool.name);
       else if (!unknown.includes(name)) unknown.push(name);
     }
   }
   // A valid document never lists a tool twice; should one reach here, allowing it is what it said first.
   for (const tool of known) asked.delete(tool);
-  const tools = sortByCatalogOrder(known);
-  const askTools = sortByCatalogOrder(asked);
+  const tools = sortInCatalogOrder(catalog, known);
+  const askTools = sortInCatalogOrder(catalog, asked);
   const checks = new Map<string, ToolChecks>();
   for (const [tool, toolConditions] of Object.entries(conditions)) {
     // A valid document conditions only listed tools; a check on any other tool would have nothing to narrow.
-    if ((known.has(tool as ToolName) || asked.has(tool as ToolName)) && Object.keys(toolConditions).length > 0) {
+    if ((known.has(tool) || asked.has(tool)) && Object.keys(toolConditions).length > 0) {
       checks.set(tool, compileToolConditions(toolConditions));
     }
   }
@@ -164,8 +168,21 @@ function keptArgumentsOf(allowlists: Iterable<Allowlist>): ReadonlyMap<string, r
 
 const NO_KEPT_ARGUMENTS: ReadonlyMap<string, readonly string[]> = new Map();
 
-/** The canonical read-only allowlist (builtin default, anonymous requesters). */
-export const READ_ONLY_ALLOWLIST: Allowlist = makeAllowlist('builtin-read-only', READ_ONLY_DEFAULT);
+/** The canonical read-only allowlist of IdeA's catalog (builtin default, anonymous requesters). */
+export const READ_ONLY_ALLOWLIST: Allowlist = makeAllowlist('builtin-read-only', IDEA_CATALOG.readOnly);
+
+/** The canonical read-only allowlist of a catalog: IdeA's read tools and the declared `read` tools. */
+export function readOnlyAllowlist(catalog: ProjectCatalog): Allowlist {
+  return catalog === IDEA_CATALOG ? READ_ONLY_ALLOWLIST : makeAllowlist('builtin-read-only', catalog.readOnly, [], NO_CONDITIONS, catalog);
+}
+
+/**
+ * The revision of a policy decided under `catalog`: the policy file's own without a servers file,
+ * else both files' together, so that a change of either is a new revision (ETag, memo, events).
+ */
+export function revisionWith(revision: string, catalog: ProjectCatalog): string {
+  return catalog === IDEA_CATALOG ? revision : revisionOf(`${revision}+${catalog.revision}`);
+}
 
 /** Short content hash used as revision and ETag. */
 export function revisionOf(bytes: Uint8Array | string): string {
@@ -173,45 +190,57 @@ export function revisionOf(bytes: Uint8Array | string): string {
 }
 
 /** State of a project without a policy file: canonical read-only for everyone. */
-export function builtinPolicy(): ValidPolicy {
+export function builtinPolicy(catalog: ProjectCatalog = IDEA_CATALOG): ValidPolicy {
+  const readOnly = readOnlyAllowlist(catalog);
   return {
     status: 'ok',
-    revision: BUILTIN_REVISION,
+    revision: revisionWith(BUILTIN_REVISION, catalog),
     fileExists: false,
     document: null,
-    projectDefault: READ_ONLY_ALLOWLIST,
+    projectDefault: readOnly,
     overrides: new Map(),
+    catalog,
+    readOnly,
     keptArguments: NO_KEPT_ARGUMENTS,
   };
 }
 
 /** A policy file that exists but cannot be used: every call of the project is denied. */
-export function invalidPolicy(revision: string, error: Omit<PolicyError, 'file'>, code: ProblemCode = 'unreadable'): InvalidPolicy {
-  return { status: 'invalid', revision, fileExists: true, error: { file: POLICY_FILE, ...error }, code };
+export function invalidPolicy(
+  revision: string,
+  error: Omit<PolicyError, 'file'>,
+  code: ProblemCode = 'unreadable',
+  file: string = POLICY_FILE,
+): InvalidPolicy {
+  return { status: 'invalid', revision, fileExists: true, error: { ...error, file }, code };
 }
 
 /** Compiles a validated document. */
-export function compileDocument(document: PolicyDocument, revision: string): ValidPolicy {
+export function compileDocument(document: PolicyDocument, revision: string, catalog: ProjectCatalog = IDEA_CATALOG): ValidPolicy {
   const overrides = new Map<string, Allowlist>();
   for (const agent of document.agents ?? []) {
     const { allowedTools, askTools, conditions } = agent.policy;
-    overrides.set(agent.agentId, makeAllowlist('agent-override', allowedTools, askTools, conditions));
+    overrides.set(agent.agentId, makeAllowlist('agent-override', allowedTools, askTools, conditions, catalog));
   }
+  const readOnly = readOnlyAllowlist(catalog);
   const projectDefault = document.projectDefault
     ? makeAllowlist(
         'project-default',
         document.projectDefault.allowedTools,
         document.projectDefault.askTools,
         document.projectDefault.conditions,
+        catalog,
       )
-    : READ_ONLY_ALLOWLIST;
+    : readOnly;
   return {
     status: 'ok',
-    revision,
+    revision: revisionWith(revision, catalog),
     fileExists: true,
     document,
     projectDefault,
     overrides,
+    catalog,
+    readOnly,
     keptArguments: keptArgumentsOf([projectDefault, ...overrides.values()]),
   };
 }
@@ -225,7 +254,7 @@ export const MAX_DOCUMENT_DEPTH = 8;
  * {@link MAX_DOCUMENT_DEPTH}, is an invalid policy (fail closed), with a message that says what is
  * wrong and where.
  */
-export function compilePolicyFile(bytes: Uint8Array): CompiledPolicy {
+export function compilePolicyFile(bytes: Uint8Array, catalog: ProjectCatalog = IDEA_CATALOG): CompiledPolicy {
   const revision = revisionOf(bytes);
   const text = Buffer.from(bytes).toString('utf8');
   const strict = checkStrictJson(text, MAX_DOCUMENT_DEPTH);
@@ -247,7 +276,7 @@ export function compilePolicyFile(bytes: Uint8Array): CompiledPolicy {
     const { code, ...error } = problem;
     return invalidPolicy(revision, error, code);
   }
-  return compileDocument(parsed as PolicyDocument, revision);
+  return compileDocument(parsed as PolicyDocument, revision, catalog);
 }
 
 /** Why a parsed value is not a usable policy document, or `null` when it is one. */
@@ -362,7 +391,7 @@ function agentIdMessage(agentId: string, path: string): { message: string; path:
   return { message: `invalid agent id ${quoteForMessage(agentId)} at ${path}: ${why}`, path, code: 'invalid_agent_id' };
 }
 
-function jsonErrorLocation(text: string, offset: number, error: unknown): Omit<PolicyError, 'file'> {
+export function jsonErrorLocation(text: string, offset: number, error: unknown): Omit<PolicyError, 'file'> {
   // V8 quotes about ten characters of the text (`Unexpected token 'T', "TOPSECRET-"... is not valid
   // JSON`); the file may be a symlink to a secret and this message reaches agents in every denial.
   const reason = (error instanceof Error ? error.message : String(error)).replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '');

@@ -7,14 +7,13 @@
  */
 import {
   MAX_OPEN_APPROVALS_PER_REQUESTER,
-  findTool,
-  type CatalogTool,
   type Decision,
   type DecisionApproval,
   type DecisionReason,
   type PolicySource,
 } from '../../schemas/index.js';
 import { READ_ONLY_ALLOWLIST, makeAllowlist, type Allowlist, type CompiledPolicy } from './compile.js';
+import { IDEA_CATALOG, type KnownTool, type ProjectCatalog } from './project-catalog.js';
 import { ISSUE_REF, checkArguments, type ArgumentCheck, type ArgumentsVerdict } from './conditions.js';
 import { describeRequester, parseRequester, type ParsedRequester } from '../../schemas/requester.js';
 
@@ -24,17 +23,24 @@ export interface EphemeralGrant {
   readonly allowlist: Allowlist;
   /** Normalized ticket (no `#`) the issue-scoped tools are bound to, or null. */
   readonly boundIssue: string | null;
+  /** The names as registered, and the catalog `allowlist` was built under (a project's catalog changes with its servers file). */
+  readonly tools: readonly string[];
+  readonly catalog: ProjectCatalog;
 }
 
 /**
  * The grant of an ephemeral policy: its tools and, with a bound ticket, the condition
  * `issueRef in [ticket]` on each issue-scoped one (docs/api.md#ephemeral-ticket-assistant-policies, docs/api.md#conditions-on-a-tools-arguments).
  */
-export function ephemeralGrant(tools: readonly string[], boundIssue: string | null): EphemeralGrant {
-  if (boundIssue === null) return { allowlist: makeAllowlist('ephemeral', tools), boundIssue };
-  const scoped = tools.filter((name) => findTool(name)?.issueScoped === true);
+export function ephemeralGrant(
+  tools: readonly string[],
+  boundIssue: string | null,
+  catalog: ProjectCatalog = IDEA_CATALOG,
+): EphemeralGrant {
+  if (boundIssue === null) return { allowlist: makeAllowlist('ephemeral', tools, [], undefined, catalog), boundIssue, tools, catalog };
+  const scoped = tools.filter((name) => catalog.find(name)?.issueScoped === true);
   const conditions = Object.fromEntries(scoped.map((name) => [name, { [ISSUE_REF]: { in: [boundIssue] } }]));
-  return { allowlist: makeAllowlist('ephemeral', tools, [], conditions), boundIssue };
+  return { allowlist: makeAllowlist('ephemeral', tools, [], conditions, catalog), boundIssue, tools, catalog };
 }
 
 /** A decision, and whether the same policy, requester and tool always give it, whatever else the call or the service holds. */
@@ -110,15 +116,20 @@ export function resolveEffective(
   if (policy.status === 'invalid') return { requester, allowlist: null, boundIssue: null, denial: 'policy_invalid' };
   switch (requester.kind) {
     case 'anonymous':
-      return { requester, allowlist: READ_ONLY_ALLOWLIST, boundIssue: null, denial: null };
+      return { requester, allowlist: policy.readOnly, boundIssue: null, denial: null };
     case 'ticket-assistant': {
       if (requester.project !== project) {
         return { requester, allowlist: null, boundIssue: null, denial: 'requester_project_mismatch' };
       }
-      const grant = ephemeral(project, requester.id);
+      const registered = ephemeral(project, requester.id);
+      // Built again under the project's catalog now: a tool declared (or undeclared) since counts as it is now.
+      const grant =
+        registered === undefined || registered.catalog === policy.catalog
+          ? registered
+          : ephemeralGrant(registered.tools, registered.boundIssue, policy.catalog);
       return grant
         ? { requester, allowlist: grant.allowlist, boundIssue: grant.boundIssue, denial: null }
-        : { requester, allowlist: READ_ONLY_ALLOWLIST, boundIssue: null, denial: null };
+        : { requester, allowlist: policy.readOnly, boundIssue: null, denial: null };
     }
     case 'agent':
       return {
@@ -143,7 +154,7 @@ export function isOnAsk(policy: CompiledPolicy | undefined, agentId: string, too
 interface Subject {
   readonly input: DecisionInput;
   readonly requester: ParsedRequester;
-  readonly tool: CatalogTool | undefined;
+  readonly tool: KnownTool | undefined;
   readonly revision: string;
 }
 
@@ -188,7 +199,7 @@ export function decideCall(
   approvals?: ApprovalsPort,
 ): Decided {
   const resolution = resolveEffective(input.project, input.requester, policy, ephemeral);
-  const tool = findTool(input.tool);
+  const tool = (policy?.status === 'ok' ? policy.catalog : IDEA_CATALOG).find(input.tool);
   const subject: Subject = { input, requester: resolution.requester, tool, revision: policy?.revision ?? 'none' };
 
   // These depend on the requester string and the policy's state alone.
@@ -214,7 +225,7 @@ export function decideCall(
           false,
           'policy_invalid',
           'none',
-          `${deniedFor(subject)}: the policy file .ideai/mcp-tool-permissions.json is invalid${detail}; every call is denied until it is fixed.`,
+          `${deniedFor(subject)}: the ${policy?.status === 'invalid' && policy.error.file.endsWith('mcp-servers.json') ? 'servers file' : 'policy file'} ${policy?.status === 'invalid' ? policy.error.file : '.ideai/mcp-tool-permissions.json'} is invalid${detail}; every call is denied until it is fixed.`,
         ),
         true,
       );
@@ -241,7 +252,7 @@ export function decideCall(
       false,
       'unknown_tool',
       'none',
-      `${deniedFor(subject)}: unknown tool (not in the IdeA MCP tool catalog).`,
+      `${deniedFor(subject)}: unknown tool (${input.tool.includes('/') ? "not declared in the project's .ideai/mcp-servers.json" : 'not in the IdeA MCP tool catalog'}).`,
     );
     return decided(unknown, true);
   }
@@ -319,7 +330,7 @@ function refusedByCondition(subject: Subject, source: PolicySource, check: Argum
  * The steps of docs/api.md#approvals-and-temporary-grants after the allowlist, for an agent: a temporary grant, else for a tool
  * on ask a `once` answer or the request; undefined when neither applies (denied as before).
  */
-function decideByApproval(subject: Subject, tool: CatalogTool, allowlist: Allowlist, approvals: ApprovalsPort): DecisionBody | undefined {
+function decideByApproval(subject: Subject, tool: KnownTool, allowlist: Allowlist, approvals: ApprovalsPort): DecisionBody | undefined {
   const { input, requester } = subject;
   const allowedFor = `Tool ${input.tool} is allowed for ${describeRequester(requester)} in project ${input.project}`;
   const grant = approvals.granted(input.project, requester.id, tool.name, input.arguments);

@@ -10,6 +10,7 @@ import {
   type PolicyConditions,
   type PolicyDocument,
 } from '../../schemas/index.js';
+import { IDEA_CATALOG, type ProjectCatalog } from './project-catalog.js';
 import { compareIds } from '../../schemas/ids.js';
 import { askConflicts, type ValidPolicy } from './compile.js';
 import { conditionProblem } from './conditions.js';
@@ -62,7 +63,11 @@ function keptConditions(previous: Readonly<PolicyConditions> | undefined, lists:
  * What is wrong with the lists a client sent, or null when every name is a catalog tool, once in
  * each list, and no name is both allowed and on ask (docs/api.md#http-api, docs/api.md#approvals-and-temporary-grants).
  */
-export function allowlistProblems(names: readonly string[], askNames: readonly string[] = []): InvalidToolsDetails | null {
+export function allowlistProblems(
+  names: readonly string[],
+  askNames: readonly string[] = [],
+  catalog: ProjectCatalog = IDEA_CATALOG,
+): InvalidToolsDetails | null {
   const unknown: string[] = [];
   const duplicates: string[] = [];
   let empty = 0;
@@ -78,7 +83,7 @@ export function allowlistProblems(names: readonly string[], askNames: readonly s
         continue;
       }
       seen.add(name);
-      if (!isToolName(name) && !unknown.includes(name)) unknown.push(name);
+      if (catalog.find(name) === undefined && !unknown.includes(name)) unknown.push(name);
     }
   }
   const conflicts = askConflicts(names, askNames);
@@ -86,8 +91,8 @@ export function allowlistProblems(names: readonly string[], askNames: readonly s
 }
 
 /** The problems of one policy's lists (see {@link allowlistProblems}). */
-export function toolListsProblems(lists: ToolLists | undefined): InvalidToolsDetails | null {
-  return lists === undefined ? null : allowlistProblems(lists.allowedTools, lists.askTools);
+export function toolListsProblems(lists: ToolLists | undefined, catalog: ProjectCatalog = IDEA_CATALOG): InvalidToolsDetails | null {
+  return lists === undefined ? null : allowlistProblems(lists.allowedTools, lists.askTools, catalog);
 }
 
 /** Merges the problems of several allowlists (a whole document). */

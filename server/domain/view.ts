@@ -1,7 +1,7 @@
 /**
  * Builds the permissions view of a project (the UI's `get_mcp_tool_permissions`, docs/api.md#http-api). Pure.
  */
-import { sortByCatalogOrder, type AgentPermissions, type LastValid, type PermissionsView, type ToolName } from '../../schemas/index.js';
+import type { AgentPermissions, LastValid, PermissionsView } from '../../schemas/index.js';
 import { compareIds } from '../../schemas/ids.js';
 import type { Allowlist, CompiledPolicy } from './compile.js';
 import type { AgentsFileState } from './agents-file.js';
@@ -94,8 +94,9 @@ function askToolsOf(allowlist: Allowlist): { askTools?: string[] } {
 }
 
 /** Tools of the catalog that are not in `allowed`, in catalog order. */
-export function complement(allowed: ReadonlySet<string>, all: readonly ToolName[]): ToolName[] {
-  return sortByCatalogOrder(all.filter((tool) => !allowed.has(tool)));
+export function complement(allowed: ReadonlySet<string>, all: readonly string[]): string[] {
+  // `all` is in catalog order already.
+  return all.filter((tool) => !allowed.has(tool));
 }
 
 function byAgentId(a: { agentId: string }, b: { agentId: string }): number {

@@ -28,6 +28,7 @@ const STATUS_OF: Record<Exclude<ServiceErrorCode, 'invalid_ttl'>, number> = {
   unsupported_media_type: 415,
   ui_not_built: 503,
   too_many_streams: 429,
+  rate_limited: 429,
   write_failed: 500,
   internal_error: 500,
 };

@@ -22,6 +22,7 @@ import { eventsRoute } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { permissionsRoutes } from './routes/permissions.js';
 import { previewRoute } from './routes/preview.js';
+import { serversRoutes } from './routes/servers.js';
 import { whoamiRoute } from './routes/whoami.js';
 import { uiPlugin } from './ui-plugin.js';
 
@@ -33,7 +34,7 @@ export interface ServicePluginOptions {
 }
 
 async function registerService(app: TypedApp, { services, logger, auth: authOptions }: ServicePluginOptions): Promise<void> {
-  const { registry, metrics, permissions, events, approvals, decisions, preview } = services;
+  const { registry, metrics, permissions, events, approvals, decisions, preview, discovered } = services;
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Fastify's own warnings (a reply sent twice, a hook failing after the answer) go to the service's logger,
   // except on the decision routes, which keep Fastify's factory (see routes/decisions.ts).
@@ -78,6 +79,7 @@ async function registerService(app: TypedApp, { services, logger, auth: authOpti
 
   await app.register(decisionRoutes, { decisions, childLoggerFactory: fastifyChildLoggerFactory });
   await app.register(catalogRoutes, { permissions });
+  await app.register(serversRoutes, { permissions, discovered });
   await app.register(permissionsRoutes, { permissions, decisions });
   await app.register(previewRoute, { preview });
   await app.register(ephemeralRoutes, { permissions });

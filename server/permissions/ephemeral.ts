@@ -9,6 +9,7 @@ import { compareIds } from '../../schemas/ids.js';
 import type { EphemeralPolicy } from '../../schemas/index.js';
 import { SYSTEM_CLOCK, type ServiceClock } from '../approvals/clock.js';
 import { ephemeralGrant, type EphemeralGrant } from '../domain/decide.js';
+import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { normalizeIssueRef } from '../../schemas/requester.js';
 import { ApiError } from '../errors.js';
 
@@ -59,7 +60,14 @@ export class EphemeralPolicies {
     return entry;
   }
 
-  put(project: string, requester: string, tools: readonly string[], boundIssue: string | undefined, ttlSeconds: number): EphemeralPolicy {
+  put(
+    project: string,
+    requester: string,
+    tools: readonly string[],
+    boundIssue: string | undefined,
+    ttlSeconds: number,
+    catalog: ProjectCatalog = IDEA_CATALOG,
+  ): EphemeralPolicy {
     let entries = this.byProject.get(project);
     if (!entries) {
       entries = new Map();
@@ -73,7 +81,7 @@ export class EphemeralPolicies {
     }
     const entry: Entry = {
       requester,
-      ...ephemeralGrant(tools, boundIssue === undefined ? null : normalizeIssueRef(boundIssue)),
+      ...ephemeralGrant(tools, boundIssue === undefined ? null : normalizeIssueRef(boundIssue), catalog),
       expiresAt: this.now() + ttlSeconds * 1000,
       wallOffset: this.clock.wall() - this.now(),
       folder: this.folderNow(project),

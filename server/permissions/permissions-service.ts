@@ -6,7 +6,6 @@
 import type { Logger } from 'pino';
 import {
   DEFAULT_EPHEMERAL_TTL_SECONDS,
-  TOOL_CATALOG,
   type ConditionProblem,
   type EffectivePolicy,
   type EphemeralPolicy,
@@ -30,13 +29,18 @@ import {
 } from '../domain/edit.js';
 import { parseRequester } from '../../schemas/requester.js';
 import { buildPermissionsView, complement } from '../domain/view.js';
+import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { ApiError, unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
 import type { Project, WriteOptions } from '../projects/project.js';
 import type { ProjectRegistry } from '../projects/registry.js';
 import type { EphemeralPolicies } from './ephemeral.js';
 
-const ALL_TOOLS = TOOL_CATALOG.map((tool) => tool.name);
+/** The tools project `project` knows now: a write or a grant names them (docs/api.md#other-mcp-servers-tools). */
+export function catalogOf(project: Project): ProjectCatalog {
+  const { servers } = project.state;
+  return servers.status === 'ok' ? servers.catalog : IDEA_CATALOG;
+}
 
 /** How a write changes a project's valid policy document. */
 type Edit = Parameters<Project['write']>[0];
@@ -71,6 +75,11 @@ export class PermissionsService {
     return buildPermissionsView(projectId, project.state.policy, project.state.agents, project.lastValid);
   }
 
+  /** The tools the project knows now (docs/api.md#other-mcp-servers-tools). */
+  catalog(projectId: string): ProjectCatalog {
+    return catalogOf(this.project(projectId));
+  }
+
   effective(projectId: string, requester: string): EffectivePolicy {
     const { policy } = this.project(projectId).state;
     const resolution = resolveEffective(projectId, requester, policy, (project, id) => this.options.ephemeral.grant(project, id));
@@ -83,14 +92,14 @@ export class PermissionsService {
       source: resolution.allowlist?.source ?? 'none',
       allowedTools: [...allowed],
       ...(ask.length === 0 ? {} : { askTools: [...ask] }),
-      deniedTools: complement(new Set([...allowed, ...ask]), ALL_TOOLS),
+      deniedTools: complement(new Set([...allowed, ...ask]), policy.status === 'ok' ? policy.catalog.names : IDEA_CATALOG.names),
       revision: policy.revision,
       boundIssue: resolution.boundIssue === null ? null : `#${resolution.boundIssue}`,
     };
   }
 
   putDefault(projectId: string, lists: ToolLists, options: WriteOptions): Promise<PermissionsView> {
-    checkLists(lists);
+    checkLists(lists, catalogOf(this.project(projectId)));
     return this.write(projectId, (policy) => withProjectDefault(policy.document, lists), options);
   }
 
@@ -100,7 +109,7 @@ export class PermissionsService {
 
   putAgent(projectId: string, agentId: string, lists: ToolLists, options: WriteOptions): Promise<PermissionsView> {
     checkAgentId(agentId);
-    checkLists(lists);
+    checkLists(lists, catalogOf(this.project(projectId)));
     return this.write(projectId, (policy) => withAgentOverride(policy.document, agentId, lists), options);
   }
 
@@ -133,9 +142,10 @@ export class PermissionsService {
   /** Replaces the whole document: the repair path of an invalid file. */
   putDocument(projectId: string, document: PolicyDocument, options: WriteOptions): Promise<PermissionsView> {
     for (const agent of document.agents ?? []) checkAgentId(agent.agentId);
+    const catalog = catalogOf(this.project(projectId));
     const tools = mergeProblems([
-      toolListsProblems(document.projectDefault),
-      ...(document.agents ?? []).map((agent) => toolListsProblems(agent.policy)),
+      toolListsProblems(document.projectDefault, catalog),
+      ...(document.agents ?? []).map((agent) => toolListsProblems(agent.policy, catalog)),
     ]);
     // Before the document's own check, which refuses a tool both allowed and on ask too, but without the details.
     if (tools?.conflicts?.length) throw invalidTools(tools);
@@ -156,10 +166,10 @@ export class PermissionsService {
     boundIssue: string | undefined,
     ttlSeconds: number | undefined,
   ): EphemeralPolicy {
-    this.project(projectId);
+    const catalog = catalogOf(this.project(projectId));
     checkEphemeralRequester(projectId, requester);
-    checkTools(tools);
-    return this.options.ephemeral.put(projectId, requester, tools, boundIssue, ttlSeconds ?? DEFAULT_EPHEMERAL_TTL_SECONDS);
+    checkTools(tools, catalog);
+    return this.options.ephemeral.put(projectId, requester, tools, boundIssue, ttlSeconds ?? DEFAULT_EPHEMERAL_TTL_SECONDS, catalog);
   }
 
   deleteEphemeral(projectId: string, requester: string): void {
@@ -194,13 +204,13 @@ export class PermissionsService {
   }
 }
 
-function checkTools(tools: readonly string[]): void {
-  const problems = allowlistProblems(tools);
+function checkTools(tools: readonly string[], catalog: ProjectCatalog): void {
+  const problems = allowlistProblems(tools, [], catalog);
   if (problems) throw invalidTools(problems);
 }
 
-function checkLists(lists: ToolLists): void {
-  const problems = toolListsProblems(lists);
+function checkLists(lists: ToolLists, catalog: ProjectCatalog): void {
+  const problems = toolListsProblems(lists, catalog);
   if (problems) throw invalidTools(problems);
   checkConditions(conditionProblems(lists));
 }

@@ -181,21 +181,35 @@ async function namesElsewhere(policyPath: string, read: FileRead & { ok: true })
 export interface ProjectFiles {
   readonly policy: FileRead;
   readonly agents: FileRead;
+  /** `.ideai/mcp-servers.json`, read under the policy file's rules (docs/api.md#other-mcp-servers-tools). */
+  readonly servers: FileRead;
 }
 
-/** Both files of a project; when `.ideai` leads outside it, neither is read. */
+/** The names of the files in `.ideai` that the service reads (the watcher listens for exactly these). */
+export const POLICY_FILE_NAME = 'mcp-tool-permissions.json';
+export const AGENTS_FILE_NAME = 'agents.json';
+export const SERVERS_FILE_NAME = 'mcp-servers.json';
+
+/** A file read under the policy file's rules: a link only to a regular file of `.ideai` itself, and its other names counted. */
+async function readRuledFile(file: string): Promise<FileRead> {
+  const linkProblem = await policyLinkProblem(file);
+  if (linkProblem !== undefined) return { ok: false, code: linkProblem, key: READ_AGAIN };
+  const read = await readFile(file);
+  return read.ok && read.links > 1 ? { ...read, links: await namesElsewhere(file, read) } : read;
+}
+
+/** The files of a project; when `.ideai` leads outside it, none is read. */
 export async function readProjectFiles(root: string): Promise<ProjectFiles> {
-  const policyPath = path.join(root, '.ideai', 'mcp-tool-permissions.json');
-  const agentsPath = path.join(root, '.ideai', 'agents.json');
+  const ideai = path.join(root, '.ideai');
   const problem = await ideaiProblem(root);
   if (problem !== undefined) {
     const refused: FileRead = { ok: false, code: problem, key: READ_AGAIN };
-    return { policy: refused, agents: refused };
+    return { policy: refused, agents: refused, servers: refused };
   }
-  const linkProblem = await policyLinkProblem(policyPath);
-  const [policy, agents] = await Promise.all([
-    linkProblem === undefined ? readFile(policyPath) : ({ ok: false, code: linkProblem, key: READ_AGAIN } as const),
-    readFile(agentsPath),
+  const [policy, agents, servers] = await Promise.all([
+    readRuledFile(path.join(ideai, POLICY_FILE_NAME)),
+    readFile(path.join(ideai, AGENTS_FILE_NAME)),
+    readRuledFile(path.join(ideai, SERVERS_FILE_NAME)),
   ]);
-  return { policy: policy.ok && policy.links > 1 ? { ...policy, links: await namesElsewhere(policyPath, policy) } : policy, agents };
+  return { policy, agents, servers };
 }

@@ -4,6 +4,7 @@
  * grows faster than the size with the depth (seconds for a few MiB of `[[[[...`).
  */
 import { NO_AGENTS_FILE, parseAgentsFile, type AgentsFileState } from '../domain/agents-file.js';
+import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { compilePolicyFile, invalidPolicy, revisionOf, type CompiledPolicy } from '../domain/compile.js';
 
 /** A policy document is 5 levels deep (`agents[].policy.allowedTools[]`); far more is not one. */
@@ -27,8 +28,8 @@ export function nestedTooDeep(bytes: Uint8Array): boolean {
   return false;
 }
 
-export function compileChecked(bytes: Uint8Array): CompiledPolicy {
-  return nestedTooDeep(bytes) ? invalidPolicy(revisionOf(bytes), { message: TOO_DEEP }, 'too_deep') : compilePolicyFile(bytes);
+export function compileChecked(bytes: Uint8Array, catalog: ProjectCatalog = IDEA_CATALOG): CompiledPolicy {
+  return nestedTooDeep(bytes) ? invalidPolicy(revisionOf(bytes), { message: TOO_DEEP }, 'too_deep') : compilePolicyFile(bytes, catalog);
 }
 
 export function parseAgentsChecked(bytes: Uint8Array): AgentsFileState {

@@ -8,6 +8,7 @@ import type { Worker } from 'node:worker_threads';
 import type { PolicyDocument } from '../../schemas/index.js';
 import type { AgentsFileState } from '../domain/agents-file.js';
 import { compileDocument, revisionOf, type CompiledPolicy } from '../domain/compile.js';
+import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { compileChecked, parseAgentsChecked } from './parse-checks.js';
 import type { ParseRequest, ParseResponse } from './parse-protocol.js';
 import { checkProposal, type ProposalCheck } from './proposal-check.js';
@@ -18,12 +19,12 @@ const INLINE_PARSE_BYTES = 64 * 1024;
 /** A file the worker has not compiled by then is unreadable (and read again at the next check). */
 const PARSE_TIMEOUT_MS = 10_000;
 
-export async function compilePolicy(bytes: Buffer): Promise<CompiledPolicy> {
-  if (bytes.length <= INLINE_PARSE_BYTES) return compileChecked(bytes);
+export async function compilePolicy(bytes: Buffer, catalog: ProjectCatalog = IDEA_CATALOG): Promise<CompiledPolicy> {
+  if (bytes.length <= INLINE_PARSE_BYTES) return compileChecked(bytes, catalog);
   const answer = await offThread.run('policy', bytes);
   if (!('policy' in answer)) throw new Error('the parse worker answered another question');
   if (answer.policy !== 'valid') return answer.policy;
-  return compileDocument(JSON.parse(bytes.toString('utf8')) as PolicyDocument, revisionOf(bytes));
+  return compileDocument(JSON.parse(bytes.toString('utf8')) as PolicyDocument, revisionOf(bytes), catalog);
 }
 
 export async function parseAgents(bytes: Buffer): Promise<AgentsFileState> {

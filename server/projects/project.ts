@@ -23,15 +23,21 @@ import {
 } from './file-read.js';
 import { serializedOn, writeFolderKey } from './folder-lock.js';
 import { HardLinkMemory } from './hard-links.js';
-import { agentsOf, policyOf } from './compiled-files.js';
+import { agentsOf, policyOf, policyWithServers, serversOf } from './compiled-files.js';
+import { NO_SERVERS_FILE, type CompiledServers } from '../domain/servers-file.js';
+import { SERVERS_FILE_NAME } from './file-read.js';
+import { ServersHardLinkMemory } from './hard-links.js';
 import { compilePolicy } from './parse.js';
 import { removeStaleTemps, restoreMovedAside } from './recovery.js';
 import { insideProject, matchesSnapshot, snapshotOf } from './write-guard.js';
 
 export interface ProjectState {
+  /** What decisions use: the policy compiled against the project's catalog, or invalid when either file is. */
   readonly policy: CompiledPolicy;
   readonly agents: AgentsFileState;
-  /** stat fingerprint of both files when they were read; the rescan compares it. */
+  /** `.ideai/mcp-servers.json` as read (docs/api.md#other-mcp-servers-tools). */
+  readonly servers: CompiledServers;
+  /** stat fingerprint of the three files when they were read; the rescan compares it. */
   readonly fingerprint: string;
 }
 
@@ -60,7 +66,10 @@ const MAX_WRITE_ATTEMPTS = 3;
 export class Project {
   readonly policyPath: string;
   readonly agentsPath: string;
-  private current: ProjectState = { policy: builtinPolicy(), agents: NO_AGENTS_FILE, fingerprint: '' };
+  readonly serversPath: string;
+  private current: ProjectState = { policy: builtinPolicy(), agents: NO_AGENTS_FILE, servers: NO_SERVERS_FILE, fingerprint: '' };
+  /** What the servers file refused for its hard links, as `hardLinks` for the policy file. */
+  private readonly serversHardLinks = new ServersHardLinkMemory();
   private lastValidDocument: LastValid | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private reloadQueued = false;
@@ -77,6 +86,7 @@ export class Project {
   ) {
     this.policyPath = path.join(root, '.ideai', 'mcp-tool-permissions.json');
     this.agentsPath = path.join(root, '.ideai', 'agents.json');
+    this.serversPath = path.join(root, '.ideai', SERVERS_FILE_NAME);
   }
 
   /**
@@ -147,8 +157,8 @@ export class Project {
 
   /** Whether the files on disk look different from what was last read (cheap: two stats). */
   async changedOnDisk(): Promise<boolean> {
-    const [policy, agents] = await Promise.all([statKey(this.policyPath), statKey(this.agentsPath)]);
-    return `${policy}|${agents}` !== this.current.fingerprint;
+    const [policy, agents, servers] = await Promise.all([statKey(this.policyPath), statKey(this.agentsPath), statKey(this.serversPath)]);
+    return `${policy}|${agents}|${servers}` !== this.current.fingerprint;
   }
 
   /**
@@ -171,7 +181,7 @@ export class Project {
     const policy = invalidPolicy(revisionOf(`reload-failed:${why}`), {
       message: `the policy could not be reloaded (${why}); every call is denied until a reload succeeds`,
     });
-    this.publish({ policy, agents: this.current.agents, fingerprint: READ_AGAIN });
+    this.publish({ policy, agents: this.current.agents, servers: this.current.servers, fingerprint: READ_AGAIN });
   }
 
   /** Stops the pending re-check of a vanished file (the project is no longer served). */
@@ -238,14 +248,17 @@ export class Project {
         if (error instanceof TargetChangedError && attempt < MAX_WRITE_ATTEMPTS) continue;
         throw await this.writeFailure(error);
       }
-      const compiled = await compilePolicy(Buffer.from(bytes, 'utf8'));
+      const compiled = await policyWithServers(state.servers, (catalog) => compilePolicy(Buffer.from(bytes, 'utf8'), catalog));
       const stats = await fs.stat(this.policyPath, { bigint: true }).catch(() => undefined);
       // A file that replaced ours since the rename is read at the next check (its key differs from any stat).
       const policyKey = stats?.dev === written.dev && stats.ino === written.ino ? keyOf(stats) : READ_AGAIN;
       const agentsKey = files.agents.key;
       clearTimeout(this.graceTimer);
       this.vanishedAt = undefined;
-      this.publish({ policy: compiled, agents: state.agents, fingerprint: `${policyKey}|${agentsKey}` }, 'written');
+      this.publish(
+        { policy: compiled, agents: state.agents, servers: state.servers, fingerprint: `${policyKey}|${agentsKey}|${files.servers.key}` },
+        'written',
+      );
       return this.current;
     }
   }
@@ -316,7 +329,9 @@ export class Project {
     if (
       next.policy.revision === previous.policy.revision &&
       next.policy.status === previous.policy.status &&
-      next.agents === previous.agents
+      next.agents === previous.agents &&
+      next.servers.revision === previous.servers.revision &&
+      next.servers.status === previous.servers.status
     ) {
       return change ?? 'unchanged';
     }
@@ -345,10 +360,18 @@ export class Project {
       if (!files.policy.ok && isAbsence(files.policy.code) && (await restoreMovedAside(this.policyPath))) {
         files = await readProjectFiles(this.root);
       }
-      const [compiled, agents] = await Promise.all([policyOf(files.policy), agentsOf(files.agents)]);
-      const policy = this.hardLinks.judge(files.policy, compiled);
+      const servers = this.serversHardLinks.judge(files.servers, serversOf(files.servers));
+      const [compiled, agents] = await Promise.all([
+        policyWithServers(servers, async (catalog) => this.hardLinks.judge(files.policy, await policyOf(files.policy, catalog))),
+        agentsOf(files.agents),
+      ]);
       return {
-        state: { policy, agents: sameAgents(this.current.agents, agents), fingerprint: `${files.policy.key}|${files.agents.key}` },
+        state: {
+          policy: compiled,
+          agents: sameAgents(this.current.agents, agents),
+          servers,
+          fingerprint: `${files.policy.key}|${files.agents.key}|${files.servers.key}`,
+        },
         files,
         readAt,
       };
@@ -356,7 +379,7 @@ export class Project {
       const message = error instanceof Error ? error.message : String(error);
       // The same failure again is the same revision: an unchanged reload, not a log line every rescan.
       const policy = invalidPolicy(revisionOf(`read-error:${message}`), { message: `cannot read the file (${message})` });
-      return { state: { policy, agents: this.current.agents, fingerprint: READ_AGAIN }, readAt };
+      return { state: { policy, agents: this.current.agents, servers: this.current.servers, fingerprint: READ_AGAIN }, readAt };
     }
   }
 }

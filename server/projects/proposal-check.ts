@@ -5,7 +5,7 @@
  * What a valid proposal decides is handed back without the names that grant nothing, which keeps
  * what crosses threads small.
  */
-import { findTool, type PolicyDocument, type PolicyProblem } from '../../schemas/index.js';
+import { findTool, isQualifiedToolName, type PolicyDocument, type PolicyProblem } from '../../schemas/index.js';
 import type { CompiledPolicy } from '../domain/compile.js';
 import { POLICY_FILE, policyProblems } from '../domain/policy-check.js';
 import { compileChecked, nestedTooDeep } from './parse-checks.js';
@@ -35,7 +35,9 @@ function proposedText(text: string): string {
   return `${JSON.stringify((value as { document: unknown }).document, null, 2)}\n`;
 }
 
-const known = (names: readonly string[] | undefined): string[] | undefined => names?.filter((name) => findTool(name) !== undefined);
+// Declared tools are kept by their form: the preview compiles the document against the project's catalog, which drops the undeclared.
+const known = (names: readonly string[] | undefined): string[] | undefined =>
+  names?.filter((name) => findTool(name) !== undefined || isQualifiedToolName(name));
 
 function withCatalogNamesOnly(document: PolicyDocument): PolicyDocument {
   const lists = <P extends { allowedTools: string[]; askTools?: string[] | undefined }>(policy: P): P => {

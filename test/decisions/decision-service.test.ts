@@ -3,6 +3,7 @@
  * current policy (a policy swap counts from the very next call), stamps each answer with a new id,
  * and keeps what a decision leaves behind only for the projects it serves.
  */
+import { IDEA_CATALOG } from '../../server/domain/project-catalog.js';
 import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -207,7 +208,13 @@ describe('decision service memo', () => {
             case 'ephemeral': {
               const key = `${change.project}|${change.requester}`;
               if (change.tools === null) ephemeral.delete(key);
-              else ephemeral.set(key, { allowlist: makeAllowlist('ephemeral', change.tools), boundIssue: '82' });
+              else
+                ephemeral.set(key, {
+                  allowlist: makeAllowlist('ephemeral', change.tools),
+                  boundIssue: '82',
+                  tools: change.tools,
+                  catalog: IDEA_CATALOG,
+                });
               break;
             }
             case 'ask':

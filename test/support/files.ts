@@ -69,6 +69,8 @@ export interface ProjectFixture {
   policy?: unknown;
   /** `.ideai/agents.json`; absent = no file. */
   agents?: unknown;
+  /** `.ideai/mcp-servers.json`; absent = no file. */
+  servers?: unknown;
   /** Create `.ideai/` even without any file in it. */
   ideai?: boolean;
 }
@@ -81,11 +83,12 @@ function serialize(content: unknown): string {
 export async function writeProject(root: string, id: string, fixture: ProjectFixture = {}): Promise<string> {
   const dir = path.join(root, id);
   await mkdir(dir, { recursive: true });
-  if (fixture.policy !== undefined || fixture.agents !== undefined || fixture.ideai === true) {
+  if (fixture.policy !== undefined || fixture.agents !== undefined || fixture.servers !== undefined || fixture.ideai === true) {
     await mkdir(path.join(dir, '.ideai'), { recursive: true });
   }
   if (fixture.policy !== undefined) await writeFile(path.join(dir, '.ideai', POLICY_FILE), serialize(fixture.policy));
   if (fixture.agents !== undefined) await writeFile(path.join(dir, '.ideai', 'agents.json'), serialize(fixture.agents));
+  if (fixture.servers !== undefined) await writeFile(path.join(dir, '.ideai', 'mcp-servers.json'), serialize(fixture.servers));
   return dir;
 }
 

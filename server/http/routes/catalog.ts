@@ -1,28 +1,44 @@
-/** GET /catalog and GET /projects (docs/api.md#http-api). */
+/** GET /catalog, GET /projects and GET /projects/:project/catalog (docs/api.md#http-api, docs/api.md#other-mcp-servers-tools). */
 import {
   CatalogResponseSchema,
+  ProjectParamsSchema,
   ProjectsResponseSchema,
-  READ_ONLY_DEFAULT,
-  TOOL_ARGUMENTS,
-  TOOL_CATALOG,
   TOOL_GROUPS,
   type CatalogResponse,
 } from '../../../schemas/index.js';
+import { IDEA_CATALOG, type ProjectCatalog } from '../../domain/project-catalog.js';
 import type { PermissionsService } from '../../permissions/permissions-service.js';
 import { errors, type TypedApp } from './common.js';
 
-const CATALOG: CatalogResponse = {
-  tools: TOOL_CATALOG.map(({ name, access, group, label, issueScoped }) => ({
-    name,
-    access,
-    group,
-    label,
-    issueScoped,
-    arguments: [...TOOL_ARGUMENTS[name]],
-  })),
-  groups: TOOL_GROUPS.map(({ id, label }) => ({ id, label })),
-  readOnlyDefault: [...READ_ONLY_DEFAULT],
-};
+/** The catalog route's body for `catalog`: IdeA's tools and groups, then each declared server's. */
+export function catalogBody(catalog: ProjectCatalog): CatalogResponse {
+  const tools: CatalogResponse['tools'] = [];
+  for (const name of catalog.names) {
+    const tool = catalog.find(name);
+    if (tool === undefined) continue;
+    const { access, group, label, issueScoped, server } = tool;
+    tools.push({
+      name,
+      access,
+      group,
+      label,
+      issueScoped,
+      arguments: [...catalog.knownArguments(name)],
+      ...(server === undefined ? {} : { server }),
+    });
+  }
+  return {
+    tools,
+    groups: [
+      ...TOOL_GROUPS.map(({ id, label }) => ({ id, label })),
+      ...catalog.servers.map(({ id, label }) => ({ id: `server:${id}`, label })),
+    ],
+    readOnlyDefault: [...catalog.readOnly],
+    version: catalog.revision,
+  };
+}
+
+const CATALOG: CatalogResponse = catalogBody(IDEA_CATALOG);
 
 export async function catalogRoutes(app: TypedApp, { permissions }: { permissions: PermissionsService }): Promise<void> {
   app.get(
@@ -35,6 +51,22 @@ export async function catalogRoutes(app: TypedApp, { permissions }: { permission
       },
     },
     async () => CATALOG,
+  );
+  app.get(
+    '/projects/:project/catalog',
+    {
+      schema: {
+        tags: ['catalog'],
+        summary: "IdeA's tools and the tools the project's .ideai/mcp-servers.json declares (<server>/<tool>)",
+        params: ProjectParamsSchema,
+        response: { 200: CatalogResponseSchema, ...errors(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const catalog = permissions.catalog(request.params.project);
+      void reply.header('etag', `"${catalog.revision}"`);
+      return catalogBody(catalog);
+    },
   );
   app.get(
     '/projects',

@@ -1,7 +1,7 @@
 /**
  * Watches the folders whose changes matter, and nothing else: the projects root and its parent
  * (to see the root itself replaced), each project folder (for its `.ideai` entry), the parent of
- * each explicit project folder, each `.ideai` (for the two files in it), and the policy file
+ * each explicit project folder, each `.ideai` (for the three files in it), and the policy file
  * itself (for writes through another name of it: a hard link, a symlink). Every event that
  * names a watched folder, and every {@link Watcher.check} of the rescan, makes the watches of
  * that folder follow what its path now leads to (see folder-watch.ts), and a project whose watch
@@ -13,7 +13,8 @@ import type { Logger } from 'pino';
 import { FolderWatch } from './folder-watch.js';
 
 const POLICY_FILE = 'mcp-tool-permissions.json';
-const WATCHED_FILES: ReadonlySet<string> = new Set([POLICY_FILE, 'agents.json']);
+const SERVERS_FILE = 'mcp-servers.json';
+const WATCHED_FILES: ReadonlySet<string> = new Set([POLICY_FILE, 'agents.json', SERVERS_FILE]);
 
 /** The folders being watched: the projects root (each sub-folder a project) and explicit project roots. */
 export interface WatchScope {
@@ -222,17 +223,17 @@ class FolderWatcher implements Watcher {
   private onIdeaiEvent(root: string, name: string | null): void {
     if (this.closed) return;
     if (name === '.ideai') this.refreshProject(root);
-    else if (name === null || WATCHED_FILES.has(name) || this.linkTargetOf(root) === name) {
+    else if (name === null || WATCHED_FILES.has(name) || this.linkTargetOf(root, POLICY_FILE) === name || this.linkTargetOf(root, SERVERS_FILE) === name) {
       // The file at the path may be another inode now (an atomic save, a link swapped): its watch follows.
       this.projects.get(root)?.policy.refresh();
       this.handlers.onProject(root);
     }
   }
 
-  /** The name a symlinked policy file points to in `.ideai` (what file-read.ts accepts), if it is one. */
-  private linkTargetOf(root: string): string | undefined {
+  /** The name a symlinked policy (or servers) file points to in `.ideai` (what file-read.ts accepts), if it is one. */
+  private linkTargetOf(root: string, file: string): string | undefined {
     try {
-      return readlinkSync(path.join(root, '.ideai', POLICY_FILE));
+      return readlinkSync(path.join(root, '.ideai', file));
     } catch {
       return undefined;
     }

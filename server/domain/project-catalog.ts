@@ -1,0 +1,111 @@
+/**
+ * The tools a project knows (docs/api.md#other-mcp-servers-tools): IdeA's catalog, plus the tools of
+ * other MCP servers its `.ideai/mcp-servers.json` declares, named `<server>/<tool>`, each with the
+ * access class a person chose. A name that is in neither is unknown, and never grants anything.
+ */
+import {
+  READ_ONLY_DEFAULT,
+  SERVER_METHODS,
+  TOOL_CATALOG,
+  findTool,
+  knownArguments,
+  qualifiedToolName,
+  type ServersDocument,
+  type ToolAccess,
+} from '../../schemas/index.js';
+
+/** A tool as decisions and views see it: IdeA's (no `server`) or a declared server's. */
+export interface KnownTool {
+  readonly name: string;
+  readonly access: ToolAccess;
+  readonly label: string;
+  /** IdeA's group id, or `server:<id>`. */
+  readonly group: string;
+  readonly issueScoped: boolean;
+  /** The declaring server's id, for a declared tool. */
+  readonly server?: string;
+  /** The server's own tool name (without `<server>/`), for a declared tool. */
+  readonly serverTool?: string;
+}
+
+export interface DeclaredServerTools {
+  readonly id: string;
+  readonly label: string;
+  /** Its declared tools, then its implicit methods (`resources/read`, `prompts/get`), all qualified. */
+  readonly tools: readonly KnownTool[];
+}
+
+export interface ProjectCatalog {
+  /** Short hash of `.ideai/mcp-servers.json`'s bytes, `"builtin"` without the file. */
+  readonly revision: string;
+  readonly servers: readonly DeclaredServerTools[];
+  /** The tool named exactly `name`, or undefined. */
+  find(name: string): KnownTool | undefined;
+  /** The canonical read-only set: IdeA's read tools, then the declared `read` tools. */
+  readonly readOnly: readonly string[];
+  /** Position of a known name in catalog order (unknown names last). */
+  order(name: string): number;
+  /** Every known name, in catalog order. */
+  readonly names: readonly string[];
+  /** The arguments `name` is known to take. */
+  knownArguments(name: string): readonly string[];
+}
+
+const IDEA_NAMES: readonly string[] = TOOL_CATALOG.map((tool) => tool.name);
+const IDEA_ORDER: ReadonlyMap<string, number> = new Map(IDEA_NAMES.map((name, index) => [name, index]));
+
+/** IdeA's catalog alone: what a project without `.ideai/mcp-servers.json` knows. */
+export const IDEA_CATALOG: ProjectCatalog = Object.freeze({
+  revision: 'builtin',
+  servers: Object.freeze([]),
+  find: findTool,
+  readOnly: READ_ONLY_DEFAULT,
+  order: (name: string) => IDEA_ORDER.get(name) ?? Number.MAX_SAFE_INTEGER,
+  names: IDEA_NAMES,
+  knownArguments,
+});
+
+/** The catalog of a valid servers document; `revision` is the file's. */
+export function projectCatalog(document: ServersDocument, revision: string): ProjectCatalog {
+  const servers: DeclaredServerTools[] = [];
+  const declared = new Map<string, KnownTool>();
+  for (const [id, server] of Object.entries(document.servers)) {
+    const group = `server:${id}`;
+    const tools: KnownTool[] = [];
+    for (const [serverTool, tool] of Object.entries(server.tools)) {
+      const entry = Object.freeze({
+        name: qualifiedToolName(id, serverTool),
+        access: tool.access,
+        label: tool.label ?? serverTool,
+        group,
+        issueScoped: false,
+        server: id,
+        serverTool,
+      });
+      tools.push(entry);
+    }
+    for (const { method, label } of SERVER_METHODS) {
+      tools.push(Object.freeze({ name: qualifiedToolName(id, method), access: 'read', label, group, issueScoped: false, server: id, serverTool: method }));
+    }
+    for (const tool of tools) declared.set(tool.name, tool);
+    servers.push(Object.freeze({ id, label: server.label ?? id, tools: Object.freeze(tools) }));
+  }
+  const names = [...IDEA_NAMES, ...declared.keys()];
+  const order = new Map(names.map((name, index) => [name, index]));
+  return Object.freeze({
+    revision,
+    servers: Object.freeze(servers),
+    // IdeA's names first: a declared name always holds a `/`, which no IdeA tool does.
+    find: (name: string) => findTool(name) ?? declared.get(name),
+    readOnly: Object.freeze([...READ_ONLY_DEFAULT, ...[...declared.values()].filter((tool) => tool.access === 'read').map((tool) => tool.name)]),
+    order: (name: string) => order.get(name) ?? Number.MAX_SAFE_INTEGER,
+    names: Object.freeze(names),
+    // A server's arguments are not declared: a condition names what the server's inputSchema says (check cannot compare).
+    knownArguments,
+  });
+}
+
+/** Sorts names in the catalog's order (unknown names last, in their order). */
+export function sortInCatalogOrder<T extends string>(catalog: ProjectCatalog, names: Iterable<T>): T[] {
+  return [...names].sort((a, b) => catalog.order(a) - catalog.order(b));
+}
