@@ -55,6 +55,7 @@ export async function checkCommand(dirs: readonly string[], options: CheckOption
       ...checked.problems,
       ...moreLine(policyFile, checked.more),
       ...agentsProblems(shown(dir, AGENTS_FILE), read.agentsText, read.agents),
+      ...read.problems,
       ...misnamedFiles(dir, read.ideaiNames),
     ];
     if (!read.policyExists && !options.require) {

@@ -41,7 +41,14 @@ export async function testCommand(dirs: readonly string[], options: TestOptions,
       } else output.err(`idea-pdp test: no ${file}: nothing to run (--require makes this an error)\n`);
       continue;
     }
+    if (typeof text !== 'string') {
+      problems.push(text);
+      extraFailures++;
+      continue;
+    }
     const read = await readProject(dir, options.staged);
+    problems.push(...read.problems);
+    extraFailures += read.problems.length;
     const declared = declaredAgents(read.agents, read.policy);
     const parsed = parseTestFile(file, text, declared);
     const fileProblems = options.strict ? strictly(parsed.check.problems) : parsed.check.problems;
