@@ -23,6 +23,7 @@ export const PROBLEM_CODES = [
   'condition_unlisted_tool',
   'invalid_condition',
   'unknown_argument',
+  'weak_deny_list',
   // Policy as code in CI and hooks (docs/policy-as-code.md).
   'unknown_agent',
   'misnamed_file',
