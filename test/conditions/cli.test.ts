@@ -77,7 +77,15 @@ describe('idea-pdp and conditions', () => {
         },
       },
     };
-    const dir = await project(denyList);
+    // What the warning is about: each other spelling of "secrets" is allowed.
+    const spellings = ['Secrets', ' secrets', 'secrets\u0000', '\u0455ecrets'].map((key) => ({
+      requester: 'QA',
+      tool: 'idea_memory_write',
+      arguments: { key },
+      expect: 'allow',
+    }));
+    const cases = [...spellings, { requester: 'QA', tool: 'idea_memory_write', arguments: { key: 'secrets' }, expect: 'deny' }];
+    const dir = await project(denyList, { version: 1, cases });
     const warned = await runSourceCli(['check', '.'], dir);
     expect(warned.code, warned.stdout + warned.stderr).toBe(0);
     expect(warned.stdout).toContain(
@@ -88,15 +96,9 @@ describe('idea-pdp and conditions', () => {
     expect((await runSourceCli(['check', '--strict', '.'], dir)).code).toBe(1);
     const json = JSON.parse((await runSourceCli(['check', '--json', '.'], dir)).stdout) as { warnings: number };
     expect(json.warnings).toBe(1);
-    // What the warning is about: each other spelling of "secrets" is allowed.
-    for (const key of ['Secrets', ' secrets', 'secrets\u0000', '\u0455ecrets']) {
-      const run = await runSourceCli(
-        ['decide', '.', '--requester', 'QA', '--tool', 'idea_memory_write', '--arguments', JSON.stringify({ key })],
-        dir,
-      );
-      expect({ key, decision: JSON.parse(run.stdout) as unknown }).toMatchObject({ key, decision: { allow: true } });
-    }
-  });
+    const tested = await runSourceCli(['test', '.'], dir);
+    expect(tested.stdout + tested.stderr).toContain('5 passed, 0 failed');
+  }, 120_000);
 
   it('test: cases carry arguments; ask inside a condition, deny outside it', async () => {
     const cases = [
