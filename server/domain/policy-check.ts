@@ -15,6 +15,7 @@ import {
   type PolicyProblem,
   type ProblemCode,
 } from '../../schemas/index.js';
+import { escapeControls } from '../../schemas/display.js';
 import { quoteForMessage } from '../../schemas/requester.js';
 import { agentIdProblem } from './agent-id.js';
 import type { AgentsFileState } from './agents-file.js';
@@ -334,7 +335,7 @@ export function strictly(problems: readonly PolicyProblem[]): PolicyProblem[] {
   return problems.map((one) => (one.severity === 'warning' ? { ...one, severity: 'error' } : one));
 }
 
-/** The line `idea-pdp check` prints for a problem. */
+/** The line `idea-pdp check` prints for a problem: one line, whatever a file's name or a message quotes. */
 export function problemLine(one: PolicyProblem): string {
-  return `${one.file}:${one.line}:${one.column}: ${one.severity} ${one.code}: ${one.message}`;
+  return escapeControls(`${one.file}:${one.line}:${one.column}: ${one.severity} ${one.code}: ${one.message}`);
 }

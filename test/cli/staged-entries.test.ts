@@ -61,7 +61,7 @@ describe('idea-pdp --staged refuses index entries the service would not load as 
     expect(tested.stdout).toContain('0 passed, 1 failed');
     const json = JSON.parse((await runSourceCli(['check', '--staged', '--json'], repo)).stdout) as { valid: boolean; errors: number };
     expect(json).toMatchObject({ valid: false, errors: 1 });
-  }, 60_000);
+  }, 120_000);
 
   it.each([
     ['a link to a sibling folder', 'config'],
@@ -101,7 +101,7 @@ describe('idea-pdp --staged refuses index entries the service would not load as 
     const check = await runSourceCli(['check'], repo);
     expect(check.code).toBe(1);
     expect(check.stdout).toContain('error unreadable: a symbolic link: .ideai → "config/"');
-  }, 60_000);
+  }, 120_000);
 
   it('.ideai a link in the working tree while the index holds a folder: refused', async () => {
     const repo = await repoWith(async (root) => {
@@ -115,7 +115,7 @@ describe('idea-pdp --staged refuses index entries the service would not load as 
     const check = await runSourceCli(['check', '--staged'], repo);
     expect(check.code).toBe(1);
     expect(check.stdout).toContain('error staged_link: .ideai is a symbolic link in the working tree');
-  }, 60_000);
+  }, 120_000);
 
   it('submodules (gitlinks) on the policy path or as .ideai: refused', async () => {
     const repo = await repoWith(async (root) => {
@@ -134,7 +134,7 @@ describe('idea-pdp --staged refuses index entries the service would not load as 
     const whole = await runSourceCli(['check', '--staged'], repo);
     expect(whole.code).toBe(1);
     expect(whole.stdout).toContain('error staged_link: .ideai is staged as a submodule (git mode 160000)');
-  }, 60_000);
+  }, 120_000);
 
   it('the agents file and the test file staged as links: errors, exit 1', async () => {
     const repo = await repoWith(async (root) => {
@@ -152,7 +152,7 @@ describe('idea-pdp --staged refuses index entries the service would not load as 
     expect(tested.code).toBe(1);
     expect(tested.stdout).toContain(`.ideai/${TEST_FILE}:1:1: error staged_link: staged as a symbolic link`);
     expect(tested.stdout).toContain('0 passed, 1 failed');
-  }, 60_000);
+  }, 120_000);
 
   it('a policy path staged as a folder reads as the service reads it: unreadable', async () => {
     const repo = await repoWith(async (root) => {
@@ -162,7 +162,7 @@ describe('idea-pdp --staged refuses index entries the service would not load as 
     const check = await runSourceCli(['check', '--staged'], repo);
     expect(check.code).toBe(1);
     expect(check.stdout).toContain(`.ideai/${POLICY_FILE}:1:1: error unreadable: staged as a folder, not a file`);
-  }, 60_000);
+  }, 120_000);
 
   it('regular files are judged as before', async () => {
     const repo = await repoWith(async (root) => {
@@ -172,5 +172,5 @@ describe('idea-pdp --staged refuses index entries the service would not load as 
     });
     expect(await runSourceCli(['check', '--strict', '--require', '--staged'], repo)).toMatchObject({ code: 0 });
     expect(await runSourceCli(['test', '--strict', '--require', '--staged'], repo)).toMatchObject({ code: 0 });
-  }, 60_000);
+  }, 120_000);
 });
