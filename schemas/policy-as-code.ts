@@ -23,12 +23,14 @@ export const PROBLEM_CODES = [
   'condition_unlisted_tool',
   'invalid_condition',
   'unknown_argument',
+  'weak_deny_list',
   // Policy as code in CI and hooks (docs/policy-as-code.md).
   'unknown_agent',
   'misnamed_file',
   'missing_file',
   'too_many_problems',
   'duplicate_tool',
+  'staged_link',
 ] as const;
 export const ProblemCodeSchema = Type.Union(PROBLEM_CODES.map((code) => Type.Literal(code)));
 export type ProblemCode = Static<typeof ProblemCodeSchema>;

@@ -5,6 +5,7 @@
  */
 import type { Requester } from './api.js';
 import { agentIdProblem } from './agent-id.js';
+import { escapeControls } from './display.js';
 import { PROJECT_ID_REGEX } from './ids.js';
 
 /** The exact, lowercase prefix of an ephemeral ticket assistant's requester id. */
@@ -43,9 +44,11 @@ export function parseRequester(raw: string): ParsedRequester {
   return { id: raw, kind: agentIdProblem(raw) === undefined ? 'agent' : 'invalid' };
 }
 
-/** A string as a message quotes it: JSON-quoted (control characters escaped), at most 200 characters of it. */
+/** A string as a message quotes it: JSON-quoted (control and bidirectional characters escaped), at most 200 characters of it. */
 export function quoteForMessage(text: string): string {
-  return text.length > QUOTED_REQUESTER_MAX ? `${JSON.stringify(text.slice(0, QUOTED_REQUESTER_MAX))}…` : JSON.stringify(text);
+  const quoted = text.length > QUOTED_REQUESTER_MAX ? `${JSON.stringify(text.slice(0, QUOTED_REQUESTER_MAX))}…` : JSON.stringify(text);
+  // JSON.stringify leaves DEL, the C1 controls and the bidirectional ones as they are.
+  return escapeControls(quoted);
 }
 
 /** How a requester is named in human messages: "agent QA", "anonymous requester \"mcp\"", ... */

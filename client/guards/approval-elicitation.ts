@@ -8,6 +8,7 @@
 import { TOOL_CATALOG } from '../../schemas/catalog.js';
 import type { ApprovalAnswer } from '../../schemas/approvals.js';
 import type { DecideQuery } from '../../schemas/api.js';
+import { showBidiControls } from '../../schemas/display.js';
 import { errorText, oneLine } from '../causes.js';
 import type { ApprovalWaitOptions } from './approval-wait.js';
 import type { ClientDecision } from '../decision.js';
@@ -176,14 +177,21 @@ export const FORM: ElicitationForm = {
   required: [ELICITATION_FIELD],
 };
 
+/**
+ * A value the form quotes: one line, its bidirectional controls shown as escapes, so that an
+ * `issueRef` of `"\u202e28\u202c"` never reads as ticket 82.
+ */
+const quoted = (value: string, max: number): string => showBidiControls(oneLine(value, max));
+
 /** The question, in French: who asks, which tool (label and name), which project, the ticket if any. Never the arguments. */
 export function formMessage(query: DecideQuery, issueRef: string | undefined): string {
   const label = LABEL_OF.get(query.tool);
-  const tool = label === undefined ? query.tool : `« ${label} » (${query.tool})`;
-  const ticket = issueRef === undefined ? '' : `, pour le ticket ${oneLine(issueRef, 20)}`;
+  const name = quoted(query.tool, 128);
+  const tool = label === undefined ? name : `« ${label} » (${name})`;
+  const ticket = issueRef === undefined ? '' : `, pour le ticket ${quoted(issueRef, 20)}`;
   return (
-    `L\u2019agent ${oneLine(query.requester, 100)} demande à utiliser l\u2019outil ${tool} ` +
-    `dans le projet ${oneLine(query.project, 100)}${ticket}. ` +
+    `L\u2019agent ${quoted(query.requester, 100)} demande à utiliser l\u2019outil ${tool} ` +
+    `dans le projet ${quoted(query.project, 100)}${ticket}. ` +
     'Autorisez-vous cet appel ? (Sans réponse ici, la demande reste visible dans Permissions > Tools MCP IdeA.)'
   );
 }

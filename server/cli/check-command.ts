@@ -1,4 +1,5 @@
 /** `idea-pdp check`: every problem of each project's policy and agents files, in file order, then a summary. */
+import { escapeControls } from '../../schemas/display.js';
 import type { PolicyProblem } from '../../schemas/index.js';
 import {
   AGENTS_FILE,
@@ -55,10 +56,13 @@ export async function checkCommand(dirs: readonly string[], options: CheckOption
       ...checked.problems,
       ...moreLine(policyFile, checked.more),
       ...agentsProblems(shown(dir, AGENTS_FILE), read.agentsText, read.agents),
+      ...read.problems,
       ...misnamedFiles(dir, read.ideaiNames),
     ];
     if (!read.policyExists && !options.require) {
-      output.err(`idea-pdp check: no ${policyFile}: the canonical read-only defaults apply (--require makes this an error)\n`);
+      output.err(
+        `idea-pdp check: no ${escapeControls(policyFile)}: the canonical read-only defaults apply (--require makes this an error)\n`,
+      );
     }
     if (options.strict) problems = strictly(problems);
     notListed = {

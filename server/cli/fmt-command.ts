@@ -5,6 +5,7 @@
  */
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { escapeControls } from '../../schemas/display.js';
 import { compilePolicyFile } from '../domain/compile.js';
 import { serializeDocument } from '../domain/edit.js';
 import { POLICY_FILE } from '../domain/policy-check.js';
@@ -31,7 +32,8 @@ export async function fmtCommand(dirs: readonly string[], options: FmtOptions, o
 
 async function formatFile(dir: string, options: FmtOptions, output: Output): Promise<FileOutcome> {
   const file = path.join(dir, POLICY_FILE);
-  const name = shown(dir, POLICY_FILE);
+  // One line per file, whatever its folder is named (line breaks, ANSI escapes).
+  const name = escapeControls(shown(dir, POLICY_FILE));
   let handle: fs.FileHandle;
   try {
     // No link is followed: the service refuses to write through one either.

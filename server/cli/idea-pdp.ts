@@ -6,12 +6,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { escapeControls } from '../../schemas/display.js';
 import type { Output } from './commands.js';
 import { CHECK_HELP, DECIDE_HELP, FMT_HELP, MAIN_HELP, PREVIEW_HELP, SERVE_HELP, TEST_HELP, UsageError } from './usage.js';
 
+/** Every line printed shows the controls and bidirectional characters of the data it holds as escapes, whatever the format. */
+const printable = (text: string): string => text.split('\n').map(escapeControls).join('\n');
+
 const output: Output = {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
+  out: (text) => process.stdout.write(printable(text)),
+  err: (text) => process.stderr.write(printable(text)),
 };
 
 const HELP = { serve: SERVE_HELP, check: CHECK_HELP, test: TEST_HELP, decide: DECIDE_HELP, preview: PREVIEW_HELP, fmt: FMT_HELP } as const;
@@ -149,11 +153,11 @@ run(process.argv.slice(2)).then(
       // Node's own text for an unknown option ends on an unbalanced quote: the option is named plainly.
       const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /Unknown option '([^']*)'/.exec((error as Error).message)?.[1] : undefined;
       const message = unknown === undefined ? (error as Error).message : `unknown option ${unknown}`;
-      output.err(`idea-pdp: ${message}\nRun \`idea-pdp --help\` for usage.\n`);
+      output.err(`idea-pdp: ${escapeControls(message)}\nRun \`idea-pdp --help\` for usage.\n`);
       process.exitCode = 2;
       return;
     }
-    output.err(`idea-pdp: ${error instanceof Error ? error.message : String(error)}\n`);
+    output.err(`idea-pdp: ${escapeControls(error instanceof Error ? error.message : String(error))}\n`);
     process.exitCode = 1;
   },
 );

@@ -1,20 +1,19 @@
 /**
  * What `idea-pdp` reads of a project folder: its files as the service reads them from the working
- * tree, or with `--staged` as git's index holds them (`git show :path`), so a pre-commit hook
- * judges what is committed. Also the names in `.ideai/`, for files named almost like the policy's.
+ * tree, or with `--staged` as git's index holds them (staged-input.ts). Also the names in
+ * `.ideai/`, for files named almost like the policy's.
  */
-import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { AgentsFileState } from '../domain/agents-file.js';
-import type { CompiledPolicy } from '../domain/compile.js';
-import { POLICY_FILE, TEST_FILE } from '../domain/policy-check.js';
+import type { PolicyProblem } from '../../schemas/index.js';
+import { NO_AGENTS_FILE, type AgentsFileState } from '../domain/agents-file.js';
+import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy } from '../domain/compile.js';
+import { AGENTS_FILE, POLICY_FILE, TEST_FILE } from '../domain/policy-check.js';
 import { readCompiledProject } from '../projects/compiled-files.js';
 import { MAX_FILE_BYTES } from '../projects/file-read.js';
-import { NO_AGENTS_FILE } from '../domain/agents-file.js';
-import { builtinPolicy } from '../domain/compile.js';
 import { compilePolicy, parseAgents } from '../projects/parse.js';
-import { UsageError } from './usage.js';
+import { problemAt, shown } from './commands.js';
+import { StagedIndex, type StagedFile } from './staged-input.js';
 
 export interface ProjectInput {
   readonly policy: CompiledPolicy;
@@ -25,29 +24,8 @@ export interface ProjectInput {
   readonly policyExists: boolean;
   /** The names of the entries of `.ideai/` (none when there is no such folder). */
   readonly ideaiNames: readonly string[];
-}
-
-function git(dir: string, args: readonly string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile('git', [...args], { cwd: dir, encoding: 'buffer', maxBuffer: MAX_FILE_BYTES * 2 }, (error, stdout, stderr) => {
-      if (error !== null && typeof error.code !== 'number') {
-        reject(new UsageError(`--staged needs git: ${error.message}`));
-        return;
-      }
-      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr: stderr.toString('utf8') });
-    });
-  });
-}
-
-/** A file of the index, by its path relative to `dir`; null when the index has none. */
-async function stagedFile(dir: string, file: string): Promise<Buffer | null> {
-  const listed = await git(dir, ['ls-files', '--cached', '--', file]);
-  if (listed.code !== 0) throw new UsageError(`--staged: ${dir} is not in a git work tree (${listed.stderr.trim()})`);
-  if (listed.stdout.length === 0) return null;
-  const shown = await git(dir, ['show', `:./${file}`]);
-  if (shown.code !== 0) throw new UsageError(`--staged: git show :./${file} failed in ${dir}: ${shown.stderr.trim()}`);
-  if (shown.stdout.length > MAX_FILE_BYTES) throw new UsageError(`${file} (staged): larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB`);
-  return shown.stdout;
+  /** Errors of the files beside the policy (with `--staged`: an agents file that is not a file). */
+  readonly problems: readonly PolicyProblem[];
 }
 
 async function ideaiNamesOnDisk(dir: string): Promise<string[]> {
@@ -58,36 +36,46 @@ async function ideaiNamesOnDisk(dir: string): Promise<string[]> {
   }
 }
 
-async function ideaiNamesStaged(dir: string): Promise<string[]> {
-  const listed = await git(dir, ['ls-files', '--cached', '-z', '--', '.ideai']);
-  return listed.stdout
-    .toString('utf8')
-    .split('\0')
-    .filter((name) => name !== '')
-    .map((name) => name.slice('.ideai/'.length))
-    .filter((name) => !name.includes('/'));
-}
-
 export async function readProject(dir: string, staged: boolean): Promise<ProjectInput> {
   if (!staged) {
     const read = await readCompiledProject(dir);
     const exists = read.policy.status === 'invalid' || read.policy.fileExists;
-    return { ...read, policyExists: exists, ideaiNames: await ideaiNamesOnDisk(dir) };
+    return { ...read, policyExists: exists, ideaiNames: await ideaiNamesOnDisk(dir), problems: [] };
   }
-  const [policyBytes, agentsBytes] = [await stagedFile(dir, POLICY_FILE), await stagedFile(dir, '.ideai/agents.json')];
+  const index = await StagedIndex.read(dir);
+  const [policyFile, agentsFile] = [await index.file(POLICY_FILE), await index.file(AGENTS_FILE)];
   return {
-    policy: policyBytes === null ? builtinPolicy() : await compilePolicy(policyBytes),
-    policyText: policyBytes?.toString('utf8') ?? null,
-    agents: agentsBytes === null ? NO_AGENTS_FILE : await parseAgents(agentsBytes),
-    agentsText: agentsBytes?.toString('utf8') ?? null,
-    policyExists: policyBytes !== null,
-    ideaiNames: await ideaiNamesStaged(dir),
+    policy: await stagedPolicy(policyFile),
+    policyText: policyFile.kind === 'file' ? policyFile.bytes.toString('utf8') : null,
+    agents: agentsFile.kind === 'file' ? await parseAgents(agentsFile.bytes) : NO_AGENTS_FILE,
+    agentsText: agentsFile.kind === 'file' ? agentsFile.bytes.toString('utf8') : null,
+    policyExists: policyFile.kind !== 'missing',
+    ideaiNames: index.names(),
+    // The policy's refusal is the policy's own error; the agents file's is listed here (the service never decides with it).
+    problems: agentsFile.kind === 'refused' && index.ideaiRefusal === undefined ? [refusedProblem(dir, AGENTS_FILE, agentsFile)] : [],
   };
 }
 
-/** The test file's text, or null when there is none; only a regular file of at most 4 MiB is read. */
-export async function readTestText(dir: string, staged: boolean): Promise<string | null> {
-  if (staged) return (await stagedFile(dir, TEST_FILE))?.toString('utf8') ?? null;
+/** A file `--staged` refuses, as the policy the service would deny every call with. */
+async function stagedPolicy(file: StagedFile): Promise<CompiledPolicy> {
+  if (file.kind === 'missing') return builtinPolicy();
+  if (file.kind === 'file') return compilePolicy(file.bytes);
+  return invalidPolicy(revisionOf(`staged:${file.message}`), { message: file.message }, file.code);
+}
+
+const refusedProblem = (dir: string, file: string, refused: StagedFile & { kind: 'refused' }): PolicyProblem =>
+  problemAt(shown(dir, file), 'error', refused.code, refused.message);
+
+/**
+ * The test file's text, or null when there is none, or (with `--staged`) why it is refused; only a
+ * regular file of at most 4 MiB is read.
+ */
+export async function readTestText(dir: string, staged: boolean): Promise<string | null | PolicyProblem> {
+  if (staged) {
+    const file = await (await StagedIndex.read(dir)).file(TEST_FILE);
+    if (file.kind === 'refused') return refusedProblem(dir, TEST_FILE, file);
+    return file.kind === 'file' ? file.bytes.toString('utf8') : null;
+  }
   const file = path.join(dir, TEST_FILE);
   let handle: fs.FileHandle;
   try {

@@ -1,4 +1,5 @@
 /** `idea-pdp test`: the cases of each project's test file decided with the service's decision function. */
+import { escapeControls } from '../../schemas/display.js';
 import { TOOL_CATALOG, type PolicyProblem } from '../../schemas/index.js';
 import { POLICY_FILE, TEST_FILE, checkPolicy, moreLine, problemLine, strictly } from '../domain/policy-check.js';
 import { caseLine, declaredAgents, parseTestFile, runCases } from '../domain/policy-tests.js';
@@ -38,10 +39,17 @@ export async function testCommand(dirs: readonly string[], options: TestOptions,
       if (options.require) {
         problems.push(problemAt(file, 'error', 'missing_file', 'no test file (--require)'));
         extraFailures++;
-      } else output.err(`idea-pdp test: no ${file}: nothing to run (--require makes this an error)\n`);
+      } else output.err(`idea-pdp test: no ${escapeControls(file)}: nothing to run (--require makes this an error)\n`);
+      continue;
+    }
+    if (typeof text !== 'string') {
+      problems.push(text);
+      extraFailures++;
       continue;
     }
     const read = await readProject(dir, options.staged);
+    problems.push(...read.problems);
+    extraFailures += read.problems.length;
     const declared = declaredAgents(read.agents, read.policy);
     const parsed = parseTestFile(file, text, declared);
     const fileProblems = options.strict ? strictly(parsed.check.problems) : parsed.check.problems;
@@ -88,8 +96,10 @@ export async function testCommand(dirs: readonly string[], options: TestOptions,
       for (const one of listed) output.out(`${problemLine(one)}\n`);
       for (const one of cases) if (options.verbose || !one.passed) output.out(`${caseLine(one.file, one.result)}\n`);
       for (const project of coverage) {
-        output.out(`coverage ${project.dir}: ${project.exercised} of ${project.pairs} agent × write tool pairs exercised\n`);
-        for (const [agent, tools] of Object.entries(project.missing)) output.out(`  not exercised: ${agent} × ${tools.join(', ')}\n`);
+        const dir = escapeControls(project.dir);
+        output.out(`coverage ${dir}: ${project.exercised} of ${project.pairs} agent × write tool pairs exercised\n`);
+        for (const [agent, tools] of Object.entries(project.missing))
+          output.out(`  not exercised: ${escapeControls(agent)} × ${tools.join(', ')}\n`);
       }
       output.out(`${summary}\n`);
       if (notRun > 0)

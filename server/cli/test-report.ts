@@ -1,4 +1,5 @@
 /** How `idea-pdp test` reports cases: a case's JSON, TAP 13, JUnit XML, and which agents × write tools no case exercises. */
+import { escapeControls } from '../../schemas/display.js';
 import type { PolicyProblem } from '../../schemas/index.js';
 import { problemLine } from '../domain/policy-check.js';
 import { caseLine, caseWords, type CaseResult, type LocatedCase } from '../domain/policy-tests.js';
@@ -43,6 +44,11 @@ export function caseReport(file: string, result: CaseResult): CaseReport {
 
 const title = (one: CaseReport): string => caseWords(one.result.located.testCase).trim();
 
+/** A TAP description: one line, and no `#` that would start a directive (`# SKIP` makes a failure pass). */
+const tapDescription = (text: string): string => escapeControls(text).replace(/#/g, '\\#');
+/** A TAP YAML string: JSON's quoting, with what JSON leaves as it is (C1, bidirectional controls) escaped too. */
+const yamlString = (text: string): string => escapeControls(JSON.stringify(text));
+
 /** TAP version 13: one test point per case, then one per problem that makes the run fail. */
 export function tapReport(cases: readonly CaseReport[], problems: readonly PolicyProblem[]): string {
   const errors = problems.filter((one) => one.severity === 'error');
@@ -51,18 +57,23 @@ export function tapReport(cases: readonly CaseReport[], problems: readonly Polic
   for (const one of cases) {
     index++;
     const directive = one.ran ? '' : ' # SKIP not run: policy_invalid';
-    lines.push(`${one.passed ? 'ok' : 'not ok'} ${index} - ${title(one).replace(/#/g, '\\#')}${directive}`);
+    lines.push(`${one.passed ? 'ok' : 'not ok'} ${index} - ${tapDescription(title(one))}${directive}`);
     if (!one.passed)
       lines.push(
         '  ---',
-        `  message: ${JSON.stringify(caseLine(one.file, one.result))}`,
-        `  at: ${JSON.stringify(`${one.file}:${one.line}:${one.column}`)}`,
+        `  message: ${yamlString(caseLine(one.file, one.result))}`,
+        `  at: ${yamlString(`${one.file}:${one.line}:${one.column}`)}`,
         '  ...',
       );
   }
   for (const one of errors) {
     index++;
-    lines.push(`not ok ${index} - ${one.code} ${one.file}`, '  ---', `  message: ${JSON.stringify(problemLine(one))}`, '  ...');
+    lines.push(
+      `not ok ${index} - ${tapDescription(`${one.code} ${one.file}`)}`,
+      '  ---',
+      `  message: ${yamlString(problemLine(one))}`,
+      '  ...',
+    );
   }
   for (const one of problems.filter((problem) => problem.severity === 'warning')) lines.push(`# ${problemLine(one)}`);
   return `${lines.join('\n')}\n`;

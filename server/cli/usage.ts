@@ -44,7 +44,8 @@ then a summary line. A missing file is valid (the canonical defaults).
   --strict   warnings (unknown tool names, unknown agents, misnamed files, an agents file the
              service cannot list) are errors
   --require  a missing policy file is an error
-  --staged   check what git's index holds (git show :path), as a pre-commit hook should
+  --staged   check what git's index holds (git show :path), as a pre-commit hook should;
+             a file or .ideai staged as a link or a submodule is an error (staged_link)
   --json     print one JSON document instead of lines
 
 Exit: 0 every file valid, 1 a file invalid, 2 usage error.
@@ -63,7 +64,7 @@ are printed once and no case is run (each fails as not run).
   --project ID   the project id the cases are decided in (default: the folder's name)
   --strict       warnings of the test file (unknown tools, unknown agents) fail the run
   --require      a missing test file is a failure
-  --staged       run what git's index holds (git show :path)
+  --staged       run what git's index holds (git show :path); links are refused as for check
   --format F     tap, junit (XML) or json; --json is --format json
   -v, --verbose  print every case with its decision
   --run TEXT     only the cases whose name, requester or tool contains TEXT

@@ -15,12 +15,13 @@ import {
   type PolicyProblem,
   type ProblemCode,
 } from '../../schemas/index.js';
+import { escapeControls } from '../../schemas/display.js';
 import { quoteForMessage } from '../../schemas/requester.js';
 import { agentIdProblem } from './agent-id.js';
 import type { AgentsFileState } from './agents-file.js';
 import { askConflicts, type CompiledPolicy } from './compile.js';
 import { conditionMistakes, documentConditionMistakes } from './condition-mistakes.js';
-import { conditionProblem } from './conditions.js';
+import { ISSUE_REF, conditionProblem } from './conditions.js';
 import { JsonLocator, LineIndex } from './json-location.js';
 import { schemaProblems } from './schema-problems.js';
 import { checkStrictJson } from './strict-json.js';
@@ -282,6 +283,7 @@ function conditionsProblems(path: string, policy: RawPolicy | undefined, listed:
       if (why !== undefined) {
         pending.push({ path: where, severity: 'error', code: 'invalid_condition', message: () => `invalid condition at ${where}: ${why}` });
       }
+      if (judged && Array.isArray(condition.notIn) && argument !== ISSUE_REF) pending.push(weakDenyList(where, argument));
       if (known === undefined || known.includes(argument)) continue;
       const expected = known.length === 0 ? 'it takes none' : `it takes ${known.join(', ')}`;
       pending.push({
@@ -294,6 +296,21 @@ function conditionsProblems(path: string, policy: RawPolicy | undefined, listed:
     }
   }
   return pending;
+}
+
+/**
+ * A `notIn` other than on `issueRef` (which compares plain ticket numbers only) refuses its values
+ * exactly: `"Secrets"`, `" secrets"`, a Cyrillic `ѕecrets`, `"secrets\u0000"` or `"7"` for `7` are
+ * other values, and a tool may well read them as the refused one.
+ */
+function weakDenyList(where: string, argument: string): PendingProblem {
+  return {
+    path: where,
+    severity: 'warning',
+    code: 'weak_deny_list',
+    message: () =>
+      `notIn on argument ${quoteForMessage(argument)} at ${where} refuses only the exact values listed: another spelling of one (case, spaces, a lookalike letter, a NUL, "7" for 7) is allowed; list what is allowed with "in" instead`,
+  };
 }
 
 /** The warning for a name that is not a catalog tool, with the nearest catalog name. */
@@ -318,7 +335,7 @@ export function strictly(problems: readonly PolicyProblem[]): PolicyProblem[] {
   return problems.map((one) => (one.severity === 'warning' ? { ...one, severity: 'error' } : one));
 }
 
-/** The line `idea-pdp check` prints for a problem. */
+/** The line `idea-pdp check` prints for a problem: one line, whatever a file's name or a message quotes. */
 export function problemLine(one: PolicyProblem): string {
-  return `${one.file}:${one.line}:${one.column}: ${one.severity} ${one.code}: ${one.message}`;
+  return escapeControls(`${one.file}:${one.line}:${one.column}: ${one.severity} ${one.code}: ${one.message}`);
 }

@@ -13,6 +13,7 @@ import {
   type PolicyProblem,
   type PolicyTestCase,
 } from '../../schemas/index.js';
+import { escapeControls } from '../../schemas/display.js';
 import { quoteForMessage } from '../../schemas/requester.js';
 import type { AgentsFileState } from './agents-file.js';
 import type { CompiledPolicy } from './compile.js';
@@ -130,18 +131,25 @@ export function declaredAgents(agents: AgentsFileState, policy: CompiledPolicy):
   return ids;
 }
 
-/** The words naming a case in a line: its name if any, its requester and its tool. */
+/** Whole (never cut, unlike a message's quote): JUnit names must stay unique. */
+const quoted = (text: string): string => escapeControls(JSON.stringify(text));
+/** A tool name a line shows as it is; any other is quoted, so that its spaces and `#` are visibly its own. */
+const PLAIN_TOOL = /^[A-Za-z0-9_.:/-]+$/;
+
+/** The words naming a case in a line: its name if any, its requester and its tool (escaped: a name may hold a line break). */
 export function caseWords(testCase: PolicyTestCase): string {
-  const name = testCase.name === undefined ? '' : ` ${JSON.stringify(testCase.name)}`;
-  return `${name} requester ${JSON.stringify(testCase.requester)} tool ${testCase.tool}`;
+  const name = testCase.name === undefined ? '' : ` ${quoted(testCase.name)}`;
+  const tool = PLAIN_TOOL.test(testCase.tool) ? testCase.tool : quoted(testCase.tool);
+  return `${name} requester ${quoted(testCase.requester)} tool ${tool}`;
 }
 
 /** The line `idea-pdp test` prints for a case: failing, not run, or (with -v) passing. */
 export function caseLine(file: string, result: CaseResult): string {
   const { testCase, line, column } = result.located;
   const where = `${file}:${line}:${column}:`;
-  if (!result.ran) return `${where} NOT RUN${caseWords(testCase)}: policy_invalid (the policy file is invalid, see above)`;
+  if (!result.ran) return escapeControls(`${where} NOT RUN${caseWords(testCase)}: policy_invalid (the policy file is invalid, see above)`);
   const verdict = result.passed ? 'PASS' : 'FAIL';
   const outcome = result.passed ? result.got : `expected ${testCase.expect}, got ${result.got}`;
-  return `${where} ${verdict}${caseWords(testCase)}: ${outcome} (${result.reason}: ${result.message})`;
+  // The decision's message names the tool as sent.
+  return escapeControls(`${where} ${verdict}${caseWords(testCase)}: ${outcome} (${result.reason}: ${result.message})`);
 }

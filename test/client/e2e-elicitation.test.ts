@@ -73,8 +73,8 @@ async function connect(
     await client.close();
     await server.close();
   });
-  const call = async () => {
-    const result = await client.callTool({ name: TOOL, arguments: { text: SECRET_ARGUMENT } }, undefined, { timeout: 30_000 });
+  const call = async (args: Record<string, unknown> = { text: SECRET_ARGUMENT }) => {
+    const result = await client.callTool({ name: TOOL, arguments: args }, undefined, { timeout: 30_000 });
     return { isError: result.isError === true, text: (result.content as { text: string }[])[0]?.text ?? '' };
   };
   return { forms, recorder, call, sent };
@@ -119,6 +119,15 @@ describe('approval.elicit with the real MCP SDK and the real service', () => {
     expect(host.recorder.runs).toHaveLength(1);
     const denied = (await pdp.admin.listApprovals('demo')).filter((approval) => approval.requester === 'QA');
     expect(denied[0]).toMatchObject({ status: 'denied', answer: 'deny', answeredBy: 'approver', via: 'elicitation' });
+  });
+
+  it('a ticket written with bidirectional controls is quoted with them escaped: "\\u202e28\\u202c" never reads as #82', async () => {
+    const host = await connect('Architect', [choose('Refuser')], { waitMs: 0, elicit: { approverToken: pdp.approverToken } });
+    const refused = await host.call({ text: 'x', issueRef: '\u202e28\u202c' });
+    expect(refused.isError).toBe(true);
+    const form = host.forms[0]?.params as { message: string };
+    expect(form.message).toContain('dans le projet demo, pour le ticket #\\u202e28\\u202c. ');
+    expect(form.message).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
   });
 
   it('"Autoriser pendant 1 h" grants the tool for an hour: the next calls run without asking', async () => {

@@ -65,6 +65,41 @@ describe('idea-pdp and conditions', () => {
     );
   });
 
+  it('check: a notIn deny-list is a warning (weak_deny_list), except on issueRef; the spellings it lets through are real', async () => {
+    const denyList = {
+      version: 1,
+      projectDefault: {
+        allowedTools: ['idea_memory_write', 'idea_ticket_read', 'idea_ask_agent'],
+        conditions: {
+          idea_memory_write: { key: { notIn: ['secrets'] } },
+          idea_ticket_read: { issueRef: { notIn: ['#82'] } },
+          idea_ask_agent: { agentId: { in: ['QA'] } },
+        },
+      },
+    };
+    // What the warning is about: each other spelling of "secrets" is allowed.
+    const spellings = ['Secrets', ' secrets', 'secrets\u0000', '\u0455ecrets'].map((key) => ({
+      requester: 'QA',
+      tool: 'idea_memory_write',
+      arguments: { key },
+      expect: 'allow',
+    }));
+    const cases = [...spellings, { requester: 'QA', tool: 'idea_memory_write', arguments: { key: 'secrets' }, expect: 'deny' }];
+    const dir = await project(denyList, { version: 1, cases });
+    const warned = await runSourceCli(['check', '.'], dir);
+    expect(warned.code, warned.stdout + warned.stderr).toBe(0);
+    expect(warned.stdout).toContain(
+      '.ideai/mcp-tool-permissions.json:11:9: warning weak_deny_list: notIn on argument "key" at /projectDefault/conditions/idea_memory_write/key refuses only the exact values listed',
+    );
+    expect(warned.stdout.match(/weak_deny_list/g)).toHaveLength(1);
+    expect(warned.stdout).toContain('valid: 0 errors, 1 warning in 1 project; --strict would make it an error');
+    expect((await runSourceCli(['check', '--strict', '.'], dir)).code).toBe(1);
+    const json = JSON.parse((await runSourceCli(['check', '--json', '.'], dir)).stdout) as { warnings: number };
+    expect(json.warnings).toBe(1);
+    const tested = await runSourceCli(['test', '.'], dir);
+    expect(tested.stdout + tested.stderr).toContain('5 passed, 0 failed');
+  }, 120_000);
+
   it('test: cases carry arguments; ask inside a condition, deny outside it', async () => {
     const cases = [
       { requester: 'DevFrontend', tool: 'idea_ask_agent', arguments: { agentId: 'QA' }, expect: 'ask' },

@@ -237,4 +237,17 @@ describe.skipIf(!browserTestsEnabled)('approvals in the panel (chromium, real se
     expect(await request('Architect', 'idea_launch_agent').count()).toBe(0);
     expect(await page().getByRole('alert').count()).toBe(0);
   });
+  it('shows a ticket written with bidirectional controls with them escaped: "\\u202e28\\u202c" never reads as #82', async () => {
+    const bidi = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+    await askFor('Git', ['idea_ticket_link']);
+    await openPanel();
+    await requestsButton().click();
+    await service().decide('demo', 'Git', 'idea_ticket_link', { issueRef: '\u202e28\u202c' });
+    const pending = request('Git', 'idea_ticket_link');
+    await expect.poll(() => pending.count(), POLL).toBe(1);
+    expect(await text(pending)).toContain('ticket #\\u202e28\\u202c · ');
+    expect(await page().locator('body').innerText()).not.toMatch(bidi);
+    expect(await page().locator('body').textContent()).not.toMatch(bidi);
+    expect(await harness.status()).not.toMatch(bidi);
+  });
 });

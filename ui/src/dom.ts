@@ -5,6 +5,7 @@
  * notices the re-render, and a pressed button is still the one released).
  */
 import morphdom from 'morphdom';
+import { showBidiControls } from '../../schemas/display.js';
 
 export type Child = Node | string | number | false | null | undefined | readonly Child[];
 type AttrValue = string | number | boolean | null | undefined | ((event: Event) => void);
@@ -12,6 +13,23 @@ export type Attrs = Record<string, AttrValue>;
 
 /** Properties that must be set as DOM properties (not only attributes) to reflect the state. */
 const PROPERTY_KEYS = new Set(['checked', 'value', 'disabled', 'indeterminate']);
+/** Attributes a person reads (a tooltip, what a screen reader says): shown like text. */
+const READ_ATTRIBUTES = new Set([
+  'title',
+  'aria-label',
+  'aria-description',
+  'aria-roledescription',
+  'aria-valuetext',
+  'placeholder',
+  'alt',
+  'label',
+]);
+
+/**
+ * Text as the panel shows it: bidirectional controls as escapes, so that a value never reorders
+ * what is around it (an issueRef `"\u202e28\u202c"` would read as « #82 »).
+ */
+export const shownText = showBidiControls;
 
 /** Builds an element: `on<event>` keys add listeners, `true` sets an empty attribute, `false`/`null` skip. */
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: Child[]): HTMLElementTagNameMap[K] {
@@ -24,7 +42,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs |
       (element as unknown as Record<string, unknown>)[key] = value;
       if (value === true) element.setAttribute(key, '');
     } else {
-      element.setAttribute(key === 'className' ? 'class' : key, value === true ? '' : String(value));
+      const text = value === true ? '' : String(value);
+      element.setAttribute(key === 'className' ? 'class' : key, READ_ATTRIBUTES.has(key) ? shownText(text) : text);
     }
   }
   append(element, children);
@@ -36,7 +55,7 @@ function append(parent: Node, children: readonly Child[]): void {
     if (child === undefined || child === null || child === false) continue;
     if (Array.isArray(child)) append(parent, child);
     else if (child instanceof Node) parent.appendChild(child);
-    else parent.appendChild(document.createTextNode(typeof child === 'number' ? String(child) : (child as string)));
+    else parent.appendChild(document.createTextNode(typeof child === 'number' ? String(child) : shownText(child as string)));
   }
 }
 

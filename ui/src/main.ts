@@ -7,7 +7,7 @@ import { PermissionsApi, apiRoot } from './api.js';
 import { ConditionEdits } from './condition-edits.js';
 import { startCountdowns } from './countdown.js';
 import { DENIALS_REFRESH_MS, Denials } from './denials.js';
-import { renderInto } from './dom.js';
+import { renderInto, shownText } from './dom.js';
 import { DraftPreviews } from './draft-preview.js';
 import { Editing } from './editing.js';
 import { LiveSync } from './live-sync.js';
@@ -68,9 +68,10 @@ function render(): void {
   const state = store.state;
   renderInto(page, renderPage(state, actions));
   // The live region lives outside the re-rendered tree, so a change of its text is announced.
-  if (liveRegion.textContent !== state.announcement) liveRegion.textContent = state.announcement;
+  const announcement = shownText(state.announcement);
+  if (liveRegion.textContent !== announcement) liveRegion.textContent = announcement;
   // The draft's preview has its own polite region, so it never overwrites the status messages.
-  const preview = previewText(state.draftPreview);
+  const preview = shownText(previewText(state.draftPreview));
   if (previewRegion.textContent !== preview) previewRegion.textContent = preview;
   const focusId = state.focusAfterRender;
   if (focusId !== null && !state.loading) {
