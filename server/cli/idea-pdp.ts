@@ -74,7 +74,7 @@ async function run(argv: readonly string[]): Promise<number> {
     check: ['json', 'strict', 'require', 'staged'],
     test: ['json', 'project', 'strict', 'require', 'staged', 'format', 'verbose', 'run', 'coverage'],
     decide: ['project', 'requester', 'tool', 'arguments', 'fail-on-deny', 'format'],
-    preview: ['server', 'project'],
+    preview: ['server', 'project', 'json'],
     fmt: ['check'],
   };
   const extra = Object.keys(values).find((option) => !allowed[name].includes(option));
@@ -127,7 +127,7 @@ async function run(argv: readonly string[]): Promise<number> {
     }
     case 'preview': {
       const { previewCommand } = await import('./offline-commands.js');
-      return previewCommand(positionals, { server: values.server, project: values.project }, output);
+      return previewCommand(positionals, { server: values.server, project: values.project, json: values.json === true }, output);
     }
     case 'fmt': {
       const { fmtCommand } = await import('./offline-commands.js');

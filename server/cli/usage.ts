@@ -89,14 +89,18 @@ and no temporary grant is consulted.
 Exit: 0 (whatever the decision, unless --fail-on-deny), 1 denied with --fail-on-deny, 2 usage error.
 `;
 
-export const PREVIEW_HELP = `Usage: idea-pdp preview OLD NEW
-       idea-pdp preview NEW --server URL --project P
+export const PREVIEW_HELP = `Usage: idea-pdp preview OLD NEW [--json]
+       idea-pdp preview NEW --server URL --project P [--json]
 
-What the policy file NEW changes. Offline, against the policy file OLD: prints
-{ "valid", "errors", "agents" }, the agents whose effective policy changes as the preview route
-answers them. Against a running service: sends NEW to URL's preview route for project P and
-prints its whole answer, the project's recent decisions replayed included (the token is read
+What the policy file NEW changes, for a reviewer: one line per agent whose effective policy changes
+(tools added and removed, put on or taken off ask, each condition's before -> after), then how many
+change. Offline, against the policy file OLD. Against a running service: sends NEW to URL's preview
+route for project P and also prints its replay of the project's recent decisions (the token is read
 from PDP_DECIDE_TOKEN or PDP_DECIDE_TOKEN_FILE). Nothing is written.
+OLD or NEW may be - (stdin) or any readable file, a pipe or <(git show main:.ideai/mcp-tool-permissions.json)
+included, up to 4 MiB.
+
+  --json   print the document ({ "valid", "errors", "agents" }, the route's whole answer with --server)
 
 Exit: 0 NEW is valid, 1 NEW is invalid or the service refused, 2 usage error.
 `;
