@@ -29,6 +29,7 @@ export const PROBLEM_CODES = [
   'missing_file',
   'too_many_problems',
   'duplicate_tool',
+  'coverage_below_minimum',
 ] as const;
 export const ProblemCodeSchema = Type.Union(PROBLEM_CODES.map((code) => Type.Literal(code)));
 export type ProblemCode = Static<typeof ProblemCodeSchema>;

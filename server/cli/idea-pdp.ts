@@ -31,6 +31,15 @@ function version(): string {
   return 'unknown';
 }
 
+/** `--coverage-min <percent>`: a number from 0 to 100 (a trailing % is taken). */
+function coverageMinimum(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text.endsWith('%') ? text.slice(0, -1) : text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 100)
+    throw new UsageError(`--coverage-min is a percent from 0 to 100, not ${JSON.stringify(text)}`);
+  return value;
+}
+
 async function run(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--help' || name === '-h' || name === 'help') {
@@ -60,6 +69,7 @@ async function run(argv: readonly string[]): Promise<number> {
       verbose: { type: 'boolean', short: 'v' },
       run: { type: 'string' },
       coverage: { type: 'boolean' },
+      'coverage-min': { type: 'string' },
       'fail-on-deny': { type: 'boolean' },
       server: { type: 'string' },
       check: { type: 'boolean' },
@@ -72,7 +82,7 @@ async function run(argv: readonly string[]): Promise<number> {
   const allowed: Record<Command, readonly string[]> = {
     serve: [],
     check: ['json', 'strict', 'require', 'staged'],
-    test: ['json', 'project', 'strict', 'require', 'staged', 'format', 'verbose', 'run', 'coverage'],
+    test: ['json', 'project', 'strict', 'require', 'staged', 'format', 'verbose', 'run', 'coverage', 'coverage-min'],
     decide: ['project', 'requester', 'tool', 'arguments', 'fail-on-deny', 'format'],
     preview: ['server', 'project', 'json'],
     fmt: ['check'],
@@ -107,6 +117,7 @@ async function run(argv: readonly string[]): Promise<number> {
         verbose: values.verbose === true,
         run: values.run,
         coverage: values.coverage === true,
+        coverageMin: coverageMinimum(values['coverage-min']),
         require: values.require === true,
         strict: values.strict === true,
         staged: values.staged === true,

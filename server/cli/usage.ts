@@ -51,6 +51,7 @@ Exit: 0 every file valid, 1 a file invalid, 2 usage error.
 
 export const TEST_HELP = `Usage: idea-pdp test [DIR...] [--project ID] [--strict] [--require] [--staged]
                    [--format tap|junit|json] [--json] [-v] [--run TEXT] [--coverage]
+                   [--coverage-min PERCENT]
 
 Runs the cases of DIR/.ideai/mcp-tool-permissions.test.json (default DIR: .) against the policy
 file beside it, with the service's decision function:
@@ -66,7 +67,12 @@ are printed once and no case is run (each fails as not run).
   --format F     tap, junit (XML) or json; --json is --format json
   -v, --verbose  print every case with its decision
   --run TEXT     only the cases whose name, requester or tool contains TEXT
-  --coverage     list the agents × write tools no case exercises
+  --coverage     list the agents × write tools no case exercises (in every format)
+  --coverage-min PERCENT
+                 fail the run when fewer pairs than this are exercised
+A case that cannot be read is reported as a failure and the file's other cases still run. Every
+format counts the same tests: each case, plus each error beyond the cases (a file that cannot be
+read, a missing file with --require, a warning with --strict, coverage below --coverage-min).
 
 Exit: 0 all cases pass, 1 otherwise, 2 usage error.
 `;
