@@ -19,9 +19,17 @@ import { oneLine } from './causes.js';
  * - `invalid_call`: the call could not even be asked about (a free-text tool call, a requester or
  *   project the host could not resolve). The policy service is not consulted;
  * - `invalid_arguments`: the OpenAI guard's arguments string is not a JSON object. The policy
- *   service is not consulted (the service gives the same reason to an `issueRef` it cannot read).
+ *   service is not consulted (the service gives the same reason to an `issueRef` it cannot read);
+ * - `invalid_request_state`: a 2026-07-28 retry carried a `requestState` this guard did not seal, or
+ *   sealed for another call, or expired. Nothing is answered to the service and nothing runs.
  */
-export const CLIENT_DENIAL_REASONS = ['pdp_unavailable', 'pdp_rejected', 'invalid_call', 'invalid_arguments'] as const;
+export const CLIENT_DENIAL_REASONS = [
+  'pdp_unavailable',
+  'pdp_rejected',
+  'invalid_call',
+  'invalid_arguments',
+  'invalid_request_state',
+] as const;
 export type ClientDenialReason = (typeof CLIENT_DENIAL_REASONS)[number];
 
 /** A server {@link Decision} whose `reason` may also be one of the SDK's own denial reasons. */
@@ -49,6 +57,7 @@ const WHAT_WENT_WRONG: Record<ClientDenialReason, (cause: string) => string> = {
   pdp_rejected: (cause) => `policy service rejected the request (${cause})`,
   invalid_call: (cause) => cause,
   invalid_arguments: (cause) => cause,
+  invalid_request_state: (cause) => `the approval state sent back is not valid (${cause})`,
 };
 
 /** The call a local denial is about: a decision query, whose requester the host may have failed to name. */

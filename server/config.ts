@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants, promises as fs, type Stats } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_ID_REGEX } from '../schemas/ids.js';
@@ -142,6 +143,19 @@ export function demoProjectsRoot(): string {
   return path.join(top, 'examples', 'projects');
 }
 
+/**
+ * PDP_STATE_DIR, or `$XDG_STATE_HOME/idea-pdp`, or `~/.local/state/idea-pdp` (docs/api.md#security):
+ * never a folder relative to where the service was started, which is often a repository an agent
+ * works in, and the admin token lives there. A relative XDG_STATE_HOME is ignored, as the XDG base
+ * directory specification says.
+ */
+export function stateDirOf(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.PDP_STATE_DIR) return path.resolve(env.PDP_STATE_DIR);
+  const xdg = env.XDG_STATE_HOME;
+  const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(env.HOME || os.homedir(), '.local', 'state');
+  return path.join(base, 'idea-pdp');
+}
+
 export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<ServiceConfig> {
   const host = env.PDP_HOST || '127.0.0.1';
   const port = Number(env.PDP_PORT || 8787);
@@ -155,7 +169,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       `Refusing to listen on ${host} without PDP_DECIDE_TOKEN: decisions and policies would be readable by anyone on the network.`,
     );
   }
-  const stateDir = path.resolve(env.PDP_STATE_DIR || '.pdp');
+  const stateDir = stateDirOf(env);
   const approvalTtlSeconds = approvalTtlOf(env.PDP_APPROVAL_TTL_SECONDS);
   let adminToken = secret(env, 'PDP_ADMIN_TOKEN');
   let generatedTokenFile: string | undefined;
@@ -208,15 +222,18 @@ const serviceUid = (): number | undefined => (typeof process.getuid === 'functio
 const octal = (mode: number): string => `0${(mode & 0o777).toString(8)}`;
 
 /**
- * Makes sure the state folder is the service's own: created 0700 when absent; refused when it is a
- * symbolic link, not a folder, owned by another user, or writable by group or others (another local
- * user could then swap the files the service trusts, such as the admin token).
+ * Makes sure the state folder is the service's own: created 0700 when absent (with its missing
+ * parents, 0700 too); refused when it is a symbolic link, not a folder, owned by another user, or
+ * writable by group or others (another local user could then swap the files the service trusts,
+ * such as the admin token).
  */
 export async function prepareStateDir(dir: string): Promise<void> {
   const refuse = (why: string, fix: string) => new ConfigError(`PDP_STATE_DIR ${dir} ${why}: refusing to start. ${fix}`);
   let info: Stats;
   try {
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    const created = await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    // mkdir's mode goes through the umask; a folder made now is set to 0700 whatever the umask.
+    if (created !== undefined) await fs.chmod(dir, 0o700);
     info = await fs.lstat(dir);
   } catch (error) {
     // A dangling link at the folder's name lands here too: mkdir fails, lstat says what it is.

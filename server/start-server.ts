@@ -92,8 +92,19 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   );
 }
 
+/**
+ * A promise nobody awaits that rejects is logged, never silent: each such path must fail closed on
+ * its own (a project's reload denies its calls), and this line shows which one was missed.
+ */
+function logUnhandledRejections(): void {
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: reason }, 'unhandled promise rejection');
+  });
+}
+
 /** {@link startServer}; a service that cannot start logs why and exits 1. */
 export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  logUnhandledRejections();
   try {
     await startServer(env);
   } catch (error) {

@@ -75,9 +75,14 @@ export function checkElicitOptions(approval: McpApprovalOptions | undefined): vo
 export function clientCanElicit(server: ElicitingServer): boolean {
   // A server of another SDK version may lack it.
   if (typeof server.getClientCapabilities !== 'function') return false;
-  const elicitation = server.getClientCapabilities()?.elicitation;
-  if (elicitation === undefined) return false;
-  // The SDK reads an empty `elicitation: {}` as form support, as the protocol says.
+  return canShowForm(server.getClientCapabilities());
+}
+
+/** Whether client capabilities declare form elicitation (`elicitation`, or `elicitation.form`). */
+export function canShowForm(capabilities: { elicitation?: object | undefined } | undefined): boolean {
+  const elicitation = capabilities?.elicitation;
+  if (typeof elicitation !== 'object') return false;
+  // The SDKs read an empty `elicitation: {}` as form support, as the protocol says.
   return 'form' in elicitation || !('url' in elicitation);
 }
 
@@ -155,7 +160,8 @@ export async function elicitApproval(
   }
 }
 
-const FORM: ElicitationForm = {
+/** The approval form, the same whether sent as `elicitation/create` or inside an `input_required` result. */
+export const FORM: ElicitationForm = {
   type: 'object',
   properties: {
     [ELICITATION_FIELD]: {

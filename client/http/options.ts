@@ -13,7 +13,7 @@ export interface PdpClientOptions {
    */
   baseUrl?: string | undefined;
   /**
-   * The service's unix domain socket (`PDP_SOCKET`, by default `.pdp/pdp.sock` beside the service):
+   * The service's unix domain socket (`PDP_SOCKET`, by default `pdp.sock` in its state folder, `~/.local/state/idea-pdp`):
    * every request goes through it, never through TCP. `baseUrl` then only gives the path prefix and
    * the `Host` header (default `http://localhost`). Prefer it on one machine: while the service is
    * down another local process can take its TCP port, never its socket in a folder only the
@@ -77,7 +77,9 @@ const SOCKET_BASE_URL = 'http://localhost';
 function socketPathOf(raw: unknown): string | undefined {
   if (raw === undefined) return undefined;
   if (typeof raw !== 'string' || raw === '' || raw.includes('\0')) {
-    throw new TypeError('PdpClient: socketPath must be the path of the service\'s unix socket, such as "/home/me/.pdp/pdp.sock"');
+    throw new TypeError(
+      'PdpClient: socketPath must be the path of the service\'s unix socket, such as "/home/me/.local/state/idea-pdp/pdp.sock"',
+    );
   }
   return raw;
 }

@@ -1,5 +1,6 @@
 /**
- * Enforcement point for `@modelcontextprotocol/sdk` servers (docs/api.md#the-client-sdk): every `tools/call` is
+ * Enforcement point for MCP servers of either TypeScript SDK line (`@modelcontextprotocol/server` v2,
+ * `@modelcontextprotocol/sdk` v1) (docs/api.md#the-client-sdk): every `tools/call` is
  * decided by the policy service before the tool's handler runs.
  *
  * Why this mechanism: the SDK has no middleware hook. Every request handler, however it was
@@ -13,7 +14,6 @@
  * If a future SDK stops keeping its handlers in that map, installing the guard throws instead of
  * leaving the server silently unguarded.
  */
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { decideQueryFor, isJsonObject, type ClientDecision, type FormatRefusal } from '../decision.js';
 import { guardLogger, resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from '../guards/common.js';
 import { ToolListFollower } from '../guards/tool-list-follower.js';
@@ -23,6 +23,24 @@ import { mcpRefusal } from '../guards/refusal.js';
 import { decideToolCall as decideCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
 import { filterToolList } from '../guards/tool-list.js';
 import { declareToolListChanged, sendToolListChangedIfAllowed, servesTool, watchInitialization, type SessionState } from './protocol.js';
+
+/** JSON-RPC's invalid-params code, which both SDK lines answer for a malformed call or an unknown tool. */
+const INVALID_PARAMS = -32602;
+
+/**
+ * A JSON-RPC error thrown from a request handler: both SDK lines answer a thrown error with its
+ * `code` when it is an integer, so the guard needs neither SDK's own error class. The message has
+ * the v1 SDK's `McpError` wording.
+ */
+class GuardProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(`MCP error ${String(code)}: ${message}`);
+    this.name = 'McpError';
+  }
+}
 
 /** The `extra` argument the SDK passes to request handlers (session id, auth info, abort signal, ...). */
 export type McpRequestExtra = Record<string, unknown> & { sessionId?: string | undefined; signal?: AbortSignal | undefined };
@@ -214,7 +232,9 @@ function lowLevelServer(server: object): object {
     return inner; // McpServer: its tools live on the low-level Server it owns
   }
   if (typeof (server as { setRequestHandler?: unknown }).setRequestHandler === 'function') return server;
-  throw new TypeError('guardMcpServer: expected an McpServer or a Server from @modelcontextprotocol/sdk');
+  throw new TypeError(
+    'guardMcpServer: expected an McpServer or a Server from @modelcontextprotocol/server (v2) or @modelcontextprotocol/sdk (v1); install one of them',
+  );
 }
 
 function handlerMap(server: object): Map<string, Handler> {
@@ -257,7 +277,7 @@ function rawHandlerOf(handler: Handler | undefined): Handler | undefined {
 async function throwIfNotServed(state: GuardState, name: string, extra: unknown): Promise<void> {
   if (state.viaMcpServer) return;
   if ((await servesTool(state.rawListTools(), name, extra)) === false) {
-    throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    throw new GuardProtocolError(INVALID_PARAMS, `Unknown tool: ${name}`);
   }
 }
 
@@ -266,7 +286,7 @@ async function decideToolCall(state: GuardState, request: unknown, extra: unknow
   const params = isJsonObject(request) ? request.params : undefined;
   const call = toolCallParams(params);
   // Nothing to decide about and nothing the SDK would run: the protocol's own error, no handler call.
-  if (!call.ok) throw new McpError(ErrorCode.InvalidParams, call.message);
+  if (!call.ok) throw new GuardProtocolError(INVALID_PARAMS, call.message);
   const { name, args } = call;
   const context = (extra ?? {}) as McpRequestExtra;
   const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);

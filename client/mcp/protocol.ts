@@ -4,8 +4,13 @@
  * when the server declared `tools.listChanged` and only once the session is initialized, and the
  * server's own JSON-RPC error for a tool name it does not serve.
  */
-import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonObject } from '../decision.js';
+
+/** The part of a server's capabilities the guard reads and declares (the same in SDK v1 and v2). */
+interface ServerCapabilities {
+  [key: string]: unknown;
+  tools?: { [key: string]: unknown; listChanged?: boolean | undefined } | undefined;
+}
 
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `idea-mcp-proxy`: a stdio MCP server that starts the real one and guards it (docs/client.md).
- * `--help` and a wrong command line need nothing but Node; the relay needs the MCP SDK.
+ * It needs no MCP SDK: it reads and writes JSON-RPC lines itself, whichever SDK the server was built with.
  */
 import { parseCommand, USAGE, UsageError, type ProxyCommand } from './options.js';
 import { stderrLogger } from './stderr-logger.js';
@@ -20,15 +20,6 @@ if (command === null) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
-let run: typeof import('./run.js');
-try {
-  run = await import('./run.js');
-} catch (error) {
-  logger.error(
-    { cause: error instanceof Error ? error.message : String(error) },
-    'idea-mcp-proxy needs @modelcontextprotocol/sdk next to idea-mcp-permissions-client: npm install @modelcontextprotocol/sdk',
-  );
-  process.exit(1);
-}
+const { runProxy } = await import('./run.js');
 // The host may still hold our stdin open: the server is gone, so the proxy goes too.
-process.exit(await run.runProxy(command, logger));
+process.exit(await runProxy(command, logger));

@@ -3,9 +3,9 @@
  * itself (with ids of its own, which the relay refuses from the real server) and reads the answer before the
  * real server could see it. The host's capabilities are those of the `initialize` it sent.
  */
-import { ElicitResultSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ElicitingServer } from '../guards/approval-elicitation.js';
 import { isJsonObject } from '../decision.js';
+import type { JsonRpcMessage, RequestId } from './json-rpc.js';
 
 type Answer = { ok: true; result: unknown } | { ok: false; message: string };
 
@@ -23,16 +23,16 @@ export class HostElicitor implements ElicitingServer {
   private readonly pending = new Map<RequestId, (answer: Answer) => void>();
   private nextId = 1;
 
-  constructor(private readonly sendToHost: (message: JSONRPCMessage) => void) {}
+  constructor(private readonly sendToHost: (message: JsonRpcMessage) => void) {}
 
   getClientCapabilities(): { elicitation?: object | undefined } | undefined {
     return this.hostCapabilities;
   }
 
   /** Takes the host's answer to one of the proxy's own requests; false when the answer is not for the proxy. */
-  takeAnswer(message: JSONRPCMessage): boolean {
+  takeAnswer(message: JsonRpcMessage): boolean {
     const id = 'id' in message ? message.id : undefined;
-    if (id === undefined || !this.pending.has(id)) return false;
+    if (id === undefined || id === null || !this.pending.has(id)) return false;
     const settle = this.pending.get(id);
     this.pending.delete(id);
     if ('result' in message) settle?.({ ok: true, result: message.result });
@@ -77,10 +77,11 @@ export class HostElicitor implements ElicitingServer {
       this.sendToHost({ jsonrpc: '2.0', id, method: 'elicitation/create', params: { ...params } });
     });
     if (!answer.ok) throw new Error(`elicitation failed: ${answer.message}`);
-    const parsed = ElicitResultSchema.safeParse(answer.result);
-    if (!parsed.success || !isJsonObject(parsed.data))
+    const result = answer.result;
+    const action = isJsonObject(result) ? result.action : undefined;
+    const content = isJsonObject(result) ? result.content : undefined;
+    if ((action !== 'accept' && action !== 'decline' && action !== 'cancel') || (content !== undefined && !isJsonObject(content)))
       throw new Error('elicitation failed: the host answered something that is not an elicitation result');
-    const { action, content } = parsed.data;
-    return { action, content: content as Record<string, unknown> | undefined };
+    return { action, content };
   }
 }

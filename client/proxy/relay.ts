@@ -8,22 +8,22 @@
 import type { ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import {
-  ErrorCode,
-  type JSONRPCMessage,
-  type JSONRPCRequest,
-  type JSONRPCResponse,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { DecideQuery } from '../../schemas/api.js';
 import type { McpApprovalOptions } from '../guards/approval-elicitation.js';
-import { decideQueryFor, isJsonObject, type ClientDecision, type FormatRefusal } from '../decision.js';
+import { decideQueryFor, isJsonObject, localDenial, type ClientDecision, type FormatRefusal } from '../decision.js';
 import type { GuardClient } from '../guards/common.js';
 import { mcpRefusal } from '../guards/refusal.js';
 import { decideToolCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
 import { filterToolList } from '../guards/tool-list.js';
 import { ToolListFollower } from '../guards/tool-list-follower.js';
+import { decideModernCall, withoutRetry, type ModernOutcome } from '../guards/input-required.js';
+import { RequestStateSeal } from '../guards/request-state.js';
+import { modernRequest, resultFor, type ModernRequest } from './era.js';
+import { decidedMethodSpelling, decidedParamsProblem, envelopeProblem } from './host-checks.js';
 import { HostElicitor, isProxyRequestId } from './host-elicitor.js';
-import { JsonRpcChannel } from './json-rpc-channel.js';
+import { ToolListSubscriptions } from './subscriptions.js';
+import { JsonRpcChannel, type Received, type Unreadable } from './json-rpc-channel.js';
+import { RpcErrorCode, type JsonObject, type JsonRpcRequest, type JsonRpcResult, type RequestId } from './json-rpc.js';
 import type { ProxyLogger } from './stderr-logger.js';
 
 export interface RelayOptions {
@@ -42,7 +42,21 @@ export interface RelayOptions {
 export const SHUTDOWN_GRACE_MS = 2000;
 
 /** A request forwarded to the server, answered by it: what its answer needs. */
-type Forwarded = 'initialize' | 'tools/list' | 'other';
+interface Forwarded {
+  kind: 'initialize' | 'tools/list' | 'listen' | 'other';
+  rawId: string;
+}
+
+/** The requests whose answer the proxy reads: `server/discover` declares capabilities as `initialize` does on 2026-07-28. */
+const FORWARDED_KINDS = new Map<string, Forwarded['kind']>([
+  ['initialize', 'initialize'],
+  ['server/discover', 'initialize'],
+  ['tools/list', 'tools/list'],
+  ['subscriptions/listen', 'listen'],
+]);
+
+/** The deepest `arguments` sent to the service without first checking that they can be written as JSON (V8 stops near 10,000). */
+const PLAIN_DEPTH = 64;
 
 export class McpRelay {
   private readonly host: JsonRpcChannel;
@@ -52,8 +66,11 @@ export class McpRelay {
   /** Requests of the host the server has not answered yet. */
   private readonly forwarded = new Map<RequestId, Forwarded>();
   /** `tools/call` requests being decided, and how to give up on each. */
-  private readonly deciding = new Map<RequestId, AbortController>();
+  private readonly deciding = new Map<RequestId, { abort: AbortController; rawId: string }>();
   private readonly warned = new Set<string>();
+  /** Seals the state of approvals asked through `input_required` (2026-07-28); its key lives and dies with the process. */
+  private readonly seal = new RequestStateSeal();
+  private readonly subscriptions = new ToolListSubscriptions();
   private hostInitialized = false;
   private declaredListChanged = false;
   private serverGone = false;
@@ -75,8 +92,14 @@ export class McpRelay {
       hostIo.input,
       hostIo.output,
       logger,
-      (message) => {
-        this.fromHost(message);
+      {
+        onMessage: (received) => {
+          this.fromHost(received);
+        },
+        onUnreadable: (unreadable) => {
+          this.hostUnreadable(unreadable);
+        },
+        shape: true,
       },
       () => {
         this.hostClosed();
@@ -87,8 +110,10 @@ export class McpRelay {
       child.stdout,
       child.stdin,
       logger,
-      (message) => {
-        this.fromServer(message);
+      {
+        onMessage: (received) => {
+          this.fromServer(received);
+        },
       },
       () => undefined,
     );
@@ -114,144 +139,236 @@ export class McpRelay {
     });
   }
 
-  private fromHost(message: JSONRPCMessage): void {
+  private fromHost(received: Received): void {
+    const { message } = received;
+    const problem = envelopeProblem(received);
+    if (problem !== undefined) {
+      this.refuseHostMessage(received, RpcErrorCode.InvalidRequest, `Invalid request: ${problem}`);
+      return;
+    }
     if ('method' in message && 'id' in message) {
-      this.hostRequest(message);
+      this.hostRequest(message, received);
       return;
     }
     if ('method' in message) {
-      if (message.method === 'tools/call') {
+      if (message.method === 'tools/call' || decidedMethodSpelling(message.method) !== undefined) {
         // No id, so nothing to answer a refusal to; a server that runs it anyway would run it unguarded.
         this.options.logger.warn({ from: 'host' }, 'tools/call without an id dropped: it is not decided nor forwarded');
         return;
       }
       if (message.method === 'notifications/initialized') this.hostInitialized = true;
-      if (message.method === 'notifications/cancelled' && this.cancelDecision(message.params?.requestId)) return;
-      this.server.send(message);
+      if (message.method === 'notifications/cancelled') {
+        if (this.cancelDecision(message.params?.requestId)) return;
+        this.subscriptions.closed(message.params?.requestId);
+      }
+      this.server.sendRaw(received.raw);
       return;
     }
     // An answer: to one of the proxy's own questions, else to the server's.
     if (this.elicitor.takeAnswer(message)) return;
-    this.server.send(message);
+    this.server.sendRaw(received.raw);
   }
 
-  private hostRequest(request: JSONRPCRequest): void {
+  /** A host message that may not pass: a request is answered with `code`, anything else is logged and dropped. */
+  private refuseHostMessage({ message, rawId }: Received, code: number, text: string): void {
+    if ('method' in message && 'id' in message) {
+      this.answerError(rawId ?? JSON.stringify(message.id), code, text);
+      return;
+    }
+    this.options.logger.warn({ from: 'host', cause: text }, 'message dropped: it is not forwarded');
+  }
+
+  /** A request that is not a valid JSON-RPC message (params that are no object, ...): the protocol's error, never forwarded. */
+  private hostUnreadable({ id, why }: Unreadable): void {
+    this.answerError(JSON.stringify(id), RpcErrorCode.InvalidRequest, `Invalid request: ${why}`);
+  }
+
+  private hostRequest(request: JsonRpcRequest, received: Received): void {
+    const rawId = received.rawId ?? JSON.stringify(request.id);
     if (this.serverGone) {
-      this.answerError(request.id, ErrorCode.ConnectionClosed, 'the MCP server has exited');
+      this.answerError(rawId, RpcErrorCode.ConnectionClosed, 'the MCP server has exited');
       return;
     }
     if (this.forwarded.has(request.id) || this.deciding.has(request.id)) {
       // Two requests under one id: the server's answers could no longer be told apart (a tools/list taken for the other, unfiltered).
-      this.answerError(
-        request.id,
-        ErrorCode.InvalidRequest,
-        `request id ${JSON.stringify(request.id)} is already used by a request not answered yet`,
-      );
+      this.answerError(rawId, RpcErrorCode.InvalidRequest, `request id ${rawId} is already used by a request not answered yet`);
+      return;
+    }
+    const spelling = decidedMethodSpelling(request.method);
+    if (spelling !== undefined) {
+      // A lenient server could run it as tools/call, undecided: the method is unknown here, as it is to the protocol.
+      this.answerError(rawId, RpcErrorCode.MethodNotFound, `Method not found: ${JSON.stringify(request.method.slice(0, 40))}`);
       return;
     }
     if (request.method === 'tools/call') {
-      void this.guardCall(request);
+      void this.guardCall(request, received, rawId).catch((error: unknown) => {
+        this.deciding.delete(request.id);
+        this.options.logger.error({ cause: String(error) }, 'tools/call could not be decided: refused');
+        this.answerError(rawId, RpcErrorCode.InternalError, 'the tool call could not be decided');
+      });
       return;
     }
     if (request.method === 'initialize' && isJsonObject(request.params) && isJsonObject(request.params.capabilities)) {
       this.elicitor.hostCapabilities = request.params.capabilities;
     }
-    this.forward(request, request.method === 'initialize' ? 'initialize' : request.method === 'tools/list' ? 'tools/list' : 'other');
+    if (request.method === 'subscriptions/listen' && this.options.filterToolsList)
+      this.subscriptions.opened(request.id, rawId, request.params);
+    this.forward(request.id, received, { kind: FORWARDED_KINDS.get(request.method) ?? 'other', rawId });
   }
 
-  private forward(request: JSONRPCRequest, kind: Forwarded): void {
-    this.forwarded.set(request.id, kind);
-    this.server.send(request);
+  private forward(id: RequestId, received: Received, forwarded: Forwarded): void {
+    this.forwarded.set(id, forwarded);
+    this.server.sendRaw(received.raw);
   }
 
-  private async guardCall(request: JSONRPCRequest): Promise<void> {
+  private async guardCall(request: JsonRpcRequest, received: Received, rawId: string): Promise<void> {
     const call = toolCallParams(request.params);
-    if (!call.ok) {
+    const ambiguous = decidedParamsProblem(request, received);
+    if (!call.ok || ambiguous !== undefined) {
       // Nothing to decide about and nothing a server would run: the protocol's own error, as guardMcpServer answers.
-      this.answerError(request.id, ErrorCode.InvalidParams, call.message);
+      this.answerError(rawId, RpcErrorCode.InvalidParams, call.ok ? `Invalid tools/call request: ${ambiguous ?? ''}` : call.message);
       return;
     }
-    const { name, args } = call;
     const { options } = this;
     const abort = new AbortController();
-    this.deciding.set(request.id, abort);
-    const query = decideQueryFor(options.project, options.requester, name, args);
-    const decision = await decideToolCall(
-      {
-        client: options.client,
-        approval: options.approval,
-        logger: options.logger,
-        elicitor: this.elicitor,
-        signal: abort.signal,
-        requestId: request.id,
-        owner: 'idea-mcp-proxy',
-      },
-      query,
-    );
+    this.deciding.set(request.id, { abort, rawId });
+    const query = decideQueryFor(options.project, options.requester, call.name, call.args);
+    const modern = modernRequest(request.params);
+    const outcome = await this.decide(query, request, received, modern, abort.signal);
     const cancelled = abort.signal.aborted;
     this.deciding.delete(request.id);
     if (cancelled) return; // cancelled by the host (nothing to answer) or answered when the server exited
+    if (outcome.kind === 'input_required') {
+      this.host.sendText(`{"jsonrpc":"2.0","id":${rawId},"result":${JSON.stringify(outcome.result)}}`);
+      return;
+    }
+    const { decision } = outcome;
     options.onDecision?.(decision);
     if (!decision.allow) {
-      this.host.send({ jsonrpc: '2.0', id: request.id, result: mcpRefusal(decision, options.formatRefusal) });
+      const refusal = resultFor(mcpRefusal(decision, options.formatRefusal), modern);
+      this.host.sendText(`{"jsonrpc":"2.0","id":${rawId},"result":${JSON.stringify(refusal)}}`);
       return;
     }
     if (this.serverGone) {
-      this.answerError(request.id, ErrorCode.ConnectionClosed, 'the MCP server has exited');
+      this.answerError(rawId, RpcErrorCode.ConnectionClosed, 'the MCP server has exited');
       return;
     }
-    this.forward(request, 'other');
+    if (outcome.stripRetry && request.params !== undefined) {
+      // The approval's state and answer were the proxy's: the server gets the call without them.
+      this.forwarded.set(request.id, { kind: 'other', rawId });
+      if (!this.server.send({ ...request, params: withoutRetry(request.params) })) {
+        this.forwarded.delete(request.id);
+        this.answerError(rawId, RpcErrorCode.InternalError, 'the tool call could not be written to the MCP server');
+      }
+      return;
+    }
+    // The bytes the host sent, which the service decided on: nothing of them is written anew.
+    this.forward(request.id, received, { kind: 'other', rawId });
+  }
+
+  /** The decision on a call, in the request's era (2026-07-28 asks for approvals through `input_required`). */
+  private async decide(
+    query: DecideQuery,
+    request: JsonRpcRequest,
+    received: Received,
+    modern: ModernRequest | undefined,
+    signal: AbortSignal,
+  ): Promise<ModernOutcome> {
+    const { options } = this;
+    const early = tooDeepToSend(query, received);
+    if (early !== undefined) return { kind: 'decided', decision: early, stripRetry: false };
+    const owner = 'idea-mcp-proxy';
+    if (modern !== undefined) {
+      const context = { client: options.client, approval: options.approval, logger: options.logger, seal: this.seal, signal, owner };
+      return decideModernCall(context, query, request.params ?? {}, modern.capabilities);
+    }
+    const context = {
+      client: options.client,
+      approval: options.approval,
+      logger: options.logger,
+      elicitor: this.elicitor,
+      signal,
+      requestId: request.id,
+      owner,
+    };
+    return { kind: 'decided', decision: await decideToolCall(context, query), stripRetry: false };
   }
 
   /** A `notifications/cancelled` for a call still being decided: the decision stops there, and the server never hears of it. */
   private cancelDecision(requestId: unknown): boolean {
     if (typeof requestId !== 'string' && typeof requestId !== 'number') return false;
-    const abort = this.deciding.get(requestId);
-    if (abort === undefined) return false;
-    abort.abort();
+    const deciding = this.deciding.get(requestId);
+    if (deciding === undefined) return false;
+    deciding.abort.abort();
     return true;
   }
 
-  private fromServer(message: JSONRPCMessage): void {
+  private fromServer(received: Received): void {
+    const { message } = received;
     if ('method' in message && 'id' in message && isProxyRequestId(message.id)) {
       // The host's answer to it would be taken for the user's answer to the proxy's own approval form.
       this.options.logger.warn({ id: message.id, method: message.method }, 'server request under an id of the proxy: refused');
       this.server.send({
         jsonrpc: '2.0',
         id: message.id,
-        error: { code: ErrorCode.InvalidRequest, message: `request id ${String(message.id)} is reserved by idea-mcp-proxy` },
+        error: { code: RpcErrorCode.InvalidRequest, message: `request id ${String(message.id)} is reserved by idea-mcp-proxy` },
       });
       return;
     }
-    if ('method' in message || !('id' in message) || message.id === undefined) {
-      this.host.send(message);
+    if ('method' in message && !('id' in message)) {
+      const acknowledgement = this.subscriptions.acknowledgement(message);
+      if (acknowledgement !== undefined) this.host.send(acknowledgement);
+      else this.host.sendRaw(received.raw);
       return;
     }
-    const kind = this.forwarded.get(message.id);
-    if (kind === undefined) {
+    if ('method' in message || message.id === null) {
+      this.host.sendRaw(received.raw);
+      return;
+    }
+    const forwarded = this.forwarded.get(message.id);
+    if (forwarded === undefined) {
       // The host would take it for the answer to a call being decided or refused under that id.
       this.options.logger.warn({ id: message.id }, 'answer to a request the proxy did not forward: dropped');
       return;
     }
     this.forwarded.delete(message.id);
-    if (kind === 'initialize' && 'result' in message) this.declareListChanged(message.result);
-    if (kind === 'tools/list' && 'result' in message && this.options.filterToolsList) {
-      const filtered = this.filterList(message);
+    if (forwarded.kind === 'listen') {
+      const ownAcknowledgement = this.subscriptions.answered(message.id, 'error' in message);
+      if (ownAcknowledgement !== undefined) {
+        // A server that does not listen: the proxy keeps the host's subscription for tool changes itself.
+        this.host.sendText(ownAcknowledgement);
+        return;
+      }
+    }
+    if (forwarded.kind === 'initialize' && 'result' in message && this.declareListChanged(message.result)) {
+      this.sendRewritten(message, forwarded.rawId);
+      return;
+    }
+    if (forwarded.kind === 'tools/list' && 'result' in message && this.options.filterToolsList) {
+      const filtered = this.filterList(message, forwarded.rawId);
       this.filtering.add(filtered);
       void filtered.finally(() => this.filtering.delete(filtered));
       return;
     }
-    this.host.send(message);
+    this.host.sendRaw(received.raw);
+  }
+
+  /** An answer the proxy changed, written anew; one it cannot write (nested too deep) becomes a JSON-RPC error. */
+  private sendRewritten(message: JsonRpcResult, rawId: string): void {
+    if (this.host.send(message)) return;
+    this.options.logger.warn({ id: message.id }, 'answer of the server too deeply nested to rewrite: answered with an error');
+    this.answerError(rawId, RpcErrorCode.InternalError, 'the MCP server answered a message idea-mcp-proxy cannot rewrite');
   }
 
   /** The proxy tells the host of list changes itself: it says so in the `initialize` answer, when the server has tools. */
-  private declareListChanged(result: Record<string, unknown>): void {
-    if (!this.options.filterToolsList || !isJsonObject(result.capabilities) || !isJsonObject(result.capabilities.tools)) return;
+  private declareListChanged(result: JsonObject): boolean {
+    if (!this.options.filterToolsList || !isJsonObject(result.capabilities) || !isJsonObject(result.capabilities.tools)) return false;
     result.capabilities.tools.listChanged = true;
     this.declaredListChanged = true;
+    return true;
   }
 
-  private async filterList(response: JSONRPCResponse & { result: Record<string, unknown> }): Promise<void> {
+  private async filterList(response: JsonRpcResult, rawId: string): Promise<void> {
     const { options } = this;
     const resolved = (value: string) => ({ ok: true as const, value });
     const result = await filterToolList(
@@ -265,17 +382,21 @@ export class McpRelay {
       },
       response.result,
     );
-    this.host.send({ ...response, result: result as Record<string, unknown> });
+    this.sendRewritten({ ...response, result: result as JsonObject }, rawId);
   }
 
   private sendToolListChanged(): void {
-    // Never before the host's `notifications/initialized`, and only when the `initialize` answer said so.
-    if (!this.hostInitialized || !this.declaredListChanged || this.serverGone) return;
+    if (this.serverGone) return;
+    // 2026-07-28: on each subscription that asked for it.
+    for (const text of this.subscriptions.notifications()) this.host.sendText(text);
+    // Earlier revisions: never before the host's `notifications/initialized`, and only when the `initialize` answer said so.
+    if (!this.hostInitialized || !this.declaredListChanged) return;
     this.host.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
   }
 
-  private answerError(id: RequestId, code: number, message: string): void {
-    this.host.send({ jsonrpc: '2.0', id, error: { code, message } });
+  /** An error answer to the host's request whose id was written `rawId` (echoed as it came, 9007199254740993 included). */
+  private answerError(rawId: string, code: number, message: string): void {
+    this.host.sendText(`{"jsonrpc":"2.0","id":${rawId},"error":${JSON.stringify({ code, message })}}`);
   }
 
   /** The host closed our stdin: the server's stdin is closed, then SIGTERM after 2 s, then SIGKILL 2 s later. */
@@ -297,17 +418,32 @@ export class McpRelay {
     this.serverGone = true;
     for (const timer of this.shutdownTimers) clearTimeout(timer);
     this.follower.stop();
+    this.subscriptions.clear();
     this.elicitor.abandonAll();
     const why = signal === null ? `exited with code ${String(code)}` : `was killed by ${signal}`;
-    for (const id of [...this.forwarded.keys(), ...this.deciding.keys()]) {
-      this.answerError(id, ErrorCode.ConnectionClosed, `the MCP server ${why} before answering`);
+    for (const { rawId } of [...this.forwarded.values(), ...this.deciding.values()]) {
+      this.answerError(rawId, RpcErrorCode.ConnectionClosed, `the MCP server ${why} before answering`);
     }
-    for (const abort of this.deciding.values()) abort.abort();
+    for (const { abort } of this.deciding.values()) abort.abort();
     this.forwarded.clear();
     this.deciding.clear();
     this.options.logger.info({ code, signal }, `the MCP server ${why}`);
     if (code !== null) return code;
     // A shell's way of saying a process was killed by signal n: 128 + n.
     return 128 + (signal === null ? 0 : constants.signals[signal]);
+  }
+}
+
+/**
+ * Arguments nested deeper than V8 can write as JSON cannot be sent to the service: the call is
+ * refused here (`invalid_arguments`) rather than reported as a service that cannot be reached.
+ */
+function tooDeepToSend(query: DecideQuery, received: Received): ClientDecision | undefined {
+  if (query.arguments === undefined || (received.shape?.depth ?? 0) <= PLAIN_DEPTH) return undefined;
+  try {
+    JSON.stringify(query.arguments);
+    return undefined;
+  } catch {
+    return localDenial(query, 'invalid_arguments', 'its arguments are nested too deeply to be sent to the policy service');
   }
 }

@@ -9,7 +9,7 @@
  * anonymous (read-only tools only) and the guard logs a warning once.
  *
  * Env: IDEA_AGENT_ID (the agent id of this session), PDP_SOCKET (the service's unix socket, e.g.
- * /home/me/idea/.pdp/pdp.sock: preferred when set, since no other process can take its place),
+ * /home/me/.local/state/idea-pdp/pdp.sock: preferred when set, since no other process can take its place),
  * PDP_URL (default http://127.0.0.1:8787, used when PDP_SOCKET is unset),
  * PDP_PROJECT (default demo), PDP_DECIDE_TOKEN, PDP_TIMEOUT_MS (default 500),
  * PDP_FILTER_TOOLS_LIST=1 to list only the tools the agent may call (and follow changes live),

@@ -5,13 +5,13 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { demoProjectsRoot, prepareStateDir } from '../config.js';
+import { demoProjectsRoot, prepareStateDir, stateDirOf } from '../config.js';
 import { runServer } from '../start-server.js';
 import type { Output } from './commands.js';
 
 export async function serveCommand(output: Output): Promise<void> {
   const env = process.env;
-  const stateDir = path.resolve(env.PDP_STATE_DIR || '.pdp');
+  const stateDir = stateDirOf(env);
   if (!env.PDP_PROJECTS_ROOT && !env.PDP_PROJECTS) {
     await prepareStateDir(stateDir);
     const copies = path.join(stateDir, 'demo-projects');
@@ -24,8 +24,8 @@ export async function serveCommand(output: Output): Promise<void> {
         '  (set PDP_PROJECTS_ROOT=<folder of project folders> or PDP_PROJECTS=id=/abs/path,... for real projects)\n',
     );
   }
-  output.err(
-    `idea-pdp serve: state (admin token, grants, recent decisions) in ${stateDir}: keep it out of git (.gitignore: ${path.basename(stateDir)}/)\n`,
-  );
+  // The default is outside any repository; a folder given by hand may be inside one.
+  const advice = env.PDP_STATE_DIR ? `: keep it out of git (.gitignore: ${path.basename(stateDir)}/)` : '';
+  output.err(`idea-pdp serve: state (admin token, grants, recent decisions) in ${stateDir}${advice}\n`);
   await runServer(env);
 }

@@ -26,10 +26,11 @@ export const SERVE_HELP = `Usage: idea-pdp serve
 
 Runs the policy decision service, as \`npm start\` does. Configured by the environment:
   PDP_HOST (127.0.0.1), PDP_PORT (8787), PDP_PROJECTS_ROOT or PDP_PROJECTS (id=/abs/path,...),
-  PDP_ADMIN_TOKEN[_FILE], PDP_DECIDE_TOKEN[_FILE], PDP_STATE_DIR (.pdp), PDP_AUDIT_FILE,
+  PDP_ADMIN_TOKEN[_FILE], PDP_DECIDE_TOKEN[_FILE], PDP_STATE_DIR, PDP_AUDIT_FILE,
   PDP_APPROVAL_TTL_SECONDS, PDP_MAX_CONNECTIONS, PDP_LOG_LEVEL.
 Without PDP_PROJECTS_ROOT or PDP_PROJECTS it serves copies of the demo projects made in
-PDP_STATE_DIR/demo-projects. PDP_STATE_DIR holds the admin token: keep it out of git.
+PDP_STATE_DIR/demo-projects. PDP_STATE_DIR (default $XDG_STATE_HOME/idea-pdp, else
+~/.local/state/idea-pdp) holds the admin token: nothing is written where serve is started.
 Stops gracefully on SIGTERM or SIGINT.
 `;
 

@@ -211,6 +211,9 @@ class Ring {
   }
 
   snapshot(): RingSnapshot {
+    // Only the names the records use are saved: names dropped lazily (up to 2 × capacity + 64 of
+    // them) made a file of 1,000 conditioned calls grow from 212 KB to 372 KB after 20,000 calls.
+    if (this.names.size > this.size + 64) this.compactNames();
     // Two copies (oldest slot to the end of the buffer, then its start), not one per record: a
     // full ring took 0.54 ms record by record, which 32 saves a second paid on the main thread.
     const records = new Uint8Array(this.size * RECORD_BYTES);

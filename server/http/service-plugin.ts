@@ -86,6 +86,7 @@ async function registerService(app: TypedApp, { services, logger, auth: authOpti
   await app.register(eventsRoute, { events, hasProject: (id) => registry.get(id) !== undefined });
   await app.register(healthRoutes, {
     isReady: () => registry.isReady,
+    unlistedRoot: () => registry.unlistedRoot,
     unwatchedFolders: () => registry.unwatchedFolders(),
     projectCount: () => registry.size,
     metrics,

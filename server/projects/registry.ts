@@ -66,6 +66,8 @@ export class ProjectRegistry {
   private readonly onListed: (() => void)[] = [];
   /** Whether the last listing of the root failed: a run of failures is logged once. */
   private listingFails = false;
+  /** The error code of the last listing of the root that failed, while none has succeeded since. */
+  private listingError: string | undefined;
   /** Who hears that a project changed (project-changes.ts). */
   readonly changes = new ProjectChanges();
 
@@ -83,8 +85,16 @@ export class ProjectRegistry {
         onProject: (root) => {
           this.reloadFolder(root);
         },
-        onRootEntry: (name) => void this.checkRootEntry(name),
-        onRootListing: () => void this.recheckRoot(),
+        onRootEntry: (name) => {
+          this.checkRootEntry(name).catch((error: unknown) => {
+            this.options.logger.error({ err: error, entry: name }, 'checking a folder of the projects root failed');
+          });
+        },
+        onRootListing: () => {
+          this.recheckRoot().catch((error: unknown) => {
+            this.options.logger.error({ err: error, root: this.root }, 'checking the projects root again failed');
+          });
+        },
       },
       this.options.logger,
     );
@@ -110,6 +120,15 @@ export class ProjectRegistry {
    */
   get rootListed(): boolean {
     return this.listedOnce;
+  }
+
+  /**
+   * Why the projects root has not been listed since start, or undefined (listed once, missing, or
+   * no root): /readyz is not ready meanwhile, since the projects it holds are not served.
+   */
+  get unlistedRoot(): string | undefined {
+    if (this.listedOnce || this.listingError === undefined) return undefined;
+    return `the projects root ${this.root ?? ''} cannot be listed (${this.listingError}): its projects are not served, and their calls denied, until it can be (the rescan tries again every period)`;
   }
 
   /** Runs `task` once, after the first listing of the projects root that succeeds (at once if one has). */
@@ -186,8 +205,12 @@ export class ProjectRegistry {
   private async checkProjects(projects: readonly Project[]): Promise<void> {
     await forEachLimited(projects, CONCURRENCY, async (project) => {
       if (this.closed) return;
-      await this.checkFolder(project);
-      if (await project.changedOnDisk()) await project.reload();
+      try {
+        await this.checkFolder(project);
+        if (await project.changedOnDisk()) await project.reload();
+      } catch (error) {
+        this.reloadFailed(project, error);
+      }
     });
   }
 
@@ -219,13 +242,16 @@ export class ProjectRegistry {
       const project = this.projects.get(id);
       if (project === undefined) await this.add(id, path.join(root, id));
       else {
-        // Before the reload: decisions on the new folder's files never meet what the old folder was granted.
-        await this.checkFolder(project);
-        void project.reload();
+        await this.refresh(project);
       }
     } else if (kind === 'absent' && this.projects.has(id)) {
       // Gone, even if for a moment: what was granted to that folder goes with it.
-      if (this.folders.get(id) !== undefined) this.folderChanged(id, undefined);
+      try {
+        if (this.folders.get(id) !== undefined) this.folderChanged(id, undefined);
+      } catch (error) {
+        const project = this.projects.get(id);
+        if (project !== undefined) this.reloadFailed(project, error);
+      }
       const since = this.missingSince.get(id);
       if (since === undefined) {
         this.missingSince.set(id, performance.now());
@@ -254,7 +280,34 @@ export class ProjectRegistry {
     for (const project of this.projects.values()) {
       if (project.root !== root) continue;
       project.heardChange();
-      void this.checkFolder(project).then(() => project.reload());
+      void this.refresh(project);
+    }
+  }
+
+  /**
+   * Checks a project's folder, then reloads its files (in this order, so that decisions on a new
+   * folder's files never meet what the old folder was granted). Never rejects: a failure is
+   * logged and denies every call of the project until a reload succeeds.
+   */
+  private async refresh(project: Project): Promise<void> {
+    try {
+      await this.checkFolder(project);
+      await project.reload();
+    } catch (error) {
+      this.reloadFailed(project, error);
+    }
+  }
+
+  /** A reload that failed: logged, and the project denies everything until one succeeds (fail closed). */
+  private reloadFailed(project: Project, error: unknown): void {
+    if (this.closed || this.projects.get(project.id) !== project) return;
+    const why = error instanceof Error ? error.message : String(error);
+    this.options.logger.error({ err: error, project: project.id }, 'project reload failed: every call is denied until a reload succeeds');
+    try {
+      project.failClosed(why);
+    } catch (failure) {
+      // The denial is in place before anyone is told of it; a subscriber that fails again changes nothing.
+      this.options.logger.error({ err: failure, project: project.id }, 'telling of a denied project failed');
     }
   }
 
@@ -267,9 +320,16 @@ export class ProjectRegistry {
   }
 
   private folderChanged(id: string, identity: string | undefined): void {
+    const previous = this.folders.get(id);
     this.folders.set(id, identity);
     this.options.logger.info({ project: id, folder: identity === undefined ? 'gone' : 'replaced' }, 'project folder changed');
-    this.changes.folderReplaced(id);
+    try {
+      this.changes.folderReplaced(id);
+    } catch (error) {
+      // Told again at the next check: every subscriber must drop what hangs on the old folder.
+      this.folders.set(id, previous);
+      throw error;
+    }
   }
 
   private async add(id: string, root: string): Promise<void> {
@@ -350,6 +410,7 @@ export class ProjectRegistry {
       // Once per run of failures: the rescan lists the root every 2 s.
       if (!this.listingFails) this.options.logger.warn({ err: error, root }, 'cannot list the projects root');
       this.listingFails = true;
+      this.listingError = (error as NodeJS.ErrnoException).code ?? 'error';
       return missing ? 'missing' : 'unreadable';
     }
     if (this.listingFails) this.options.logger.info({ root }, 'projects root listed again');

@@ -29,15 +29,25 @@ export interface RealPdp {
   close: () => Promise<void>;
 }
 
-/** The real service on 127.0.0.1 (`port` 0: any free one; `listen: false`: not started yet). */
-export async function startRealPdp(options: { port?: number; listen?: boolean } = {}): Promise<RealPdp> {
+/** The real service on 127.0.0.1 (`port` 0: any free one; `listen: false`: not started yet; approvals pending `approvalTtlSeconds`). */
+export async function startRealPdp(options: { port?: number; listen?: boolean; approvalTtlSeconds?: number } = {}): Promise<RealPdp> {
   const scope = closableScope();
   const projects = await makeTestProjects(scope, demoProjects());
   const root = projects.root;
   let port = options.port ?? 0;
   let server: TestServer | undefined;
   const startService = async () => {
-    server = await startTestServer(scope, {}, { projects, port, decideToken: DECIDE_TOKEN, approverToken: APPROVER_TOKEN });
+    server = await startTestServer(
+      scope,
+      {},
+      {
+        projects,
+        port,
+        decideToken: DECIDE_TOKEN,
+        approverToken: APPROVER_TOKEN,
+        ...(options.approvalTtlSeconds === undefined ? {} : { approvalTtlSeconds: options.approvalTtlSeconds }),
+      },
+    );
     port = Number(new URL(server.baseUrl).port);
   };
   const stopService = async () => {

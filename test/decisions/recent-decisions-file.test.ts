@@ -29,6 +29,35 @@ function collectingLogger(): { logger: pino.Logger; lines: string[] } {
 }
 
 describe('RecentDecisionsFile', () => {
+  it('saves only what the kept decisions use: 20,000 conditioned calls make no bigger a file than 1,000', async () => {
+    const stateDir = await tempFolder();
+    const recent = new RecentDecisions('aaaa', 1000);
+    const conditioned = (sequence: number): RecordedDecision => ({
+      sequence,
+      requester: 'DevFrontend',
+      tool: 'idea_run_in_background',
+      allow: true,
+      reason: 'allowed',
+      source: 'agent-override',
+      // A distinct 120-character command each time: each is a name of the ring.
+      details: { kept: ['command'], values: { command: `npm test -- ${String(sequence).padStart(8, '0')}`.padEnd(120, 'x') } },
+    });
+    const file = path.join(stateDir, 'recent-decisions', 'demo.json');
+    const sizeAfter = async (calls: number, from: number): Promise<number> => {
+      for (let sequence = from; sequence < from + calls; sequence++) recent.record('demo', conditioned(sequence));
+      const saving = new RecentDecisionsFile({ stateDir, recent, logger: collectingLogger().logger });
+      await saving.start();
+      await saving.close();
+      return (await readFile(file)).length;
+    };
+    const first = await sizeAfter(1000, 0);
+    const later = await sizeAfter(19_000, 1000);
+    // 1,000 records of 43 base64 bytes and 1,000 commands of ~150 JSON bytes: 212 KB, before as after.
+    expect(later).toBeLessThanOrEqual(first);
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { names: string[] };
+    expect(saved.names.length).toBeLessThanOrEqual(1000 + 3);
+  });
+
   it('reads back every kept decision with its id and issueRef, keeping only the last 1,000', async () => {
     const stateDir = await tempFolder();
     const before = new RecentDecisions('aaaa', 1000);

@@ -179,3 +179,63 @@ describe('the admin token kept in PDP_STATE_DIR (no PDP_ADMIN_TOKEN)', () => {
     await expect(lstat(stateDir)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
+
+describe('the default state folder (no PDP_STATE_DIR)', () => {
+  let outer: string;
+  beforeEach(async () => {
+    outer = await mkdtemp(path.join(tmpdir(), 'pdp-state-default-'));
+  });
+  afterEach(async () => {
+    await rm(outer, { recursive: true, force: true });
+  });
+  const mode = async (file: string) => (await lstat(file)).mode & 0o777;
+
+  it('is ~/.local/state/idea-pdp without XDG_STATE_HOME, made 0700 with its parents, whatever the umask', async () => {
+    const home = path.join(outer, 'home');
+    await mkdir(home);
+    const previous = process.umask(0o022);
+    try {
+      const config = await loadConfig({ HOME: home, PDP_PROJECTS: 'p=/nonexistent' });
+      const stateDir = path.join(home, '.local', 'state', 'idea-pdp');
+      expect(config.stateDir).toBe(stateDir);
+      expect(config.generatedTokenFile).toBe(path.join(stateDir, 'admin-token'));
+      expect(config.socketPath).toBe(path.join(stateDir, 'pdp.sock'));
+      expect(await mode(stateDir)).toBe(0o700);
+      expect(await mode(path.join(home, '.local', 'state'))).toBe(0o700);
+      expect(await mode(path.join(home, '.local'))).toBe(0o700);
+      expect(await mode(config.generatedTokenFile ?? '')).toBe(0o600);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it('is $XDG_STATE_HOME/idea-pdp when it is absolute, and ignores a relative one', async () => {
+    const xdg = path.join(outer, 'xdg');
+    const home = path.join(outer, 'home');
+    const absolute = await loadConfig({ HOME: home, XDG_STATE_HOME: xdg, PDP_PROJECTS: 'p=/nonexistent' });
+    expect(absolute.stateDir).toBe(path.join(xdg, 'idea-pdp'));
+    expect(await readdir(path.join(xdg, 'idea-pdp'))).toEqual(['admin-token']);
+    await expect(lstat(home)).rejects.toMatchObject({ code: 'ENOENT' });
+    const relative = await loadConfig({ HOME: home, XDG_STATE_HOME: 'state', PDP_PROJECTS: 'p=/nonexistent' });
+    expect(relative.stateDir).toBe(path.join(home, '.local', 'state', 'idea-pdp'));
+  });
+
+  it('is never a folder of the current one, and PDP_STATE_DIR still wins', async () => {
+    const config = await loadConfig({ HOME: path.join(outer, 'home'), PDP_ADMIN_TOKEN: 'given', PDP_PROJECTS: 'p=/x' });
+    expect(path.relative(process.cwd(), config.stateDir).startsWith('..')).toBe(true);
+    const given = await loadConfig({ PDP_STATE_DIR: path.join(outer, 'mine'), PDP_ADMIN_TOKEN: 'given', PDP_PROJECTS: 'p=/x' });
+    expect(given.stateDir).toBe(path.join(outer, 'mine'));
+  });
+
+  it('keeps refusing a default folder that is a link or writable by others', async () => {
+    const xdg = path.join(outer, 'xdg');
+    await mkdir(xdg);
+    await mkdir(path.join(outer, 'elsewhere'), { mode: 0o700 });
+    await symlink(path.join(outer, 'elsewhere'), path.join(xdg, 'idea-pdp'));
+    await expect(loadConfig({ XDG_STATE_HOME: xdg, PDP_PROJECTS: 'p=/x' })).rejects.toThrow(/idea-pdp is a symbolic link/);
+    await rm(path.join(xdg, 'idea-pdp'));
+    await mkdir(path.join(xdg, 'idea-pdp'));
+    await chmod(path.join(xdg, 'idea-pdp'), 0o777);
+    await expect(loadConfig({ XDG_STATE_HOME: xdg, PDP_PROJECTS: 'p=/x' })).rejects.toThrow(/writable by group or others/);
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * The README's "tour in five commands", run as written: each command of its first `sh` block goes
  * through bash and curl against the real service on a real port (the README's `localhost:8787`
- * pointed at it), in a folder whose `.pdp/admin-token` holds the service's admin token.
+ * pointed at it), with a HOME whose `.local/state/idea-pdp/admin-token` (the default state folder)
+ * holds the service's admin token, and no XDG_STATE_HOME.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
@@ -47,12 +48,16 @@ describe('README: the tour in five commands', () => {
     const commands = await tourCommands();
     expect(commands).toHaveLength(5);
     const cwd = await tempFolder('readme-tour-cwd-');
-    await mkdir(path.join(cwd, '.pdp'));
-    await writeFile(path.join(cwd, '.pdp', 'admin-token'), `${ADMIN_TOKEN}\n`, { mode: 0o600 });
+    const home = await tempFolder('readme-tour-home-');
+    const state = path.join(home, '.local', 'state', 'idea-pdp');
+    await mkdir(state, { recursive: true, mode: 0o700 });
+    await writeFile(path.join(state, 'admin-token'), `${ADMIN_TOKEN}\n`, { mode: 0o600 });
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+    delete env.XDG_STATE_HOME;
     const outputs: string[] = [];
     for (const command of commands) {
       const local = command.replaceAll('localhost:8787', new URL(baseUrl).host);
-      const { stdout } = await run('bash', ['-c', `set -euo pipefail; ${local}`], { cwd, timeout: 30_000 });
+      const { stdout } = await run('bash', ['-c', `set -euo pipefail; ${local}`], { cwd, env, timeout: 30_000 });
       outputs.push(stdout);
     }
     const [before, , , override, after] = outputs;

@@ -100,11 +100,17 @@ describe('a projects root that cannot be listed', () => {
       const second = await buildApprovalsApp(t, {}, { stateDir, projects: root.projects, rescanMs: RESCAN_MS, logger });
       expect(await second.decide(memory)).toMatchObject({ allow: false, reason: 'unknown_project' });
       expect(await second.decide(ask)).toMatchObject({ allow: false });
+      // Not ready: the projects the root holds are unknown, not loaded.
+      const unready = await second.call('GET', '/readyz');
+      expect(unready.statusCode).toBe(503);
+      expect(unready.json()).toMatchObject({ status: 'degraded', projects: 0 });
+      expect(unready.json<{ message: string }>().message).toContain(`cannot be listed (${String(await listingError(root.projects.root))})`);
       await elapse(ABSENCE_CONFIRM_MS * 2); // rescans whose listing fails: none may count as "every project removed"
       expect(await readdir(savedHistory)).toContain('demo.json');
       await root.restore();
       restored = true;
       await expectAllKept(second, remembered);
+      expect((await second.call('GET', '/readyz')).json()).toEqual({ status: 'ready', projects: 1 });
       // Once per run of failures, though the rescan tried every 50 ms.
       const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
       expect(messages.filter((message) => message === 'cannot list the projects root')).toHaveLength(1);

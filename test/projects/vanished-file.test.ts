@@ -5,7 +5,7 @@
  * version allows. Real files, the real watcher.
  */
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
-import { unlinkSync, writeFileSync } from 'node:fs';
+import { promises as fsPromises, unlinkSync, writeFileSync } from 'node:fs';
 import { unlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/index.js';
@@ -23,6 +23,22 @@ const TOOLS = TOOL_CATALOG.map((tool) => tool.name);
 const allowedByABranch = (requester: string, tool: string): boolean =>
   requester === 'QA' && (BRANCH_A.QA.includes(tool) || BRANCH_B.QA.includes(tool));
 
+/**
+ * A monotonic clock that moves only by the checkout's own gaps, from the real one at the start: a
+ * loaded machine that stalls this process for 150 ms in a gap would otherwise leave the file
+ * really missing for 150 ms, which rightly ends the grace, and the test would fail by chance.
+ */
+function checkoutClock(): { advance(ms: number): void; restore(): void } {
+  let now = performance.now();
+  const spy = vi.spyOn(performance, 'now').mockImplementation(() => now);
+  return {
+    advance: (ms) => (now += ms),
+    restore: () => {
+      spy.mockRestore();
+    },
+  };
+}
+
 describe('a policy file that disappears', () => {
   it('allows nothing that neither branch allows while a checkout deletes and rewrites it (80 swaps)', async () => {
     const folder = await tempFolder();
@@ -30,16 +46,22 @@ describe('a policy file that disappears', () => {
     const file = policyPathOf(root);
     const { registry } = await startRegistry({ projectsRoot: folder });
     const checkedOut = new AbortController();
+    const clock = checkoutClock();
+    const gap = async (ms: number): Promise<void> => {
+      clock.advance(ms);
+      await elapse(ms);
+    };
     const checkout = (async () => {
       for (let swap = 0; swap < 80; swap++) {
         await unlink(file);
         // Git's gap between the two, stretched to a few ms so that the service sees it (part of the scenario).
-        await elapse(Math.random() * 8);
+        await gap(Math.random() * 8);
         await writeFile(file, policyText([], swap % 2 === 0 ? BRANCH_B : BRANCH_A));
-        await elapse(Math.random() * 4);
+        await gap(Math.random() * 4);
       }
     })().finally(() => {
       checkedOut.abort();
+      clock.restore();
     });
     const wrong: string[] = [];
     let decisions = 0;
@@ -57,6 +79,53 @@ describe('a policy file that disappears', () => {
     expect(wrong.slice(0, 5)).toEqual([]);
     expect(decisions).toBeGreaterThan(1_000);
   }, 60_000);
+
+  it('lets no read begun before the file came back end the grace, however long the read takes', async () => {
+    const folder = await tempFolder();
+    const root = await makeProject(folder, 'demo', policyText([], BRANCH_A));
+    const file = policyPathOf(root);
+    const { registry } = await startRegistry({ projectsRoot: folder });
+    // What decisions see at each change, the moment it is published.
+    const published: string[] = [];
+    registry.changes.subscribe({
+      projectChanged: (project) => {
+        if (project === 'demo') published.push(decideWith(registry, 'demo', 'Main', 'idea_memory_read').source);
+      },
+    });
+    // The second read that finds the file missing is held, as a loaded machine may hold it.
+    let misses = 0;
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = (): void => undefined;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const realOpen = fsPromises.open.bind(fsPromises);
+    const open = vi.spyOn(fsPromises, 'open').mockImplementation(async (...args: Parameters<typeof fsPromises.open>) => {
+      try {
+        return await realOpen(...args);
+      } catch (error) {
+        if (args[0] === file && ++misses === 2) {
+          held();
+          await released;
+        }
+        throw error;
+      }
+    });
+    try {
+      await unlink(file);
+      await holding;
+      await writeFile(file, policyText([], BRANCH_B));
+      // Back for twice the grace while the read that missed it is held: it must not end the grace.
+      await elapse(VANISHED_GRACE_MS * 2);
+      release();
+      await timeUntil(() => decideWith(registry, 'demo', 'QA', 'idea_ticket_list').allow, 'branch B');
+    } finally {
+      release();
+      open.mockRestore();
+    }
+    expect(misses).toBeGreaterThanOrEqual(2);
+    expect(published.filter((source) => source === 'builtin-read-only')).toEqual([]);
+    expect(published.at(-1)).toBe('project-default');
+  });
 
   it(`denies with policy_invalid for ${VANISHED_GRACE_MS} ms, then falls back to the built-in read set`, async () => {
     const folder = await tempFolder();

@@ -80,6 +80,8 @@ export function spawnProxy(options: readonly string[], env: Record<string, strin
     child,
     exited,
     messages,
+    /** Every complete stdout line, as written. */
+    lines: () => [...lines],
     stderr: () => stderr,
     send: (message: unknown) => child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
     /** Waits for the answer to request `id`. */

@@ -3,7 +3,9 @@
  * loopback port and awaited until ready, or run until it exits by itself.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from './wait.js';
 
@@ -31,15 +33,32 @@ interface Spawned {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+let stateHome: string | undefined;
+
+/**
+ * The XDG_STATE_HOME of the children of this test file: a temp folder removed at exit, so that a
+ * child given no PDP_STATE_DIR never writes into the user's real ~/.local/state.
+ */
+function testStateHome(): string {
+  if (stateHome === undefined) {
+    const made = mkdtempSync(path.join(os.tmpdir(), 'pdp-state-home-'));
+    process.once('exit', () => {
+      rmSync(made, { recursive: true, force: true });
+    });
+    stateHome = made;
+  }
+  return stateHome;
+}
+
 /**
  * The environment of a child: this process's, without any PDP_* variable, plus `env`. No unix
  * socket unless `env` names PDP_SOCKET: children sharing the default state folder would otherwise
- * refuse to start over each other's socket.
+ * refuse to start over each other's socket. The default state folder is under a temp XDG_STATE_HOME.
  */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const clean: NodeJS.ProcessEnv = { PDP_SOCKET: 'off' };
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('PDP_')) clean[key] = value;
-  return { ...clean, ...env };
+  return { ...clean, XDG_STATE_HOME: testStateHome(), ...env };
 }
 
 function spawnMain(env: Record<string, string>): Spawned {
