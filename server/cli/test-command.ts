@@ -2,7 +2,7 @@
 import { TOOL_CATALOG, type PolicyProblem } from '../../schemas/index.js';
 import { POLICY_FILE, TEST_FILE, checkPolicy, moreLine, problemLine, strictly } from '../domain/policy-check.js';
 import { caseLine, declaredAgents, parseTestFile, runCases } from '../domain/policy-tests.js';
-import { plural, problemAt, projectFolders, projectIdOf, shown, type Output } from './commands.js';
+import { plural, problemAt, walkedProjectFolders, projectIdOf, shown, type Output } from './commands.js';
 import { readProject, readTestText } from './project-input.js';
 import { caseReport, countsOf, coverageOf, junitReport, tapReport, type CaseReport, type Coverage } from './test-report.js';
 import { UsageError } from './usage.js';
@@ -44,7 +44,7 @@ export async function testCommand(dirs: readonly string[], options: TestOptions,
   const sort = (problems: readonly PolicyProblem[]) => {
     for (const one of problems) (one.severity === 'error' ? failures : notes).push(one);
   };
-  for (const dir of await projectFolders(dirs)) {
+  for (const dir of await walkedProjectFolders(dirs)) {
     const file = shown(dir, TEST_FILE);
     const text = await readTestText(dir, options.staged);
     if (text === null) {

@@ -36,8 +36,9 @@ Stops gracefully on SIGTERM or SIGINT.
 
 export const CHECK_HELP = `Usage: idea-pdp check [DIR...] [--strict] [--require] [--staged] [--json]
 
-Validates the policy file and the agents file of each project folder DIR (default: .) exactly as
-the service reads them. Prints every problem of every file, in file order,
+Validates the policy file, the agents file and the test file of each project folder DIR (default: .)
+exactly as the service and idea-pdp test read them. A DIR that holds no .ideai/ folder is walked for the
+projects under it (not node_modules, .git or hidden folders), so check . covers a whole repository. Prints every problem of every file, in file order,
   <file>:<line>:<column>: <error|warning> <code>: <message>
 then a summary line. A missing file is valid (the canonical defaults).
 
