@@ -31,6 +31,7 @@ export const PROBLEM_CODES = [
   'too_many_problems',
   'duplicate_tool',
   'staged_link',
+  'coverage_below_minimum',
 ] as const;
 export const ProblemCodeSchema = Type.Union(PROBLEM_CODES.map((code) => Type.Literal(code)));
 export type ProblemCode = Static<typeof ProblemCodeSchema>;

@@ -12,8 +12,10 @@ import {
   strictly,
 } from '../domain/policy-check.js';
 import { editDistance } from '../domain/suggest.js';
-import { plural, problemAt, projectFolders, shown, type Output } from './commands.js';
-import { readProject } from './project-input.js';
+import { plural, problemAt, walkedProjectFolders, shown, type Output } from './commands.js';
+import { declaredAgents, parseTestFile } from '../domain/policy-tests.js';
+import { readProject, readTestText, type ProjectInput } from './project-input.js';
+import { UsageError } from './usage.js';
 
 export interface CheckOptions {
   readonly strict: boolean;
@@ -44,10 +46,27 @@ interface ProjectReport {
   readonly problems: PolicyProblem[];
 }
 
+/** The test file beside the policy, read as `idea-pdp test` reads it: its shape, unknown tools and agents. */
+async function testFileProblems(dir: string, read: ProjectInput, staged: boolean): Promise<PolicyProblem[]> {
+  const file = shown(dir, TEST_FILE);
+  let text: string | null | PolicyProblem;
+  try {
+    text = await readTestText(dir, staged);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    return [problemAt(file, 'error', 'unreadable', (error as Error).message)];
+  }
+  if (text === null) return [];
+  // Staged as a link or a submodule: refused, not read.
+  if (typeof text !== 'string') return [text];
+  const parsed = parseTestFile(file, text, declaredAgents(read.agents, read.policy));
+  return [...parsed.check.problems, ...moreLine(file, parsed.check.more)];
+}
+
 export async function checkCommand(dirs: readonly string[], options: CheckOptions, output: Output): Promise<number> {
   const projects: ProjectReport[] = [];
   let notListed = { errors: 0, warnings: 0 };
-  for (const dir of await projectFolders(dirs)) {
+  for (const dir of await walkedProjectFolders(dirs)) {
     const read = await readProject(dir, options.staged);
     const policyFile = shown(dir, POLICY_FILE);
     const checked = checkPolicy(policyFile, read.policyText, read.policy, read.agents);
@@ -58,6 +77,7 @@ export async function checkCommand(dirs: readonly string[], options: CheckOption
       ...agentsProblems(shown(dir, AGENTS_FILE), read.agentsText, read.agents),
       ...read.problems,
       ...misnamedFiles(dir, read.ideaiNames),
+      ...(await testFileProblems(dir, read, options.staged)),
     ];
     if (!read.policyExists && !options.require) {
       output.err(

@@ -1,8 +1,12 @@
 /** `idea-pdp decide`: the decision `/decide` would answer for one call, offline. */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { DecideQuerySchema } from '../../schemas/index.js';
+import { DecideQuerySchema, TOOL_CATALOG, findTool } from '../../schemas/index.js';
+import { parseRequester, quoteForMessage } from '../../schemas/requester.js';
+import type { AgentsFileState } from '../domain/agents-file.js';
+import type { CompiledPolicy } from '../domain/compile.js';
 import { NO_EPHEMERAL, decide, lookingApprovals } from '../domain/decide.js';
 import { outcomeOf } from '../domain/policy-tests.js';
+import { didYouMean } from '../domain/suggest.js';
 import { projectFolders, projectIdOf, type Output } from './commands.js';
 import { readProject } from './project-input.js';
 import { UsageError } from './usage.js';
@@ -16,6 +20,32 @@ export interface DecideOptions {
   readonly project: string | undefined;
   readonly failOnDeny: boolean;
   readonly format: string | undefined;
+}
+
+const TOOL_NAMES = TOOL_CATALOG.map((tool) => tool.name);
+
+/**
+ * What a typo in --requester or --tool would otherwise hide behind a plausible answer (`allow` from the
+ * project default for an agent that does not exist): said on stderr, the answer on stdout unchanged.
+ */
+function callWarnings(requester: string, tool: string, policy: CompiledPolicy, agents: AgentsFileState): string[] {
+  const warnings: string[] = [];
+  const overrides = policy.status === 'ok' ? [...policy.overrides.keys()] : [];
+  if (parseRequester(requester).kind === 'agent' && !overrides.includes(requester)) {
+    const declared = agents.agents.map((agent) => agent.id);
+    const known = [...new Set([...declared, ...overrides])];
+    if (agents.exists && !declared.includes(requester))
+      warnings.push(
+        `unknown_agent: agent ${quoteForMessage(requester)} is not declared in .ideai/agents.json${didYouMean(requester, known, false)}`,
+      );
+    else if (!agents.exists && didYouMean(requester, overrides, false) !== '')
+      warnings.push(`unknown_agent: agent ${quoteForMessage(requester)} has no override${didYouMean(requester, overrides, false)}`);
+  }
+  if (findTool(tool) === undefined)
+    warnings.push(
+      `unknown_tool: unknown tool ${quoteForMessage(tool)}: not in the IdeA MCP tool catalog${didYouMean(tool, TOOL_NAMES, false)}`,
+    );
+  return warnings;
 }
 
 export async function decideCommand(dirs: readonly string[], options: DecideOptions, output: Output): Promise<number> {
@@ -49,8 +79,11 @@ export async function decideCommand(dirs: readonly string[], options: DecideOpti
     );
   }
   const read = await readProject(dir, false);
+  for (const warning of callWarnings(query.requester, query.tool, read.policy, read.agents)) output.err(`idea-pdp: warning ${warning}\n`);
   const body = decide(query, read.policy, NO_EPHEMERAL, lookingApprovals());
-  if (options.format === 'line') output.out(`${outcomeOf(body)} ${body.reason} ${body.source}\n`);
+  // The refused argument's name (never its value) tells a script which condition said no.
+  const argument = body.argument === undefined ? '' : ` argument=${body.argument}`;
+  if (options.format === 'line') output.out(`${outcomeOf(body)} ${body.reason} ${body.source}${argument}\n`);
   else output.out(`${JSON.stringify(body, null, 2)}\n`);
   return options.failOnDeny && !body.allow ? 1 : 0;
 }

@@ -9,7 +9,7 @@ import { escapeControls } from '../../schemas/display.js';
 import { compilePolicyFile } from '../domain/compile.js';
 import { serializeDocument } from '../domain/edit.js';
 import { POLICY_FILE } from '../domain/policy-check.js';
-import { projectFolders, shown, plural, type Output } from './commands.js';
+import { walkedProjectFolders, shown, plural, type Output } from './commands.js';
 
 export interface FmtOptions {
   /** Only say which files are not formatted (exit 1), write nothing. */
@@ -21,7 +21,7 @@ type FileOutcome = 'formatted' | 'unchanged' | 'missing' | 'not_formatted' | 're
 /** Formats (or, with `check`, judges) the policy file of each folder; exit 1 when one is not formatted or cannot be. */
 export async function fmtCommand(dirs: readonly string[], options: FmtOptions, output: Output): Promise<number> {
   const outcomes: FileOutcome[] = [];
-  for (const dir of await projectFolders(dirs)) outcomes.push(await formatFile(dir, options, output));
+  for (const dir of await walkedProjectFolders(dirs)) outcomes.push(await formatFile(dir, options, output));
   const count = (outcome: FileOutcome): number => outcomes.filter((one) => one === outcome).length;
   const files = outcomes.length - count('missing');
   const failed = count('not_formatted') + count('refused');

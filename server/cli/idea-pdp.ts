@@ -35,6 +35,15 @@ function version(): string {
   return 'unknown';
 }
 
+/** `--coverage-min <percent>`: a number from 0 to 100 (a trailing % is taken). */
+function coverageMinimum(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text.endsWith('%') ? text.slice(0, -1) : text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 100)
+    throw new UsageError(`--coverage-min is a percent from 0 to 100, not ${JSON.stringify(text)}`);
+  return value;
+}
+
 async function run(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--help' || name === '-h' || name === 'help') {
@@ -64,6 +73,7 @@ async function run(argv: readonly string[]): Promise<number> {
       verbose: { type: 'boolean', short: 'v' },
       run: { type: 'string' },
       coverage: { type: 'boolean' },
+      'coverage-min': { type: 'string' },
       'fail-on-deny': { type: 'boolean' },
       server: { type: 'string' },
       check: { type: 'boolean' },
@@ -76,9 +86,9 @@ async function run(argv: readonly string[]): Promise<number> {
   const allowed: Record<Command, readonly string[]> = {
     serve: [],
     check: ['json', 'strict', 'require', 'staged'],
-    test: ['json', 'project', 'strict', 'require', 'staged', 'format', 'verbose', 'run', 'coverage'],
+    test: ['json', 'project', 'strict', 'require', 'staged', 'format', 'verbose', 'run', 'coverage', 'coverage-min'],
     decide: ['project', 'requester', 'tool', 'arguments', 'fail-on-deny', 'format'],
-    preview: ['server', 'project'],
+    preview: ['server', 'project', 'json'],
     fmt: ['check'],
   };
   const extra = Object.keys(values).find((option) => !allowed[name].includes(option));
@@ -111,6 +121,7 @@ async function run(argv: readonly string[]): Promise<number> {
         verbose: values.verbose === true,
         run: values.run,
         coverage: values.coverage === true,
+        coverageMin: coverageMinimum(values['coverage-min']),
         require: values.require === true,
         strict: values.strict === true,
         staged: values.staged === true,
@@ -131,7 +142,7 @@ async function run(argv: readonly string[]): Promise<number> {
     }
     case 'preview': {
       const { previewCommand } = await import('./offline-commands.js');
-      return previewCommand(positionals, { server: values.server, project: values.project }, output);
+      return previewCommand(positionals, { server: values.server, project: values.project, json: values.json === true }, output);
     }
     case 'fmt': {
       const { fmtCommand } = await import('./offline-commands.js');

@@ -3,27 +3,26 @@
  * files (the route's `agents`), or against a running service (the route's whole answer, replay
  * included), the file's bytes sent as they are so problems point into it.
  */
-import { promises as fs } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { MIN_TOKEN_FILE_CHARACTERS, readTokenFileSync, TokenFileProblem } from '../../schemas/token-file.js';
 import { compileDocument } from '../domain/compile.js';
 import { agentChanges } from '../domain/preview.js';
-import { MAX_FILE_BYTES } from '../projects/file-read.js';
 import { checkProposal } from '../projects/proposal-check.js';
 import { compilePolicy } from '../projects/parse.js';
 import type { Output } from './commands.js';
+import { readPolicyInput } from './policy-input.js';
+import { previewSummary, type PreviewShown } from './preview-summary.js';
 import { UsageError } from './usage.js';
 
 export interface PreviewOptions {
   readonly server: string | undefined;
   readonly project: string | undefined;
+  /** Print the document instead of the reviewer's summary. */
+  readonly json: boolean;
 }
 
-async function readPolicyFile(file: string): Promise<Buffer> {
-  const stats = await fs.stat(file).catch(() => undefined);
-  if (!stats?.isFile()) throw new UsageError(`not a file: ${file}`);
-  if (stats.size > MAX_FILE_BYTES) throw new UsageError(`${file}: larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB`);
-  return fs.readFile(file);
-}
+/** How a problem names the file it is in: `-` is stdin. */
+const fileName = (file: string): string => (file === '-' ? 'stdin' : file);
 
 /**
  * The token the service asks of a reader: PDP_DECIDE_TOKEN, or the file PDP_DECIDE_TOKEN_FILE names read
@@ -48,16 +47,26 @@ function readerToken(): string | undefined {
   return token === undefined || token === '' ? undefined : token;
 }
 
-export async function previewCommand(files: readonly string[], options: PreviewOptions, output: Output): Promise<number> {
+function show(preview: PreviewShown, options: PreviewOptions, output: Output): void {
+  output.out(options.json ? `${JSON.stringify(preview, null, 2)}\n` : previewSummary(preview));
+}
+
+export async function previewCommand(
+  files: readonly string[],
+  options: PreviewOptions,
+  output: Output,
+  stdin: Readable = process.stdin,
+): Promise<number> {
   if (options.server === undefined) {
     if (options.project !== undefined) throw new UsageError('--project goes with --server');
     if (files.length !== 2) throw new UsageError('preview takes OLD NEW (two policy files), or NEW --server URL --project P');
     const [oldFile = '', newFile = ''] = files;
-    const before = await compilePolicy(await readPolicyFile(oldFile));
-    const proposal = checkProposal(await readPolicyFile(newFile));
-    const errors = proposal.errors.map((one) => ({ ...one, file: newFile }));
+    if (oldFile === '-' && newFile === '-') throw new UsageError('only one of OLD and NEW can be - (stdin)');
+    const before = await compilePolicy(await readPolicyInput(oldFile, stdin));
+    const proposal = checkProposal(await readPolicyInput(newFile, stdin));
+    const errors = proposal.errors.map((one) => ({ ...one, file: fileName(newFile) }));
     const agents = proposal.document === null ? [] : agentChanges(before, compileDocument(proposal.document, proposal.revision));
-    output.out(`${JSON.stringify({ valid: proposal.valid, errors, agents }, null, 2)}\n`);
+    show({ valid: proposal.valid, errors, agents }, options, output);
     return proposal.valid ? 0 : 1;
   }
   if (files.length !== 1) throw new UsageError('preview NEW --server URL --project P takes one file');
@@ -72,7 +81,7 @@ export async function previewCommand(files: readonly string[], options: PreviewO
     throw new UsageError(`--server is not a URL: ${options.server}`);
   }
   const [newFile = ''] = files;
-  const body = await readPolicyFile(newFile);
+  const body = await readPolicyInput(newFile, stdin);
   const token = readerToken();
   const response = await fetch(url, {
     method: 'POST',
@@ -82,8 +91,8 @@ export async function previewCommand(files: readonly string[], options: PreviewO
   });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${url.href} answered ${response.status}: ${text.slice(0, 500)}`);
-  const answer = JSON.parse(text) as { valid?: unknown; errors?: { file: string }[] };
-  const shown = { ...answer, errors: (answer.errors ?? []).map((one) => ({ ...one, file: newFile })) };
-  output.out(`${JSON.stringify(shown, null, 2)}\n`);
-  return answer.valid === true ? 0 : 1;
+  const answer = JSON.parse(text) as Omit<PreviewShown, 'valid' | 'errors'> & { valid?: unknown; errors?: PreviewShown['errors'] };
+  const valid = answer.valid === true;
+  show({ ...answer, valid, errors: (answer.errors ?? []).map((one) => ({ ...one, file: fileName(newFile) })) }, options, output);
+  return valid ? 0 : 1;
 }

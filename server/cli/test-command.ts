@@ -3,9 +3,9 @@ import { escapeControls } from '../../schemas/display.js';
 import { TOOL_CATALOG, type PolicyProblem } from '../../schemas/index.js';
 import { POLICY_FILE, TEST_FILE, checkPolicy, moreLine, problemLine, strictly } from '../domain/policy-check.js';
 import { caseLine, declaredAgents, parseTestFile, runCases } from '../domain/policy-tests.js';
-import { plural, problemAt, projectFolders, projectIdOf, shown, type Output } from './commands.js';
+import { plural, problemAt, walkedProjectFolders, projectIdOf, shown, type Output } from './commands.js';
 import { readProject, readTestText } from './project-input.js';
-import { caseReport, coverageOf, junitReport, tapReport, type CaseReport, type Coverage } from './test-report.js';
+import { caseReport, countsOf, coverageOf, junitReport, tapReport, type CaseReport, type Coverage } from './test-report.js';
 import { UsageError } from './usage.js';
 
 export const TEST_FORMATS = ['lines', 'json', 'tap', 'junit'] as const;
@@ -17,6 +17,8 @@ export interface TestOptions {
   readonly verbose: boolean;
   readonly run: string | undefined;
   readonly coverage: boolean;
+  /** Fail the run when fewer than this percent of agent × write tool pairs are exercised. */
+  readonly coverageMin?: number | undefined;
   readonly require: boolean;
   readonly strict: boolean;
   readonly staged: boolean;
@@ -24,43 +26,50 @@ export interface TestOptions {
 
 const WRITE_TOOLS = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
 
+/** The share of agent × write tool pairs some case exercises, in percent (100 when there is none). */
+function coveragePercent(coverage: readonly Coverage[]): number {
+  const pairs = coverage.reduce((sum, one) => sum + one.pairs, 0);
+  const exercised = coverage.reduce((sum, one) => sum + one.exercised, 0);
+  return pairs === 0 ? 100 : (exercised * 100) / pairs;
+}
+
 export async function testCommand(dirs: readonly string[], options: TestOptions, output: Output): Promise<number> {
   if (!(TEST_FORMATS as readonly string[]).includes(options.format)) throw new UsageError(`--format is one of tap, junit, json`);
   const cases: CaseReport[] = [];
-  const problems: PolicyProblem[] = [];
+  /** Each one is a failed test in every format: an unreadable case, a file's error, a missing file. */
+  const failures: PolicyProblem[] = [];
+  /** Printed, never counted: warnings, and an invalid policy's errors when its cases are listed as not run. */
+  const notes: PolicyProblem[] = [];
   const coverage: Coverage[] = [];
   let notRun = 0;
-  /** Problems that fail the run beyond its cases: an unusable test file, an invalid policy with no case to fail. */
-  let extraFailures = 0;
-  for (const dir of await projectFolders(dirs)) {
+  const sort = (problems: readonly PolicyProblem[]) => {
+    for (const one of problems) (one.severity === 'error' ? failures : notes).push(one);
+  };
+  for (const dir of await walkedProjectFolders(dirs)) {
     const file = shown(dir, TEST_FILE);
     const text = await readTestText(dir, options.staged);
     if (text === null) {
-      if (options.require) {
-        problems.push(problemAt(file, 'error', 'missing_file', 'no test file (--require)'));
-        extraFailures++;
-      } else output.err(`idea-pdp test: no ${escapeControls(file)}: nothing to run (--require makes this an error)\n`);
+      if (options.require) failures.push(problemAt(file, 'error', 'missing_file', 'no test file (--require)'));
+      else output.err(`idea-pdp test: no ${escapeControls(file)}: nothing to run (--require makes this an error)\n`);
       continue;
     }
     if (typeof text !== 'string') {
-      problems.push(text);
-      extraFailures++;
+      // A test file git stages as a link or a submodule: refused, not read (docs/policy-as-code.md).
+      failures.push(text);
       continue;
     }
     const read = await readProject(dir, options.staged);
-    problems.push(...read.problems);
-    extraFailures += read.problems.length;
+    failures.push(...read.problems);
     const declared = declaredAgents(read.agents, read.policy);
     const parsed = parseTestFile(file, text, declared);
-    const fileProblems = options.strict ? strictly(parsed.check.problems) : parsed.check.problems;
-    problems.push(...fileProblems, ...moreLine(file, parsed.check.more));
-    if (fileProblems.some((one) => one.severity === 'error') || parsed.check.more.errors > 0) extraFailures++;
+    sort([...(options.strict ? strictly(parsed.check.problems) : parsed.check.problems), ...moreLine(file, parsed.check.more)]);
     if (read.policy.status === 'invalid') {
       // The policy's errors once; its cases are then listed as not run, never as a verdict.
       const policyFile = shown(dir, POLICY_FILE);
       const checked = checkPolicy(policyFile, read.policyText, read.policy, read.agents);
-      problems.push(...checked.problems.filter((one) => one.severity === 'error'), ...moreLine(policyFile, checked.more));
-      if (parsed.cases.length === 0) extraFailures++;
+      const errors = [...checked.problems.filter((one) => one.severity === 'error'), ...moreLine(policyFile, checked.more)];
+      if (parsed.cases.length === 0) failures.push(...errors);
+      else notes.push(...errors);
     }
     const selected = parsed.cases.filter(({ testCase }) => {
       if (options.run === undefined) return true;
@@ -70,38 +79,42 @@ export async function testCommand(dirs: readonly string[], options: TestOptions,
       cases.push(caseReport(file, result));
       if (!result.ran) notRun++;
     }
-    if (options.coverage)
+    if (options.coverage || options.coverageMin !== undefined)
       coverage.push(
         coverageOf(dir, declared ?? new Set(read.policy.status === 'ok' ? read.policy.overrides.keys() : []), parsed.cases, WRITE_TOOLS),
       );
   }
-  const listed = problems;
-  const passed = cases.filter((one) => one.passed).length;
-  // An unusable test file counts as one failure: the run did not check what it was meant to.
-  const failed = cases.length - passed + extraFailures;
-  const summary = `${passed} passed, ${failed} failed`;
+  const percent = coveragePercent(coverage);
+  if (options.coverageMin !== undefined && percent < options.coverageMin)
+    failures.push(
+      problemAt(
+        '--coverage-min',
+        'error',
+        'coverage_below_minimum',
+        `${percent.toFixed(1)}% of agent × write tool pairs exercised, below --coverage-min ${options.coverageMin}`,
+      ),
+    );
+  const counts = countsOf(cases, failures);
+  const coverageShown = options.coverage || options.coverageMin !== undefined ? { percent, projects: coverage } : undefined;
   switch (options.format) {
-    case 'json':
-      output.out(
-        `${JSON.stringify({ passed, failed, notRun, cases, problems: listed, ...(options.coverage ? { coverage } : {}) }, null, 2)}\n`,
-      );
+    case 'json': {
+      const { passed, failed } = counts;
+      const problems = [...failures, ...notes];
+      const extra = coverageShown === undefined ? {} : { coverage: coverageShown.projects, coveragePercent: Number(percent.toFixed(1)) };
+      output.out(`${JSON.stringify({ passed, failed, notRun, cases, problems, ...extra }, null, 2)}\n`);
       break;
+    }
     case 'tap':
-      output.out(tapReport(cases, listed));
+      output.out(tapReport(cases, failures, notes, coverageLines(coverageShown)));
       break;
     case 'junit':
-      output.out(junitReport(cases, listed));
+      output.out(junitReport(cases, failures, notes, coverageLines(coverageShown)));
       break;
     case 'lines':
-      for (const one of listed) output.out(`${problemLine(one)}\n`);
+      for (const one of [...failures, ...notes]) output.out(`${problemLine(one)}\n`);
       for (const one of cases) if (options.verbose || !one.passed) output.out(`${caseLine(one.file, one.result)}\n`);
-      for (const project of coverage) {
-        const dir = escapeControls(project.dir);
-        output.out(`coverage ${dir}: ${project.exercised} of ${project.pairs} agent × write tool pairs exercised\n`);
-        for (const [agent, tools] of Object.entries(project.missing))
-          output.out(`  not exercised: ${escapeControls(agent)} × ${tools.join(', ')}\n`);
-      }
-      output.out(`${summary}\n`);
+      for (const line of coverageLines(coverageShown)) output.out(`${line}\n`);
+      output.out(`${counts.passed} passed, ${counts.failed} failed\n`);
       if (notRun > 0)
         output.out(
           notRun === cases.length
@@ -113,5 +126,17 @@ export async function testCommand(dirs: readonly string[], options: TestOptions,
     output.err(
       `idea-pdp test: ${notRun === cases.length ? 'no case was run' : `${plural(notRun, 'case')} not run`}: the policy file is invalid\n`,
     );
-  return failed === 0 ? 0 : 1;
+  return counts.failed === 0 ? 0 : 1;
+}
+
+function coverageLines(coverage: { percent: number; projects: readonly Coverage[] } | undefined): string[] {
+  if (coverage === undefined) return [];
+  const lines: string[] = [];
+  for (const project of coverage.projects) {
+    lines.push(`coverage ${escapeControls(project.dir)}: ${project.exercised} of ${project.pairs} agent × write tool pairs exercised`);
+    for (const [agent, tools] of Object.entries(project.missing))
+      lines.push(`  not exercised: ${escapeControls(agent)} × ${tools.join(', ')}`);
+  }
+  lines.push(`coverage: ${coverage.percent.toFixed(1)}% of agent × write tool pairs exercised`);
+  return lines;
 }

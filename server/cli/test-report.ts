@@ -44,20 +44,34 @@ export function caseReport(file: string, result: CaseResult): CaseReport {
 
 const title = (one: CaseReport): string => caseWords(one.result.located.testCase).trim();
 
+/** The one set of counts every format gives: each case, and each failure beyond the cases, is one test. */
+export function countsOf(
+  cases: readonly CaseReport[],
+  failures: readonly PolicyProblem[],
+): { tests: number; passed: number; failed: number } {
+  const passed = cases.filter((one) => one.passed).length;
+  return { tests: cases.length + failures.length, passed, failed: cases.length - passed + failures.length };
+}
+
 /** A TAP description: one line, and no `#` that would start a directive (`# SKIP` makes a failure pass). */
 const tapDescription = (text: string): string => escapeControls(text).replace(/#/g, '\\#');
 /** A TAP YAML string: JSON's quoting, with what JSON leaves as it is (C1, bidirectional controls) escaped too. */
 const yamlString = (text: string): string => escapeControls(JSON.stringify(text));
 
-/** TAP version 13: one test point per case, then one per problem that makes the run fail. */
-export function tapReport(cases: readonly CaseReport[], problems: readonly PolicyProblem[]): string {
-  const errors = problems.filter((one) => one.severity === 'error');
-  const lines = ['TAP version 13', `1..${cases.length + errors.length}`];
+/** TAP version 13: one test point per case, then one per failure; notes and coverage as comments. */
+export function tapReport(
+  cases: readonly CaseReport[],
+  failures: readonly PolicyProblem[],
+  notes: readonly PolicyProblem[],
+  coverage: readonly string[] = [],
+): string {
+  const lines = ['TAP version 13', `1..${cases.length + failures.length}`];
   let index = 0;
   for (const one of cases) {
     index++;
-    const directive = one.ran ? '' : ' # SKIP not run: policy_invalid';
-    lines.push(`${one.passed ? 'ok' : 'not ok'} ${index} - ${tapDescription(title(one))}${directive}`);
+    // Not `# SKIP`: TAP consumers count a skipped point as passed, and a case not run fails the run.
+    const notRun = one.ran ? '' : ' (not run: policy_invalid)';
+    lines.push(`${one.passed ? 'ok' : 'not ok'} ${index} - ${tapDescription(title(one))}${notRun}`);
     if (!one.passed)
       lines.push(
         '  ---',
@@ -66,7 +80,7 @@ export function tapReport(cases: readonly CaseReport[], problems: readonly Polic
         '  ...',
       );
   }
-  for (const one of errors) {
+  for (const one of failures) {
     index++;
     lines.push(
       `not ok ${index} - ${tapDescription(`${one.code} ${one.file}`)}`,
@@ -75,7 +89,8 @@ export function tapReport(cases: readonly CaseReport[], problems: readonly Polic
       '  ...',
     );
   }
-  for (const one of problems.filter((problem) => problem.severity === 'warning')) lines.push(`# ${problemLine(one)}`);
+  for (const one of notes) lines.push(`# ${problemLine(one)}`);
+  for (const line of coverage) lines.push(`# ${line}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -86,33 +101,60 @@ const escapeXml = (text: string): string =>
   // eslint-disable-next-line no-control-regex
   text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '').replace(/[<>&'"]/g, (c) => XML_ENTITIES[c] ?? c);
 
-/** JUnit XML: one suite per test file, a testcase per case (failure or skipped), a failing testcase per error. */
-export function junitReport(cases: readonly CaseReport[], problems: readonly PolicyProblem[]): string {
-  const files = [...new Set([...cases.map((one) => one.file), ...problems.map((one) => one.file)])];
+/** Names made unique within a suite (CI tools merge test cases of one name): a repeated name gets its line and column. */
+function uniqueNames(entries: readonly { name: string; at: string }[]): string[] {
+  const count = new Map<string, number>();
+  for (const { name } of entries) count.set(name, (count.get(name) ?? 0) + 1);
+  const used = new Set<string>();
+  return entries.map(({ name, at }) => {
+    let unique = (count.get(name) ?? 0) > 1 ? `${name} (at ${at})` : name;
+    for (let n = 2; used.has(unique); n++) unique = `${name} (at ${at}, #${n})`;
+    used.add(unique);
+    return unique;
+  });
+}
+
+/** JUnit XML: one suite per file, a testcase per case (failure or skipped) and per failure; notes in system-err. */
+export function junitReport(
+  cases: readonly CaseReport[],
+  failures: readonly PolicyProblem[],
+  notes: readonly PolicyProblem[],
+  coverage: readonly string[] = [],
+): string {
+  const files = [...new Set([...cases.map((one) => one.file), ...failures.map((one) => one.file), ...notes.map((one) => one.file)])];
   const suites = files.map((file) => {
     const own = cases.filter((one) => one.file === file);
-    const errors = problems.filter((one) => one.file === file && one.severity === 'error');
+    const errors = failures.filter((one) => one.file === file);
+    const names = uniqueNames([
+      ...own.map((one) => ({ name: title(one), at: `${one.line}:${one.column}` })),
+      ...errors.map((one) => ({ name: `${one.code} at ${one.line}:${one.column}`, at: `${one.line}:${one.column}` })),
+    ]);
     const body = [
-      ...own.map((one) => {
-        const open = `    <testcase classname="${escapeXml(file)}" name="${escapeXml(title(one))}" file="${escapeXml(file)}" line="${one.line}"`;
+      ...own.map((one, index) => {
+        const open = `    <testcase classname="${escapeXml(file)}" name="${escapeXml(names[index] ?? '')}" file="${escapeXml(file)}" line="${one.line}"`;
         if (one.passed) return `${open}/>`;
         const inner = one.ran
           ? `<failure message="${escapeXml(`expected ${one.expect}, got ${one.got}`)}" type="${escapeXml(one.reason)}">${escapeXml(caseLine(one.file, one.result))}</failure>`
-          : `<skipped message="not run: policy_invalid"/>`;
+          : `<failure message="not run: policy_invalid" type="policy_invalid">${escapeXml(caseLine(one.file, one.result))}</failure>`;
         return `${open}>${inner}</testcase>`;
       }),
       ...errors.map(
-        (one) =>
-          `    <testcase classname="${escapeXml(file)}" name="${escapeXml(`${one.code} at ${one.line}:${one.column}`)}"><failure message="${escapeXml(one.message)}" type="${one.code}">${escapeXml(problemLine(one))}</failure></testcase>`,
+        (one, index) =>
+          `    <testcase classname="${escapeXml(file)}" name="${escapeXml(names[own.length + index] ?? '')}"><failure message="${escapeXml(one.message)}" type="${one.code}">${escapeXml(problemLine(one))}</failure></testcase>`,
       ),
     ];
-    const failures = own.filter((one) => one.ran && !one.passed).length + errors.length;
-    const skipped = own.filter((one) => !one.ran).length;
-    return `  <testsuite name="${escapeXml(file)}" tests="${own.length + errors.length}" failures="${failures}" errors="0" skipped="${skipped}">\n${body.join('\n')}\n  </testsuite>`;
+    const ownNotes = notes.filter((one) => one.file === file);
+    if (ownNotes.length > 0) body.push(`    <system-err>${escapeXml(ownNotes.map(problemLine).join('\n'))}</system-err>`);
+    const { tests, failed } = countsOf(own, errors);
+    return `  <testsuite name="${escapeXml(file)}" tests="${tests}" failures="${failed}" errors="0" skipped="0">\n${body.join('\n')}\n  </testsuite>`;
   });
-  const tests = cases.length + problems.filter((one) => one.severity === 'error').length;
-  const failures = cases.filter((one) => one.ran && !one.passed).length + problems.filter((one) => one.severity === 'error').length;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="idea-pdp test" tests="${tests}" failures="${failures}">\n${suites.join('\n')}\n</testsuites>\n`;
+  const { tests, failed } = countsOf(cases, failures);
+  // JUnit has no output outside a suite: coverage is a suite of its own, with no test.
+  if (coverage.length > 0)
+    suites.push(
+      `  <testsuite name="coverage" tests="0" failures="0" errors="0" skipped="0">\n    <system-out>${escapeXml(coverage.join('\n'))}</system-out>\n  </testsuite>`,
+    );
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="idea-pdp test" tests="${tests}" failures="${failed}">\n${suites.join('\n')}\n</testsuites>\n`;
 }
 
 export interface Coverage {

@@ -36,8 +36,9 @@ Stops gracefully on SIGTERM or SIGINT.
 
 export const CHECK_HELP = `Usage: idea-pdp check [DIR...] [--strict] [--require] [--staged] [--json]
 
-Validates the policy file and the agents file of each project folder DIR (default: .) exactly as
-the service reads them. Prints every problem of every file, in file order,
+Validates the policy file, the agents file and the test file of each project folder DIR (default: .)
+exactly as the service and idea-pdp test read them. A DIR that holds no .ideai/ folder is walked for the
+projects under it (not node_modules, .git or hidden folders), so check . covers a whole repository. Prints every problem of every file, in file order,
   <file>:<line>:<column>: <error|warning> <code>: <message>
 then a summary line. A missing file is valid (the canonical defaults).
 
@@ -53,6 +54,7 @@ Exit: 0 every file valid, 1 a file invalid, 2 usage error.
 
 export const TEST_HELP = `Usage: idea-pdp test [DIR...] [--project ID] [--strict] [--require] [--staged]
                    [--format tap|junit|json] [--json] [-v] [--run TEXT] [--coverage]
+                   [--coverage-min PERCENT]
 
 Runs the cases of DIR/.ideai/mcp-tool-permissions.test.json (default DIR: .) against the policy
 file beside it, with the service's decision function:
@@ -68,7 +70,12 @@ are printed once and no case is run (each fails as not run).
   --format F     tap, junit (XML) or json; --json is --format json
   -v, --verbose  print every case with its decision
   --run TEXT     only the cases whose name, requester or tool contains TEXT
-  --coverage     list the agents × write tools no case exercises
+  --coverage     list the agents × write tools no case exercises (in every format)
+  --coverage-min PERCENT
+                 fail the run when fewer pairs than this are exercised
+A case that cannot be read is reported as a failure and the file's other cases still run. Every
+format counts the same tests: each case, plus each error beyond the cases (a file that cannot be
+read, a missing file with --require, a warning with --strict, coverage below --coverage-min).
 
 Exit: 0 all cases pass, 1 otherwise, 2 usage error.
 `;
@@ -91,14 +98,18 @@ and no temporary grant is consulted.
 Exit: 0 (whatever the decision, unless --fail-on-deny), 1 denied with --fail-on-deny, 2 usage error.
 `;
 
-export const PREVIEW_HELP = `Usage: idea-pdp preview OLD NEW
-       idea-pdp preview NEW --server URL --project P
+export const PREVIEW_HELP = `Usage: idea-pdp preview OLD NEW [--json]
+       idea-pdp preview NEW --server URL --project P [--json]
 
-What the policy file NEW changes. Offline, against the policy file OLD: prints
-{ "valid", "errors", "agents" }, the agents whose effective policy changes as the preview route
-answers them. Against a running service: sends NEW to URL's preview route for project P and
-prints its whole answer, the project's recent decisions replayed included (the token is read
+What the policy file NEW changes, for a reviewer: one line per agent whose effective policy changes
+(tools added and removed, put on or taken off ask, each condition's before -> after), then how many
+change. Offline, against the policy file OLD. Against a running service: sends NEW to URL's preview
+route for project P and also prints its replay of the project's recent decisions (the token is read
 from PDP_DECIDE_TOKEN or PDP_DECIDE_TOKEN_FILE). Nothing is written.
+OLD or NEW may be - (stdin) or any readable file, a pipe or <(git show main:.ideai/mcp-tool-permissions.json)
+included, up to 4 MiB.
+
+  --json   print the document ({ "valid", "errors", "agents" }, the route's whole answer with --server)
 
 Exit: 0 NEW is valid, 1 NEW is invalid or the service refused, 2 usage error.
 `;

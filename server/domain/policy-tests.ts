@@ -5,6 +5,7 @@
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import {
+  PolicyTestCaseSchema,
   PolicyTestFileSchema,
   findTool,
   parseRequester,
@@ -27,6 +28,8 @@ import { didYouMean } from './suggest.js';
 let compiledTestFileCheck: TypeCheck<typeof PolicyTestFileSchema> | undefined;
 /** Compiled on first use: `check` and `decide` load this module and never read a test file. */
 const testFileCheck = (): TypeCheck<typeof PolicyTestFileSchema> => (compiledTestFileCheck ??= TypeCompiler.Compile(PolicyTestFileSchema));
+let compiledCaseCheck: TypeCheck<typeof PolicyTestCaseSchema> | undefined;
+const caseCheck = (): TypeCheck<typeof PolicyTestCaseSchema> => (compiledCaseCheck ??= TypeCompiler.Compile(PolicyTestCaseSchema));
 /** A test file nests 4 deep (file, cases, case, arguments) and an argument one more. */
 const MAX_TEST_FILE_DEPTH = 8;
 
@@ -37,7 +40,10 @@ export interface LocatedCase {
 }
 
 export interface ParsedTestFile {
-  /** Empty when the file has an error: a file that is not what it means is not run at all. */
+  /**
+   * The cases that can be read: a case of the wrong shape is reported (an error) and the others still run;
+   * none when the file itself cannot be read (bad JSON, not version 1, no list of cases).
+   */
   readonly cases: LocatedCase[];
   readonly check: FileCheck;
 }
@@ -87,10 +93,13 @@ export function parseTestFile(file: string, text: string, declared?: ReadonlySet
     }
   }
   const check = placeProblems(file, text, pending);
-  if (!testFileCheck().Check(parsed)) return { cases: [], check };
-  const places = new JsonLocator(text).places(parsed.cases.map((_, index) => `/cases/${index}`));
+  // Only the file's own frame decides whether anything runs; each case is then read on its own.
+  const frame = pending.every((one) => /^\/cases\/\d+(\/|$)/.test(one.path) || one.severity === 'warning');
+  if (!frame || rawCases.length === 0) return { cases: [], check };
+  const readable = [...rawCases.entries()].filter((entry): entry is [number, PolicyTestCase] => caseCheck().Check(entry[1]));
+  const places = new JsonLocator(text).places(readable.map(([index]) => `/cases/${index}`));
   return {
-    cases: parsed.cases.map((testCase, index) => ({ testCase, ...(places.get(`/cases/${index}`) ?? { line: 1, column: 1 }) })),
+    cases: readable.map(([index, testCase]) => ({ testCase, ...(places.get(`/cases/${index}`) ?? { line: 1, column: 1 }) })),
     check,
   };
 }

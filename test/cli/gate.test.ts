@@ -279,7 +279,7 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
     const dir = await project('previewed', { [POLICY]: VALID });
     const proposed = path.join(dir, 'proposed.json');
     await writeFile(proposed, '{ "version": 1, "projectDefault": { "allowedTools": ["idea_memory_read", "idea_memory_write"] } }\n');
-    const offline = await idea(['preview', path.join(dir, '.ideai', POLICY), proposed]);
+    const offline = await idea(['preview', path.join(dir, '.ideai', POLICY), proposed, '--json']);
     expect(offline.code).toBe(0);
     const changes = JSON.parse(offline.stdout) as { valid: boolean; agents: { agentId: string; added: string[]; removed: string[] }[] };
     expect(changes.valid).toBe(true);
@@ -307,7 +307,7 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
         body: JSON.stringify({ project: 'previewed', requester: 'Dev', tool: 'idea_memory_write' }),
       });
       expect(decided.status).toBe(200);
-      const online = await idea(['preview', proposed, '--server', base, '--project', 'previewed']);
+      const online = await idea(['preview', proposed, '--server', base, '--project', 'previewed', '--json']);
       expect(online.code).toBe(0);
       expect(JSON.parse(online.stdout)).toMatchObject({
         project: 'previewed',
@@ -319,7 +319,7 @@ describe('idea-pdp as a gate, installed from the tarball', () => {
         },
       });
       await writeFile(proposed, '{ "version": 1, "projectDefault": { "allowedTools": ["idea_memory_read"] }, "extra": 1 }\n');
-      const invalid = await idea(['preview', proposed, '--server', base, '--project', 'previewed']);
+      const invalid = await idea(['preview', proposed, '--server', base, '--project', 'previewed', '--json']);
       expect(invalid.code).toBe(1);
       expect(JSON.parse(invalid.stdout)).toMatchObject({ valid: false, errors: [{ file: proposed, line: 1, code: 'invalid_shape' }] });
     } finally {

@@ -18,7 +18,7 @@ afterEach(() => {
 async function previewWith(tokenFile: string, policy: string): Promise<unknown> {
   vi.stubEnv('PDP_DECIDE_TOKEN_FILE', tokenFile);
   // Port 9 (discard): nothing answers there, so only a refusal before the request can end it with a UsageError.
-  return previewCommand([policy], { server: 'http://127.0.0.1:9/', project: 'demo' }, output).catch((error: unknown) => error);
+  return previewCommand([policy], { server: 'http://127.0.0.1:9/', project: 'demo', json: false }, output).catch((error: unknown) => error);
 }
 
 describe('idea-pdp preview --server and PDP_DECIDE_TOKEN_FILE', () => {

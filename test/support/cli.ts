@@ -14,28 +14,35 @@ export interface CliRun {
 const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const SOURCE_BIN = path.join(REPO_ROOT, 'server', 'cli', 'idea-pdp.ts');
 
-/** Runs `command args` in `cwd` and resolves whatever its exit code. */
+/** Runs `command args` in `cwd` and resolves whatever its exit code; `stdin` is written to its standard input, else it gets none. */
 export function runProcess(
   command: string,
   args: readonly string[],
   cwd: string,
   timeoutMs = 60_000,
   env: NodeJS.ProcessEnv = process.env,
+  stdin?: string | Buffer,
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    execFile(command, [...args], { cwd, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    const child = execFile(command, [...args], { cwd, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error !== null && typeof error.code !== 'number') {
         reject(new Error(`${command} did not run: ${error.message}\n${stderr}`));
         return;
       }
       resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
     });
+    // A child that stops reading early (a refusal) closes the pipe: that is its answer, not the test's error.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(stdin);
   });
 }
 
+/** The command line that runs `idea-pdp` from the sources, for a shell (process substitution, pipes). */
+export const SOURCE_CLI_COMMAND: readonly string[] = [process.execPath, '--import', TSX_LOADER, SOURCE_BIN];
+
 /** `idea-pdp args` from the sources (the packed command is tested by test/cli/package.test.ts). */
-export function runSourceCli(args: readonly string[], cwd: string): Promise<CliRun> {
-  return runProcess(process.execPath, ['--import', TSX_LOADER, SOURCE_BIN, ...args], cwd);
+export function runSourceCli(args: readonly string[], cwd: string, stdin?: string | Buffer): Promise<CliRun> {
+  return runProcess(process.execPath, [...SOURCE_CLI_COMMAND.slice(1), ...args], cwd, 60_000, process.env, stdin);
 }
 
 /** The environment of a nested npm or of the installed command: none of the npm_* or PDP_* variables of the test run. */
