@@ -22,6 +22,9 @@ export const PROBLEM_CODES = [
   'condition_unlisted_tool',
   'invalid_condition',
   'unknown_argument',
+  // Usage limits (docs/api.md#usage-limits).
+  'limit_unlisted_tool',
+  'invalid_limit',
   // Policy as code in CI and hooks (docs/policy-as-code.md).
   'unknown_agent',
   'misnamed_file',

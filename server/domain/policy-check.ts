@@ -20,6 +20,7 @@ import { agentIdProblem } from './agent-id.js';
 import type { AgentsFileState } from './agents-file.js';
 import { askConflicts, type CompiledPolicy } from './compile.js';
 import { conditionProblem } from './conditions.js';
+import { limitsProblems } from './limits.js';
 import { JsonLocator, LineIndex } from './json-location.js';
 import { schemaProblems } from './schema-problems.js';
 import { checkStrictJson } from './strict-json.js';
@@ -116,6 +117,8 @@ export function moreLine(file: string, more: FileCheck['more']): PolicyProblem[]
 let documentCheck: TypeCheck<typeof PolicyDocumentSchema> | undefined;
 const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$/;
 const CONDITIONS_PATH = /^(?:\/projectDefault|\/agents\/\d+\/policy)\/conditions\//;
+/** Limits are judged by limits.ts, which says what was expected and what was got, so the schema's own messages there are not listed. */
+const LIMITS_PATH = /^(?:\/projectDefault|\/agents\/\d+\/policy)\/limits(?:\/|$)/;
 
 interface RawPolicy {
   allowedTools?: unknown;
@@ -141,6 +144,7 @@ export function documentProblems(value: unknown, agents?: AgentsFileState): Pend
   documentCheck ??= TypeCompiler.Compile(PolicyDocumentSchema);
   const shape = schemaProblems(documentCheck, value, Number.MAX_SAFE_INTEGER).problems;
   for (const one of shape) {
+    if (LIMITS_PATH.test(one.path)) continue;
     let code: ProblemCode = 'invalid_shape';
     let message = one.message;
     if (one.path === '/version' || (one.path === '' && !isRecord(value))) code = 'unsupported_version';
@@ -211,6 +215,7 @@ export function documentProblems(value: unknown, agents?: AgentsFileState): Pend
       }
     }
     pending.push(...conditionsProblems(path, policy, new Set([...allowed, ...ask])));
+    for (const found of limitsProblems(path, policy)) pending.push({ ...found, severity: 'error', message: () => found.message });
   }
   return pending;
 }

@@ -28,6 +28,7 @@ import {
   withToolAlwaysAllowed,
   type ToolLists,
 } from '../domain/edit.js';
+import { limitWriteProblems, type LimitWriteProblem } from '../domain/limits.js';
 import { parseRequester } from '../../schemas/requester.js';
 import { buildPermissionsView, complement } from '../domain/view.js';
 import { ApiError, unknownProject } from '../errors.js';
@@ -139,7 +140,9 @@ export class PermissionsService {
     ]);
     // Before the document's own check, which refuses a tool both allowed and on ask too, but without the details.
     if (tools?.conflicts?.length) throw invalidTools(tools);
-    checkConditions([document.projectDefault, ...(document.agents ?? []).map((agent) => agent.policy)].flatMap(conditionProblems));
+    const policies = [document.projectDefault, ...(document.agents ?? []).map((agent) => agent.policy)];
+    checkConditions(policies.flatMap(conditionProblems));
+    checkLimits(policies.flatMap((policy) => (policy === undefined ? [] : limitWriteProblems(policy))));
     const problem = documentProblem(document);
     if (problem) {
       const where = problem.path === undefined ? {} : { path: problem.path };
@@ -203,6 +206,17 @@ function checkLists(lists: ToolLists): void {
   const problems = toolListsProblems(lists);
   if (problems) throw invalidTools(problems);
   checkConditions(conditionProblems(lists));
+  checkLimits(limitWriteProblems(lists));
+}
+
+/** Limits on tools the lists do not name, or out of range (docs/api.md#usage-limits): `400 invalid_limits`, nothing written. */
+function checkLimits(problems: readonly LimitWriteProblem[]): void {
+  if (problems.length === 0) return;
+  const first = problems[0];
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  throw new ApiError('invalid_limits', `Invalid limits (${first?.tool ?? ''}: ${first?.message ?? ''}${more}); nothing was written.`, {
+    problems: [...problems],
+  });
 }
 
 function checkConditions(problems: readonly ConditionProblem[]): void {
