@@ -18,6 +18,7 @@ import { isOnAsk } from './domain/decide.js';
 import { conditionsInForce } from './domain/grant-conditions.js';
 import { ApiError } from './errors.js';
 import { LiveEvents } from './events/live-events.js';
+import { UsageCounts } from './limits/usage-counts.js';
 import { createMetrics, type PdpMetrics } from './ops/metrics.js';
 import { EphemeralPolicies } from './permissions/ephemeral.js';
 import { PermissionsService } from './permissions/permissions-service.js';
@@ -94,7 +95,8 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     },
     unwatchedFolders: () => registry.unwatchedFolders(),
   });
-  const permissions = new PermissionsService({ registry, ephemeral, logger, metrics });
+  const usage = new UsageCounts({ clock: options.clock, folderOf: (project) => registry.folderOf(project) });
+  const permissions = new PermissionsService({ registry, ephemeral, logger, metrics, usage });
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   // A quarter of the connections at most by default: streams never starve /decide of a socket.
   const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
@@ -147,6 +149,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     policyOf: (project) => registry.get(project)?.state.policy,
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
     approvals: approvals.port,
+    limits: usage,
     logger,
     metrics,
     audit,
@@ -167,6 +170,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
   registry.changes.subscribe(decisions);
   if (recentFile !== undefined) registry.changes.subscribe(recentFile);
   registry.changes.subscribe(approvals);
+  registry.changes.subscribe(usage);
   registry.changes.subscribe(ephemeral);
   registry.changes.subscribe(events);
   for (const warning of approvals.warnings) logger.warn({ stateDir: options.stateDir }, warning);
@@ -186,6 +190,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
       // root that cannot be listed now has not gone, so this waits for the root's first listing.
       const forgetGone = async (): Promise<void> => {
         approvals.retainProjects((project) => registry.get(project) !== undefined);
+        usage.retainProjects((project) => registry.get(project) !== undefined);
         for (const project of decisions.recent.projects()) {
           if (registry.get(project) === undefined) {
             decisions.forgetProject(project);

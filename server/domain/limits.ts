@@ -112,3 +112,22 @@ function decodeTool(path: string): string {
 export function rateLimitedMessage(deniedFor: string, source: string, limit: Limit, retryAfterSeconds: number): string {
   return `${deniedFor} (policy: ${source}): usage limit reached, ${describeLimit(limit)}; retry in ${retryAfterSeconds} s. Raise the limit in Permissions > Tools MCP IdeA.`;
 }
+
+/**
+ * A decision of a limited tool: refused with `refuse(retryAfterSeconds)` while the window is full,
+ * else decided by `decideCall` and counted when it allows (by the allowlist, a grant, `once` or an
+ * approval alike). Never reusable: the next call may find the window full.
+ */
+export function underLimit<T extends { readonly body: { readonly allow: boolean }; readonly reusable: boolean }>(
+  port: LimitsPort,
+  key: { readonly project: string; readonly requester: string; readonly tool: string },
+  limit: ToolLimit,
+  refuse: (retryAfterSeconds: number) => T['body'],
+  decideCall: () => T,
+): { body: T['body']; reusable: false } {
+  const retryAfterSeconds = port.retryAfter(key.project, key.requester, key.tool, limit);
+  if (retryAfterSeconds !== undefined) return { body: refuse(retryAfterSeconds), reusable: false };
+  const { body } = decideCall();
+  if (body.allow) port.count(key.project, key.requester, key.tool, limit);
+  return { body, reusable: false };
+}

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import {
   DEFAULT_EPHEMERAL_TTL_SECONDS,
   TOOL_CATALOG,
+  sortByCatalogOrder,
   type ConditionProblem,
   type EffectivePolicy,
   type EphemeralPolicy,
@@ -28,7 +29,8 @@ import {
   withToolAlwaysAllowed,
   type ToolLists,
 } from '../domain/edit.js';
-import { limitWriteProblems, type LimitWriteProblem } from '../domain/limits.js';
+import { limitWriteProblems, type LimitWriteProblem, type ToolLimit } from '../domain/limits.js';
+import type { EffectiveLimit } from '../../schemas/limits.js';
 import { parseRequester } from '../../schemas/requester.js';
 import { buildPermissionsView, complement } from '../domain/view.js';
 import { ApiError, unknownProject } from '../errors.js';
@@ -36,6 +38,7 @@ import type { PdpMetrics } from '../ops/metrics.js';
 import type { Project, WriteOptions } from '../projects/project.js';
 import type { ProjectRegistry } from '../projects/registry.js';
 import type { EphemeralPolicies } from './ephemeral.js';
+import type { UsageCounts } from '../limits/usage-counts.js';
 
 const ALL_TOOLS = TOOL_CATALOG.map((tool) => tool.name);
 
@@ -47,6 +50,8 @@ export interface PermissionsServiceOptions {
   readonly ephemeral: EphemeralPolicies;
   readonly logger: Logger;
   readonly metrics?: PdpMetrics | undefined;
+  /** The counts of usage limits, for the calls left in each window (docs/api.md#usage-limits). */
+  readonly usage?: Pick<UsageCounts, 'remaining'> | undefined;
 }
 
 export class PermissionsService {
@@ -87,6 +92,31 @@ export class PermissionsService {
       deniedTools: complement(new Set([...allowed, ...ask]), ALL_TOOLS),
       revision: policy.revision,
       boundIssue: resolution.boundIssue === null ? null : `#${resolution.boundIssue}`,
+      ...this.limitsLeft(projectId, resolution.requester.id, resolution.allowlist?.limits),
+    };
+  }
+
+  /** Each limited tool with its limit and the calls left in the window now; nothing when no tool is limited. */
+  private limitsLeft(
+    projectId: string,
+    requester: string,
+    limits: ReadonlyMap<string, ToolLimit> | undefined,
+  ): { limits?: EffectiveLimit[] } {
+    if (limits === undefined || limits.size === 0) return {};
+    return {
+      limits: sortByCatalogOrder([...limits.keys()]).flatMap((tool) => {
+        const limit = limits.get(tool);
+        return limit === undefined
+          ? []
+          : [
+              {
+                tool,
+                max: limit.max,
+                per: limit.per,
+                ...(this.options.usage?.remaining(projectId, requester, tool, limit) ?? { remaining: limit.max }),
+              },
+            ];
+      }),
     };
   }
 
