@@ -19,6 +19,7 @@ import { conditionsInForce } from './domain/grant-conditions.js';
 import { ApiError } from './errors.js';
 import { LiveEvents } from './events/live-events.js';
 import { UsageCounts } from './limits/usage-counts.js';
+import { UsageCountsFile } from './limits/usage-counts-file.js';
 import { createMetrics, type PdpMetrics } from './ops/metrics.js';
 import { EphemeralPolicies } from './permissions/ephemeral.js';
 import { PermissionsService } from './permissions/permissions-service.js';
@@ -95,7 +96,16 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     },
     unwatchedFolders: () => registry.unwatchedFolders(),
   });
-  const usage = new UsageCounts({ clock: options.clock, folderOf: (project) => registry.folderOf(project) });
+  const usage = new UsageCounts({
+    clock: options.clock,
+    folderOf: (project) => registry.folderOf(project),
+    onChange: () => usageFile?.changed(),
+  });
+  // Without a state folder (tests) the counts live in memory only.
+  const usageFile =
+    options.stateDir === undefined
+      ? undefined
+      : new UsageCountsFile({ stateDir: options.stateDir, counts: usage, logger, clock: options.clock });
   const permissions = new PermissionsService({ registry, ephemeral, logger, metrics, usage });
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   // A quarter of the connections at most by default: streams never starve /decide of a socket.
@@ -185,6 +195,8 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     preview,
     start: async () => {
       await recentFile?.start();
+      // Before the projects load: each one loaded then keeps only the counts made for its folder.
+      await usageFile?.start();
       await registry.start();
       // A project that went away while the service was stopped leaves nothing behind; one in a
       // root that cannot be listed now has not gone, so this waits for the root's first listing.
@@ -207,6 +219,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     },
     close: async () => {
       await recentFile?.close();
+      await usageFile?.close();
       registry.close();
       ephemeral.close();
       await audit?.close();

@@ -70,7 +70,7 @@ export class UsageCounts implements LimitsPort {
   count(project: string, requester: string, tool: string, limit: ToolLimit): void {
     const counts = this.projectCounts(project);
     let byTool = counts.byRequester.get(requester);
-    if (byTool === undefined) counts.byRequester.set(requester, (byTool = new Map()));
+    if (byTool === undefined) counts.byRequester.set(requester, (byTool = new Map<string, CallTimes>()));
     let calls = byTool.get(tool);
     if (calls === undefined) {
       byTool.set(tool, (calls = new CallTimes(limit.windowMs)));
@@ -108,7 +108,7 @@ export class UsageCounts implements LimitsPort {
   restore(project: string, folder: string, requester: string, tool: string, windowMs: number, times: readonly number[]): void {
     const counts = this.projectCounts(project, folder);
     let byTool = counts.byRequester.get(requester);
-    if (byTool === undefined) counts.byRequester.set(requester, (byTool = new Map()));
+    if (byTool === undefined) counts.byRequester.set(requester, (byTool = new Map<string, CallTimes>()));
     if (byTool.has(tool) || counts.pairs >= MAX_PAIRS_PER_PROJECT || this.keptCapacity + times.length > MAX_KEPT_CALLS) return;
     const calls = new CallTimes(windowMs, Math.max(1, times.length));
     for (const at of times) calls.push(at, times.length);
