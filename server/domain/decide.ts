@@ -177,8 +177,9 @@ export function decide(
   policy: CompiledPolicy | undefined,
   ephemeral: EphemeralLookup,
   approvals?: ApprovalsPort,
+  limits?: LimitsPort,
 ): DecisionBody {
-  return decideCall(input, policy, ephemeral, approvals).body;
+  return decideCall(input, policy, ephemeral, approvals, limits).body;
 }
 
 /**

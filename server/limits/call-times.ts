@@ -63,9 +63,9 @@ export class CallTimes {
     return this.at(first + inWindow - max) + windowMs - now;
   }
 
-  /** Counts a call at `now` (never earlier than the last one), keeping at most the last `max`. */
+  /** Counts a call at `now` (never earlier than the last one), keeping at most the last `max`, and only those still in the window. */
   push(now: number, max: number): void {
-    while (this.size > 0 && this.size >= max) this.dropOldest();
+    while (this.size > 0 && (this.size >= max || this.at(0) <= now - this.windowMs)) this.dropOldest();
     if (this.size === this.times.length) this.grow(max);
     const last = this.size === 0 ? Number.NEGATIVE_INFINITY : this.at(this.size - 1);
     this.times[(this.head + this.size) % this.times.length] = Math.max(now, last);

@@ -38,11 +38,10 @@ describe('bounded memory', () => {
     expect(counts.bytes).toBe(20 * 8);
   });
 
-  it('100 projects × 50 agents × 5 limited tools at their caps of 20 hold the rings and about 300 bytes a pair (bench/limits-memory.ts: 1,000 projects)', () => {
-    const { calls, rings, bytes } = measure(100, 50);
+  it('100 projects × 50 agents × 5 limited tools at their caps of 20 hold exactly 8 bytes a counted call in their rings (bench/limits-memory.ts: 1,000 projects)', () => {
+    // The heap figure (23.6 B a counted call at 1,000 projects) is measured by the script alone: a shared test process's heap is too noisy to assert.
+    const { calls, rings } = measure(100, 50);
     expect(calls).toBe(500_000);
     expect(rings).toBe(500_000 * 8);
-    // Measured 23.6 B a counted call at 1,000 projects: 8 for the time, the rest the pair's maps and ring object.
-    expect(bytes / calls).toBeLessThan(40);
   });
 });
