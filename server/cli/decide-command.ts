@@ -1,7 +1,8 @@
 /** `idea-pdp decide`: the decision `/decide` would answer for one call, offline. */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DecideQuerySchema } from '../../schemas/index.js';
-import { NO_EPHEMERAL, decide, lookingApprovals } from '../domain/decide.js';
+import { NO_EPHEMERAL, decide, lookingApprovals, resolveEffective } from '../domain/decide.js';
+import { describeLimit } from '../../schemas/limits.js';
 import { outcomeOf } from '../domain/policy-tests.js';
 import { projectFolders, projectIdOf, type Output } from './commands.js';
 import { readProject } from './project-input.js';
@@ -50,6 +51,13 @@ export async function decideCommand(dirs: readonly string[], options: DecideOpti
   }
   const read = await readProject(dir, false);
   const body = decide(query, read.policy, NO_EPHEMERAL, lookingApprovals());
+  // Offline there are no counts: a limited tool is decided as if its window were empty (docs/api.md#usage-limits).
+  const limit = resolveEffective(query.project, query.requester, read.policy, NO_EPHEMERAL).allowlist?.limits.get(query.tool);
+  if (limit !== undefined) {
+    output.err(
+      `note: ${query.tool} has a usage limit (${describeLimit(limit)}); decide works offline and ignores counts, so this is the decision while the limit is not reached\n`,
+    );
+  }
   if (options.format === 'line') output.out(`${outcomeOf(body)} ${body.reason} ${body.source}\n`);
   else output.out(`${JSON.stringify(body, null, 2)}\n`);
   return options.failOnDeny && !body.allow ? 1 : 0;

@@ -89,6 +89,7 @@ export class DecisionService {
     if (body.retryAfterSeconds !== undefined) decision.retryAfterSeconds = body.retryAfterSeconds;
     this.recordDecision(query, decision, sequence, policy);
     this.options.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
+    if (decision.reason === 'rate_limited') this.options.metrics?.recordRateLimited(decision.tool.name);
     return decision;
   }
 
