@@ -11,7 +11,8 @@ const UNITS = { s: ['seconde', 'secondes'], m: ['minute', 'minutes'], h: ['heure
 /** « par heure », « par 10 minutes », « par jour »: the window of a limit in French. */
 export function perText(per: string): string {
   const count = Number(per.slice(0, -1));
-  const unit = UNITS[per.at(-1) as keyof typeof UNITS] ?? UNITS.s;
+  const letter = per.at(-1);
+  const unit = letter === 'm' || letter === 'h' || letter === 'd' ? UNITS[letter] : UNITS.s;
   return count === 1 ? `par ${unit[0]}` : `par ${count} ${unit[1]}`;
 }
 
