@@ -3,7 +3,7 @@
  * process tree and interleaved, prints a table, and writes bench/results/latest.{json,md}.
  * Flags (all optional): --quick, --duration=S, --rounds=N, --warmup=S, --connections=N,
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,
- * latency, burst, revocation, links, events, approval, scale, preview, socket, conditions, proxy, hostile-preview), --tsx (service from sources, no build), --no-build (reuse dist/),
+ * latency, burst, revocation, links, events, approval, scale, preview, socket, conditions, limits, proxy, hostile-preview), --tsx (service from sources, no build), --no-build (reuse dist/),
  * --profile[=ours,bare,node-http,cedar,cedar-text,scale] (one or more), --out=DIR,
  * --no-write, --app=PATH (measure another build's app module, e.g. an older checkout's dist).
  * See bench/README.md.
@@ -22,6 +22,7 @@ import { describeMachine, renderTable, writeReport, type ProfileDigest, type Rep
 import { approvalSection } from './sections/approval.js';
 import { burstSection } from './sections/burst.js';
 import { conditionsSection } from './sections/conditions.js';
+import { limitsSection } from './sections/limits.js';
 import { eventsSection } from './sections/events.js';
 import { hostilePreviewSection } from './sections/hostile-preview.js';
 import { latencySection } from './sections/latency.js';
@@ -46,6 +47,7 @@ const SECTIONS = {
   preview: previewSection,
   socket: socketSection,
   conditions: conditionsSection,
+  limits: limitsSection,
   proxy: proxySection,
   'hostile-preview': hostilePreviewSection,
 } as const satisfies Record<string, (ctx: BenchContext) => Promise<SectionResult>>;

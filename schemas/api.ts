@@ -5,6 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DecisionApprovalSchema } from './approvals.js';
 import type { PolicyConditions } from './conditions.js';
+import { EffectiveLimitSchema, LimitSchema } from './limits.js';
 import { AllowlistSchema, MAX_ALLOWLIST_ITEMS, MAX_TOOL_NAME_LENGTH, type PolicyDocument } from './policy.js';
 
 const str = (maxLength: number, description?: string) =>
@@ -29,6 +30,7 @@ export const DECISION_REASONS = [
   'approval_denied',
   'invalid_arguments',
   'argument_not_allowed',
+  'rate_limited',
 ] as const;
 export const DecisionReasonSchema = Type.Union(DECISION_REASONS.map((reason) => Type.Literal(reason)));
 export type DecisionReason = Static<typeof DecisionReasonSchema>;
@@ -81,6 +83,9 @@ export const DecisionSchema = Type.Object(
     decisionId: Type.String(),
     argument: Type.Optional(
       Type.String({ description: 'With reason argument_not_allowed: the argument whose condition refused the call.' }),
+    ),
+    retryAfterSeconds: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'With reason rate_limited: seconds until the oldest counted call leaves the window.' }),
     ),
     approval: Type.Optional(
       Type.Object(DecisionApprovalSchema.properties, {
@@ -226,6 +231,9 @@ export const AgentPermissionsSchema = Type.Object({
       }),
     ),
   ),
+  limits: Type.Optional(
+    Type.Record(Type.String(), LimitSchema, { description: 'Effective usage limits, by tool (docs/api.md#usage-limits).' }),
+  ),
 });
 export type AgentPermissions = Static<typeof AgentPermissionsSchema>;
 
@@ -247,6 +255,7 @@ export const PermissionsViewSchema = Type.Object({
         }),
       ),
     ),
+    limits: Type.Optional(Type.Record(Type.String(), LimitSchema, { description: 'Usage limits, by tool (docs/api.md#usage-limits).' })),
   }),
   agents: Type.Array(AgentPermissionsSchema),
   agentsFile: Type.Optional(
@@ -274,6 +283,11 @@ export const EffectivePolicySchema = Type.Object({
   deniedTools: Type.Array(Type.String()),
   revision: Type.String(),
   boundIssue: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  limits: Type.Optional(
+    Type.Array(EffectiveLimitSchema, {
+      description: 'Each limited tool with its limit and the calls left in the current window (docs/api.md#usage-limits).',
+    }),
+  ),
 });
 export type EffectivePolicy = Static<typeof EffectivePolicySchema>;
 

@@ -10,6 +10,7 @@ export const ERROR_CODES = [
   'unknown_project',
   'invalid_tools',
   'invalid_conditions',
+  'invalid_limits',
   'invalid_agent_id',
   'invalid_requester',
   'revision_mismatch',

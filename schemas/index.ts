@@ -2,6 +2,7 @@
 export * from './catalog.js';
 export * from './policy.js';
 export * from './conditions.js';
+export * from './limits.js';
 export * from './errors.js';
 export * from './api.js';
 export * from './requester.js';

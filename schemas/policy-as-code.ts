@@ -24,6 +24,9 @@ export const PROBLEM_CODES = [
   'invalid_condition',
   'unknown_argument',
   'weak_deny_list',
+  // Usage limits (docs/api.md#usage-limits).
+  'limit_unlisted_tool',
+  'invalid_limit',
   // Policy as code in CI and hooks (docs/policy-as-code.md).
   'unknown_agent',
   'misnamed_file',

@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { PolicyConditionsSchema } from './conditions.js';
+import { PolicyLimitsSchema } from './limits.js';
 import { WRITABLE_AGENT_ID_PATTERN } from './ids.js';
 
 export {
@@ -34,6 +35,7 @@ export const AllowlistSchema = Type.Object(
       }),
     ),
     conditions: Type.Optional(PolicyConditionsSchema),
+    limits: Type.Optional(PolicyLimitsSchema),
   },
   { additionalProperties: false },
 );

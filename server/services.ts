@@ -20,6 +20,8 @@ import { isOnAsk } from './domain/decide.js';
 import { conditionsInForce } from './domain/grant-conditions.js';
 import { ApiError } from './errors.js';
 import { LiveEvents } from './events/live-events.js';
+import { UsageCounts } from './limits/usage-counts.js';
+import { UsageCountsFile } from './limits/usage-counts-file.js';
 import { createMetrics, type PdpMetrics } from './ops/metrics.js';
 import { EphemeralPolicies } from './permissions/ephemeral.js';
 import { PermissionsService, catalogOf } from './permissions/permissions-service.js';
@@ -98,7 +100,17 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     },
     unwatchedFolders: () => registry.unwatchedFolders(),
   });
-  const permissions = new PermissionsService({ registry, ephemeral, logger, metrics });
+  const usage = new UsageCounts({
+    clock: options.clock,
+    folderOf: (project) => registry.folderOf(project),
+    onChange: () => usageFile?.changed(),
+  });
+  // Without a state folder (tests) the counts live in memory only.
+  const usageFile =
+    options.stateDir === undefined
+      ? undefined
+      : new UsageCountsFile({ stateDir: options.stateDir, counts: usage, logger, clock: options.clock });
+  const permissions = new PermissionsService({ registry, ephemeral, logger, metrics, usage });
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   // A quarter of the connections at most by default: streams never starve /decide of a socket.
   const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
@@ -155,6 +167,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     policyOf: (project) => registry.get(project)?.state.policy,
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
     approvals: approvals.port,
+    limits: usage,
     logger,
     metrics,
     audit,
@@ -175,6 +188,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
   registry.changes.subscribe(decisions);
   if (recentFile !== undefined) registry.changes.subscribe(recentFile);
   registry.changes.subscribe(approvals);
+  registry.changes.subscribe(usage);
   registry.changes.subscribe(ephemeral);
   registry.changes.subscribe(events);
   const discovered = new DiscoveredTools();
@@ -196,11 +210,14 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     discovered,
     start: async () => {
       await recentFile?.start();
+      // Before the projects load: each one loaded then keeps only the counts made for its folder.
+      await usageFile?.start();
       await registry.start();
       // A project that went away while the service was stopped leaves nothing behind; one in a
       // root that cannot be listed now has not gone, so this waits for the root's first listing.
       const forgetGone = async (): Promise<void> => {
         approvals.retainProjects((project) => registry.get(project) !== undefined);
+        usage.retainProjects((project) => registry.get(project) !== undefined);
         for (const project of decisions.recent.projects()) {
           if (registry.get(project) === undefined) {
             decisions.forgetProject(project);
@@ -217,6 +234,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     },
     close: async () => {
       await recentFile?.close();
+      await usageFile?.close();
       registry.close();
       ephemeral.close();
       await audit?.close();

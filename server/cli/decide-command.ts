@@ -1,10 +1,11 @@
 /** `idea-pdp decide`: the decision `/decide` would answer for one call, offline. */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DecideQuerySchema, TOOL_CATALOG, findTool } from '../../schemas/index.js';
+import { describeLimit } from '../../schemas/limits.js';
 import { parseRequester, quoteForMessage } from '../../schemas/requester.js';
 import type { AgentsFileState } from '../domain/agents-file.js';
 import type { CompiledPolicy } from '../domain/compile.js';
-import { NO_EPHEMERAL, decide, lookingApprovals } from '../domain/decide.js';
+import { NO_EPHEMERAL, decide, lookingApprovals, resolveEffective } from '../domain/decide.js';
 import { outcomeOf } from '../domain/policy-tests.js';
 import { didYouMean } from '../domain/suggest.js';
 import { projectFolders, projectIdOf, type Output } from './commands.js';
@@ -81,6 +82,13 @@ export async function decideCommand(dirs: readonly string[], options: DecideOpti
   const read = await readProject(dir, false);
   for (const warning of callWarnings(query.requester, query.tool, read.policy, read.agents)) output.err(`idea-pdp: warning ${warning}\n`);
   const body = decide(query, read.policy, NO_EPHEMERAL, lookingApprovals());
+  // Offline there are no counts: a limited tool is decided as if its window were empty (docs/api.md#usage-limits).
+  const limit = resolveEffective(query.project, query.requester, read.policy, NO_EPHEMERAL).allowlist?.limits.get(query.tool);
+  if (limit !== undefined) {
+    output.err(
+      `note: ${query.tool} has a usage limit (${describeLimit(limit)}); decide works offline and ignores counts, so this is the decision while the limit is not reached\n`,
+    );
+  }
   // The refused argument's name (never its value) tells a script which condition said no.
   const argument = body.argument === undefined ? '' : ` argument=${body.argument}`;
   if (options.format === 'line') output.out(`${outcomeOf(body)} ${body.reason} ${body.source}${argument}\n`);

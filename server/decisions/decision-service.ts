@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { DecideQuery, Decision, RecentDecision } from '../../schemas/index.js';
 import type { CompiledPolicy } from '../domain/compile.js';
 import { decide, decideCall, issueRefOf, type ApprovalsPort, type DecisionBody, type EphemeralLookup } from '../domain/decide.js';
+import type { LimitsPort } from '../domain/limits.js';
 import { unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
 import { auditRecordOf, type AuditFile } from './audit-file.js';
@@ -22,6 +23,8 @@ export interface DecisionServiceOptions {
   readonly ephemeral: EphemeralLookup;
   /** Temporary grants and approval requests (docs/api.md#approvals-and-temporary-grants); without them a tool on ask is denied. */
   readonly approvals?: ApprovalsPort | undefined;
+  /** The counts of usage limits (docs/api.md#usage-limits); without them limits are not enforced (tests of other parts). */
+  readonly limits?: LimitsPort | undefined;
   readonly logger: Logger;
   readonly metrics?: PdpMetrics | undefined;
   readonly audit?: AuditFile | undefined;
@@ -83,8 +86,10 @@ export class DecisionService {
     };
     if (body.approval !== undefined) decision.approval = body.approval;
     if (body.argument !== undefined) decision.argument = body.argument;
+    if (body.retryAfterSeconds !== undefined) decision.retryAfterSeconds = body.retryAfterSeconds;
     this.recordDecision(query, decision, sequence, policy);
     this.options.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
+    if (decision.reason === 'rate_limited') this.options.metrics?.recordRateLimited(decision.tool.name);
     return decision;
   }
 
@@ -93,7 +98,7 @@ export class DecisionService {
     if (policy === undefined) return decide(query, undefined, this.options.ephemeral, this.options.approvals);
     const known = this.memo.get(policy, query.project, query.requester, query.tool);
     if (known !== undefined) return known;
-    const decided = decideCall(query, policy, this.options.ephemeral, this.options.approvals);
+    const decided = decideCall(query, policy, this.options.ephemeral, this.options.approvals, this.options.limits);
     this.memo.offer(policy, query.requester, query.tool, decided);
     return decided.body;
   }

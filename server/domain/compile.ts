@@ -8,6 +8,7 @@ import {
   PolicyDocumentSchema,
   type PolicyConditions,
   type PolicyDocument,
+  type PolicyLimits,
   type PolicyError,
   type PolicySource,
   type ProblemCode,
@@ -19,6 +20,7 @@ import { agentIdProblem } from './agent-id.js';
 import { documentConditionMistakes } from './condition-mistakes.js';
 import { ISSUE_REF, compileToolConditions, conditionProblem, type ToolChecks } from './conditions.js';
 import { checkStrictJson, lineColumn, type StrictJsonProblem } from './strict-json.js';
+import { compileLimits, limitsProblems, type ToolLimit } from './limits.js';
 import { IDEA_CATALOG, sortInCatalogOrder, type ProjectCatalog } from './project-catalog.js';
 
 const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
@@ -40,6 +42,10 @@ export interface Allowlist {
   readonly conditions: ReadonlyMap<string, ToolChecks>;
   /** The same conditions as written in the document (the permissions view shows them). */
   readonly writtenConditions: Readonly<PolicyConditions>;
+  /** Usage limits by tool (docs/api.md#usage-limits); only tools of `allowed` or `ask`. */
+  readonly limits: ReadonlyMap<string, ToolLimit>;
+  /** The same limits as written in the document. */
+  readonly writtenLimits: Readonly<PolicyLimits>;
 }
 
 export interface ValidPolicy {
@@ -85,6 +91,7 @@ const MAX_ALLOWLISTS = 1024;
 const MAX_SHARED_KEY_LENGTH = 2048;
 
 const NO_CONDITIONS: Readonly<PolicyConditions> = Object.freeze({});
+const NO_LIMITS: Readonly<PolicyLimits> = Object.freeze({});
 
 /** Builds an allowlist: catalog tools are granted (or put on ask), other names are only reported. */
 export function makeAllowlist(
@@ -93,18 +100,26 @@ export function makeAllowlist(
   askNames: readonly string[] = [],
   conditions: Readonly<PolicyConditions> = NO_CONDITIONS,
   catalog: ProjectCatalog = IDEA_CATALOG,
+  limits: Readonly<PolicyLimits> = NO_LIMITS,
 ): Allowlist {
   // JSON keeps the key unambiguous whatever the names contain (["a\u0000b"] is not ["a", "b"]);
-  // a list with tools on ask or conditions is keyed as a pair or a triple, which start with `[[` where a plain list cannot.
+  // a list with tools on ask, conditions or limits is keyed as a pair or more, which start with `[[` where a plain list cannot.
   const withConditions = Object.keys(conditions).length > 0;
-  const parts = withConditions ? [names, askNames, conditions] : askNames.length === 0 ? names : [names, askNames];
+  const withLimits = Object.keys(limits).length > 0;
+  const parts = withLimits
+    ? [names, askNames, conditions, limits]
+    : withConditions
+      ? [names, askNames, conditions]
+      : askNames.length === 0
+        ? names
+        : [names, askNames];
   // The same names grant other tools under another catalog: its revision (a hash, no `[`) is part of the key.
   const key = `${source}${catalog === IDEA_CATALOG ? '' : catalog.revision}${JSON.stringify(parts)}`;
-  if (key.length > MAX_SHARED_KEY_LENGTH) return buildAllowlist(source, names, askNames, conditions, catalog);
+  if (key.length > MAX_SHARED_KEY_LENGTH) return buildAllowlist(source, names, askNames, conditions, catalog, limits);
   let allowlist = ALLOWLISTS.get(key);
   if (allowlist === undefined) {
     if (ALLOWLISTS.size >= MAX_ALLOWLISTS) ALLOWLISTS.clear();
-    allowlist = buildAllowlist(source, names, askNames, conditions, catalog);
+    allowlist = buildAllowlist(source, names, askNames, conditions, catalog, limits);
     ALLOWLISTS.set(key, allowlist);
   }
   return allowlist;
@@ -116,6 +131,7 @@ function buildAllowlist(
   askNames: readonly string[],
   conditions: Readonly<PolicyConditions>,
   catalog: ProjectCatalog,
+  limits: Readonly<PolicyLimits>,
 ): Allowlist {
   const known = new Set<string>();
   const asked = new Set<string>();
@@ -150,6 +166,8 @@ function buildAllowlist(
     unknownTools: Object.freeze(unknown),
     conditions: checks,
     writtenConditions: conditions,
+    limits: compileLimits(limits, (tool) => known.has(tool) || asked.has(tool)),
+    writtenLimits: limits,
   });
 }
 
@@ -219,8 +237,8 @@ export function invalidPolicy(
 export function compileDocument(document: PolicyDocument, revision: string, catalog: ProjectCatalog = IDEA_CATALOG): ValidPolicy {
   const overrides = new Map<string, Allowlist>();
   for (const agent of document.agents ?? []) {
-    const { allowedTools, askTools, conditions } = agent.policy;
-    overrides.set(agent.agentId, makeAllowlist('agent-override', allowedTools, askTools, conditions, catalog));
+    const { allowedTools, askTools, conditions, limits } = agent.policy;
+    overrides.set(agent.agentId, makeAllowlist('agent-override', allowedTools, askTools, conditions, catalog, limits));
   }
   const readOnly = readOnlyAllowlist(catalog);
   const projectDefault = document.projectDefault
@@ -230,6 +248,7 @@ export function compileDocument(document: PolicyDocument, revision: string, cata
         document.projectDefault.askTools,
         document.projectDefault.conditions,
         catalog,
+        document.projectDefault.limits,
       )
     : readOnly;
   return {
@@ -302,6 +321,9 @@ export function documentProblem(value: unknown): { message: string; path?: strin
         return { message: `invalid condition at ${mistake.path}: ${mistake.message}`, path: mistake.path, code: 'invalid_condition' };
       return { message: conditionShapeMessage(path, first?.message), path, code: 'invalid_condition' };
     }
+    const limited = LIMITS_PATH.exec(path);
+    const limitProblem = limited === null ? undefined : limitsProblems(limited[1] ?? '', policyAt(value, limited[1] ?? ''))[0];
+    if (limitProblem !== undefined) return limitProblem;
     return { message: `${first?.message ?? 'invalid document'} at ${path || '/'}`, path: path || '/', code: 'invalid_shape' };
   }
   const seen = new Set<string>();
@@ -329,8 +351,18 @@ export function documentProblem(value: unknown): { message: string; path?: strin
   for (const [path, policy] of policies) {
     const found = policy === undefined ? null : conditionsProblem(path, policy);
     if (found !== null) return found;
+    const limit = limitsProblems(path, policy)[0];
+    if (limit !== undefined) return limit;
   }
   return null;
+}
+
+/** The policy a JSON pointer (`/projectDefault` or `/agents/<i>/policy`) names in a parsed document. */
+function policyAt(document: unknown, path: string): unknown {
+  const parts = path.split('/').slice(1);
+  let value: unknown = document;
+  for (const part of parts) value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[part] : undefined;
+  return value;
 }
 
 /** Escapes one JSON pointer segment. */
@@ -373,6 +405,7 @@ export function askConflicts(allowedNames: readonly string[], askNames: readonly
 
 const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$/;
 const CONDITIONS_PATH = /^(?:\/projectDefault|\/agents\/\d+\/policy)\/conditions(?:\/|$)/;
+const LIMITS_PATH = /^(\/projectDefault|\/agents\/\d+\/policy)\/limits(?:\/|$)/;
 
 /** What a malformed condition should look like, by how deep in `conditions` the problem is. */
 function conditionShapeMessage(path: string, found: string | undefined): string {

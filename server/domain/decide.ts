@@ -16,6 +16,7 @@ import { READ_ONLY_ALLOWLIST, makeAllowlist, type Allowlist, type CompiledPolicy
 import { IDEA_CATALOG, type KnownTool, type ProjectCatalog } from './project-catalog.js';
 import { ISSUE_REF, checkArguments, type ArgumentCheck, type ArgumentsVerdict } from './conditions.js';
 import { describeRequester, parseRequester, type ParsedRequester } from '../../schemas/requester.js';
+import { rateLimitedMessage, underLimit, type LimitsPort, type ToolLimit } from './limits.js';
 
 /** An ephemeral ticket-assistant grant, as the decision needs it. */
 export interface EphemeralGrant {
@@ -187,16 +188,21 @@ export function decide(
   policy: CompiledPolicy | undefined,
   ephemeral: EphemeralLookup,
   approvals?: ApprovalsPort,
+  limits?: LimitsPort,
 ): DecisionBody {
-  return decideCall(input, policy, ephemeral, approvals).body;
+  return decideCall(input, policy, ephemeral, approvals, limits).body;
 }
 
-/** {@link decide}, saying whether the answer may be reused (decision-memo.ts keeps only those). */
+/**
+ * {@link decide}, saying whether the answer may be reused (decision-memo.ts keeps only those). With
+ * `limits`, a tool the policy limits is counted (docs/api.md#usage-limits); without, counts are ignored.
+ */
 export function decideCall(
   input: DecisionInput,
   policy: CompiledPolicy | undefined,
   ephemeral: EphemeralLookup,
   approvals?: ApprovalsPort,
+  limits?: LimitsPort,
 ): Decided {
   const resolution = resolveEffective(input.project, input.requester, policy, ephemeral);
   const tool = (policy?.status === 'ok' ? policy.catalog : IDEA_CATALOG).find(input.tool);
@@ -266,6 +272,18 @@ export function decideCall(
     if (verdict.kind === 'invalid_arguments') return decided(invalidArguments(subject, source), false);
     if (verdict.kind === 'refused') return decided(refusedByCondition(subject, source, verdict.check, resolution.boundIssue), false);
   }
+  // A limit counts what the rest allows (allowlist, grant, once, approval), and none of them lifts it.
+  const limit = limits === undefined ? undefined : allowlist.limits.get(tool.name);
+  if (limit !== undefined && limits !== undefined) {
+    const key = { project: input.project, requester: resolution.requester.id, tool: tool.name };
+    return underLimit(
+      limits,
+      key,
+      limit,
+      (retry) => rateLimited(subject, source, limit, retry),
+      () => decideCall(input, policy, ephemeral, approvals),
+    );
+  }
   const readsCall = checks !== undefined || viaEphemeral;
   if (!listed) {
     if (approvals !== undefined && resolution.requester.kind === 'agent') {
@@ -290,6 +308,13 @@ export function decideCall(
     `Tool ${input.tool} is allowed for ${describeRequester(resolution.requester)} in project ${input.project} (policy: ${source}).`,
   );
   return decided(allowed, !readsCall);
+}
+
+/** A call beyond its usage limit (docs/api.md#usage-limits): names the tool, the agent and the limit, and when to retry. */
+function rateLimited(subject: Subject, source: PolicySource, limit: ToolLimit, retryAfterSeconds: number): DecisionBody {
+  const refused = answer(subject, false, 'rate_limited', source, rateLimitedMessage(deniedFor(subject), source, limit, retryAfterSeconds));
+  refused.retryAfterSeconds = retryAfterSeconds;
+  return refused;
 }
 
 /** An `issueRef` that is neither a string nor a number, where one is read (docs/api.md#ephemeral-ticket-assistant-policies). */

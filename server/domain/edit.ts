@@ -9,6 +9,7 @@ import {
   type InvalidToolsDetails,
   type PolicyConditions,
   type PolicyDocument,
+  type PolicyLimits,
 } from '../../schemas/index.js';
 import { IDEA_CATALOG, type ProjectCatalog } from './project-catalog.js';
 import { compareIds } from '../../schemas/ids.js';
@@ -21,6 +22,8 @@ export interface ToolLists {
   readonly askTools?: readonly string[] | undefined;
   /** Absent: a write keeps the conditions of the tools still listed (docs/api.md#conditions-on-a-tools-arguments). */
   readonly conditions?: Readonly<PolicyConditions> | undefined;
+  /** Absent: a write keeps the limits of the tools still listed, as it keeps conditions (docs/api.md#usage-limits). */
+  readonly limits?: Readonly<PolicyLimits> | undefined;
 }
 
 /** A policy as the document holds it. */
@@ -28,7 +31,11 @@ interface StoredPolicy {
   allowedTools: string[];
   askTools?: string[];
   conditions?: PolicyConditions;
+  limits?: PolicyLimits;
 }
+
+/** What a write keeps of the policy it replaces when the client does not send it: conditions and limits. */
+type KeptByTool = Pick<ToolLists, 'conditions' | 'limits'>;
 
 /**
  * What is wrong with the conditions a client sent: a tool the same lists do not name, or a condition
@@ -51,8 +58,8 @@ export function conditionProblems(lists: ToolLists | undefined): ConditionProble
   return problems;
 }
 
-/** The conditions of `previous` on the tools `lists` still names. */
-function keptConditions(previous: Readonly<PolicyConditions> | undefined, lists: ToolLists): PolicyConditions | undefined {
+/** The entries (conditions or limits) of `previous` on the tools `lists` still names. */
+function keptOnListed<T>(previous: Readonly<Record<string, T>> | undefined, lists: ToolLists): Record<string, T> | undefined {
   if (previous === undefined) return undefined;
   const listed = new Set([...lists.allowedTools, ...(lists.askTools ?? [])]);
   const kept = Object.entries(previous).filter(([tool]) => listed.has(tool));
@@ -110,17 +117,19 @@ export function mergeProblems(all: readonly (InvalidToolsDetails | null)[]): Inv
 const EMPTY_DOCUMENT: PolicyDocument = { version: 1 };
 
 /**
- * A policy of the document: `askTools` and `conditions` only when they hold something, so that files
- * without them stay as they were. Without `conditions` in `given`, those of `previous` on the tools
- * still listed are kept.
+ * A policy of the document: `askTools`, `conditions` and `limits` only when they hold something, so
+ * that files without them stay as they were. Without `conditions` (or `limits`) in `given`, those of
+ * `previous` on the tools still listed are kept.
  */
-function policyOf(given: ToolLists | readonly string[], previous?: Readonly<PolicyConditions>): StoredPolicy {
+function policyOf(given: ToolLists | readonly string[], previous?: KeptByTool): StoredPolicy {
   const lists = toolLists(given);
   const askTools = lists.askTools ?? [];
   const policy: StoredPolicy = { allowedTools: [...lists.allowedTools] };
   if (askTools.length > 0) policy.askTools = [...askTools];
-  const conditions = lists.conditions ?? keptConditions(previous, lists);
+  const conditions = lists.conditions ?? keptOnListed(previous?.conditions, lists);
   if (conditions !== undefined && Object.keys(conditions).length > 0) policy.conditions = { ...conditions };
+  const limits = lists.limits ?? keptOnListed(previous?.limits, lists);
+  if (limits !== undefined && Object.keys(limits).length > 0) policy.limits = { ...limits };
   return policy;
 }
 
@@ -136,14 +145,14 @@ function isStringArray(given: ToolLists | readonly string[]): given is readonly 
 /** The document with the project default set to `lists` (a bare array: allowed tools only), or removed when `lists` is null. */
 export function withProjectDefault(document: PolicyDocument | null, lists: ToolLists | readonly string[] | null): PolicyDocument {
   const { projectDefault: previous, ...rest } = document ?? EMPTY_DOCUMENT;
-  return lists === null ? rest : { ...rest, projectDefault: policyOf(lists, previous?.conditions) };
+  return lists === null ? rest : { ...rest, projectDefault: policyOf(lists, previous) };
 }
 
 /**
  * The document with the override of `agentId` set to `lists` (a bare array: allowed tools only), or
- * removed when `lists` is null. Without `conditions` in `lists`, the conditions that applied to the
- * agent (its override's, else the project default's) are kept on the tools still listed: creating an
- * override never widens what a condition narrowed.
+ * removed when `lists` is null. Without `conditions` (or `limits`) in `lists`, those that applied to
+ * the agent (its override's, else the project default's) are kept on the tools still listed: creating
+ * an override never widens what a condition narrowed nor lifts a limit.
  */
 export function withAgentOverride(
   document: PolicyDocument | null,
@@ -153,7 +162,7 @@ export function withAgentOverride(
   const base = document ?? EMPTY_DOCUMENT;
   const own = base.agents?.find((agent) => agent.agentId === agentId);
   const others = (base.agents ?? []).filter((agent) => agent.agentId !== agentId);
-  const previous = own === undefined ? base.projectDefault?.conditions : own.policy.conditions;
+  const previous = own === undefined ? base.projectDefault : own.policy;
   const agents = lists === null ? others : [...others, { agentId, policy: policyOf(lists, previous) }];
   return { ...base, agents };
 }
@@ -171,10 +180,13 @@ export function withToolAlwaysAllowed(policy: ValidPolicy, agentId: string, tool
   if (!allowedTools.includes(tool)) allowedTools.push(tool);
   // The conditions that applied stay: `always` lifts the ask, never a condition (docs/api.md#conditions-on-a-tools-arguments).
   const conditions = own === undefined ? effective.writtenConditions : own.conditions;
+  // Nor a limit (docs/api.md#usage-limits).
+  const limits = own === undefined ? effective.writtenLimits : own.limits;
   return withAgentOverride(policy.document, agentId, {
     allowedTools,
     askTools: askTools.filter((name) => name !== tool),
     ...(conditions === undefined ? {} : { conditions }),
+    ...(limits === undefined ? {} : { limits }),
   });
 }
 
@@ -191,18 +203,20 @@ export function serializeDocument(document: PolicyDocument): string {
 }
 
 function canonicalPolicy(lists: ToolLists): StoredPolicy {
-  const conditions = lists.conditions === undefined ? undefined : canonicalConditions(lists.conditions);
+  const conditions = lists.conditions === undefined ? undefined : canonicalByTool(lists.conditions);
+  const limits = lists.limits === undefined ? undefined : canonicalByTool(lists.limits);
   return policyOf({
     allowedTools: canonicalTools(lists.allowedTools),
     askTools: canonicalTools(lists.askTools ?? []),
     ...(conditions === undefined ? {} : { conditions }),
+    ...(limits === undefined ? {} : { limits }),
   });
 }
 
-/** Conditions by tool in catalog order (then other names as written); each tool's arguments as written. */
-function canonicalConditions(conditions: Readonly<PolicyConditions>): PolicyConditions {
-  const tools = canonicalTools(Object.keys(conditions));
-  return Object.fromEntries(tools.map((tool) => [tool, conditions[tool] ?? {}]));
+/** Conditions (or limits) by tool in catalog order (then other names as written); each tool's value as written. */
+function canonicalByTool<T>(byTool: Readonly<Record<string, T>>): Record<string, T> {
+  const tools = canonicalTools(Object.keys(byTool));
+  return Object.fromEntries(tools.flatMap((tool) => (Object.hasOwn(byTool, tool) ? [[tool, byTool[tool] as T]] : [])));
 }
 
 function canonicalTools(names: readonly string[]): string[] {

@@ -22,6 +22,7 @@ import type { AgentsFileState } from './agents-file.js';
 import { askConflicts, type CompiledPolicy } from './compile.js';
 import { conditionMistakes, documentConditionMistakes } from './condition-mistakes.js';
 import { ISSUE_REF, conditionProblem } from './conditions.js';
+import { limitsProblems } from './limits.js';
 import { JsonLocator, LineIndex } from './json-location.js';
 import { schemaProblems } from './schema-problems.js';
 import { checkStrictJson } from './strict-json.js';
@@ -118,6 +119,8 @@ export function moreLine(file: string, more: FileCheck['more']): PolicyProblem[]
 let documentCheck: TypeCheck<typeof PolicyDocumentSchema> | undefined;
 const AGENT_ID_PATH = /^\/agents\/\d+\/agentId$/;
 const CONDITIONS_PATH = /^(?:\/projectDefault|\/agents\/\d+\/policy)\/conditions\//;
+/** Limits are judged by limits.ts, which says what was expected and what was got, so the schema's own messages there are not listed. */
+const LIMITS_PATH = /^(?:\/projectDefault|\/agents\/\d+\/policy)\/limits(?:\/|$)/;
 
 interface RawPolicy {
   allowedTools?: unknown;
@@ -155,6 +158,7 @@ export function documentProblems(value: unknown, agents?: AgentsFileState): Pend
     });
   }
   for (const one of shape) {
+    if (LIMITS_PATH.test(one.path)) continue;
     let code: ProblemCode = 'invalid_shape';
     let message = one.message;
     if (one.path === '/version' || (one.path === '' && !isRecord(value))) code = 'unsupported_version';
@@ -242,6 +246,7 @@ export function documentProblems(value: unknown, agents?: AgentsFileState): Pend
       }
     }
     pending.push(...conditionsProblems(path, policy, new Set([...allowed, ...ask])));
+    for (const found of limitsProblems(path, policy)) pending.push({ ...found, severity: 'error', message: () => found.message });
   }
   return pending;
 }

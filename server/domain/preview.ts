@@ -8,6 +8,7 @@ import { compareIds } from '../../schemas/ids.js';
 import { sortByCatalogOrder, type PreviewAgent, type PreviewReplay, type ReplayChange, type ReplayOutcome } from '../../schemas/index.js';
 import type { Allowlist, CompiledPolicy, ValidPolicy } from './compile.js';
 import { decide, resolveEffective, type ApprovalsPort, type EphemeralLookup } from './decide.js';
+import { UsageCounts } from '../limits/usage-counts.js';
 import { outcomeOf } from './policy-tests.js';
 
 /** The `agentId` of the project default in a preview's `agents`. */
@@ -97,26 +98,44 @@ function conditionedArguments(
   return checks.map((check) => check.argument);
 }
 
+/** Whether `tool` has a usage limit for `requester` under `policy`. */
+function isLimited(project: string, requester: string, tool: string, policy: CompiledPolicy, ephemeral: EphemeralLookup): boolean {
+  return resolveEffective(project, requester, policy, ephemeral).allowlist?.limits.has(tool) === true;
+}
+
 export function replay(input: ReplayInput): PreviewReplay {
   const { project, decisions, before, after, ephemeral, approvals } = input;
   const counts = { allowToDeny: 0, denyToAllow: 0, toAsk: 0, notReplayable: 0 };
   // A few distinct calls repeat across 1,000 decisions: each is decided once per policy.
   const outcomes = new Map<string, readonly [ReplayOutcome, ReplayOutcome] | null>();
   const groups = new Map<string, Group>();
+  // Limited calls are decided one by one in time order, each policy counting its own (docs/api.md#usage-limits).
+  const replayed = { at: 0 };
+  const clock = { monotonic: () => replayed.at, wall: () => replayed.at };
+  const usage = [new UsageCounts({ clock }), new UsageCounts({ clock })] as const;
+  const limited = new Map<string, boolean>();
   for (const decision of decisions) {
     const { requester, tool, kept } = decision;
+    const limitKey = JSON.stringify([requester, tool]);
+    let isCounted = limited.get(limitKey);
+    if (isCounted === undefined) {
+      isCounted = [before, after].some((policy) => isLimited(project, requester, tool, policy, ephemeral));
+      limited.set(limitKey, isCounted);
+    }
     const callKey = JSON.stringify([requester, tool, decision.arguments, kept]);
-    let pair = outcomes.get(callKey);
+    let pair = isCounted ? undefined : outcomes.get(callKey);
     if (pair === undefined) {
       const query = { project, requester, tool, arguments: decision.arguments };
       // A condition on an argument the ring did not keep for this call would be guessed: counted apart instead.
       const replayable = [before, after].every((policy) =>
         conditionedArguments(project, requester, tool, policy, ephemeral).every((name) => kept.includes(name)),
       );
+      if (isCounted) replayed.at = Math.max(replayed.at, decision.at);
+      const [was, will] = isCounted ? usage : [undefined, undefined];
       pair = replayable
-        ? [outcomeOf(decide(query, before, ephemeral, approvals)), outcomeOf(decide(query, after, ephemeral, approvals))]
+        ? [outcomeOf(decide(query, before, ephemeral, approvals, was)), outcomeOf(decide(query, after, ephemeral, approvals, will))]
         : null;
-      outcomes.set(callKey, pair);
+      if (!isCounted) outcomes.set(callKey, pair);
     }
     if (pair === null) {
       counts.notReplayable++;

@@ -3,6 +3,7 @@
  */
 import type { AgentPermissions, LastValid, PermissionsView } from '../../schemas/index.js';
 import { compareIds } from '../../schemas/ids.js';
+import type { PolicyLimits } from '../../schemas/limits.js';
 import type { Allowlist, CompiledPolicy } from './compile.js';
 import type { AgentsFileState } from './agents-file.js';
 
@@ -54,6 +55,7 @@ export function buildPermissionsView(
     const removed = override ? defaults.tools.filter((tool) => !effective.allowed.has(tool)) : [];
     const sameAsk = effective.askTools.length === defaults.askTools.length && effective.askTools.every((tool) => defaults.ask.has(tool));
     const sameConditions = JSON.stringify(effective.writtenConditions) === JSON.stringify(defaults.writtenConditions);
+    const sameLimits = JSON.stringify(effective.writtenLimits) === JSON.stringify(defaults.writtenLimits);
     agents.push({
       agentId,
       name: names.get(agentId) ?? agentId,
@@ -64,9 +66,10 @@ export function buildPermissionsView(
       added,
       removed,
       // An override that only changes which tools are on ask, or a condition, still changes something.
-      redundant: override !== undefined && added.length === 0 && removed.length === 0 && sameAsk && sameConditions,
+      redundant: override !== undefined && added.length === 0 && removed.length === 0 && sameAsk && sameConditions && sameLimits,
       unknownTools: override ? [...override.unknownTools] : [],
       conditions: { ...effective.writtenConditions },
+      ...limitsOf(effective),
     });
   }
   agents.sort(byAgentId);
@@ -82,6 +85,7 @@ export function buildPermissionsView(
       ...askToolsOf(defaults),
       unknownTools: [...defaults.unknownTools],
       conditions: { ...defaults.writtenConditions },
+      ...limitsOf(defaults),
     },
     agents,
     agentsFile: agentsFileInfo,
@@ -91,6 +95,11 @@ export function buildPermissionsView(
 /** `{ askTools }` when the allowlist puts tools on ask, else nothing: views of files without `askTools` stay as they were. */
 function askToolsOf(allowlist: Allowlist): { askTools?: string[] } {
   return allowlist.askTools.length === 0 ? {} : { askTools: [...allowlist.askTools] };
+}
+
+/** `{ limits }` when the allowlist limits a tool, else nothing: views of files without `limits` stay as they were. */
+function limitsOf(allowlist: Allowlist): { limits?: PolicyLimits } {
+  return allowlist.limits.size === 0 ? {} : { limits: { ...allowlist.writtenLimits } };
 }
 
 /** Tools of the catalog that are not in `allowed`, in catalog order. */

@@ -12,6 +12,7 @@ const STATUS_OF: Record<Exclude<ServiceErrorCode, 'invalid_ttl'>, number> = {
   invalid_request: 400,
   invalid_tools: 400,
   invalid_conditions: 400,
+  invalid_limits: 400,
   invalid_agent_id: 400,
   invalid_requester: 400,
   unauthorized: 401,

@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DECISION_REASONS, type DecisionReason } from '../../schemas/api.js';
+import { isToolName } from '../../schemas/catalog.js';
 import { droppedLogLines, logWriteErrors } from './logger.js';
 import { PlainHistogram } from './plain-histogram.js';
 
@@ -39,6 +40,8 @@ export interface PdpMetrics {
   readonly registry: Registry;
   /** Counts one decision and observes how long it took to compute. */
   recordDecision(allow: boolean, reason: DecisionReason, seconds: number): void;
+  /** Counts one call refused by a usage limit (docs/api.md#usage-limits); `tool` is a catalog name, so the label is bounded. */
+  recordRateLimited(tool: string): void;
   recordReload(project: string, outcome: PolicyReloadOutcome): void;
   /** Drops the reload series of a project that disappeared (bounds the label's cardinality). */
   forgetProject(project: string): void;
@@ -81,6 +84,14 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
     DECISION_BUCKETS,
     registry,
   );
+
+  // Labelled by tool: only catalog tools can be limited (25 names), never a name a caller makes up.
+  const rateLimited = new Counter({
+    name: 'pdp_rate_limited_total',
+    help: 'Calls refused by a usage limit (reason rate_limited), by tool.',
+    labelNames: ['tool'] as const,
+    registers,
+  });
 
   const reloads = new Counter({
     name: 'pdp_policy_reloads_total',
@@ -163,6 +174,9 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
       const slot = (allow ? 0 : DECISION_REASONS.length) + REASON_INDEX[reason];
       decided[slot] = (decided[slot] ?? 0) + 1;
       decisionSeconds.observe(seconds);
+    },
+    recordRateLimited(tool) {
+      if (isToolName(tool)) rateLimited.labels(tool).inc();
     },
     recordReload(project, outcome) {
       reloads.labels(project, outcome).inc();

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import {
   DEFAULT_EPHEMERAL_TTL_SECONDS,
+  sortByCatalogOrder,
   type ConditionProblem,
   type EffectivePolicy,
   type EphemeralPolicy,
@@ -27,6 +28,8 @@ import {
   withToolAlwaysAllowed,
   type ToolLists,
 } from '../domain/edit.js';
+import { limitWriteProblems, type LimitWriteProblem, type ToolLimit } from '../domain/limits.js';
+import type { EffectiveLimit } from '../../schemas/limits.js';
 import { parseRequester } from '../../schemas/requester.js';
 import { buildPermissionsView, complement } from '../domain/view.js';
 import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
@@ -35,6 +38,7 @@ import type { PdpMetrics } from '../ops/metrics.js';
 import type { Project, WriteOptions } from '../projects/project.js';
 import type { ProjectRegistry } from '../projects/registry.js';
 import type { EphemeralPolicies } from './ephemeral.js';
+import type { UsageCounts } from '../limits/usage-counts.js';
 
 /** The tools project `project` knows now: a write or a grant names them (docs/api.md#other-mcp-servers-tools). */
 export function catalogOf(project: Project): ProjectCatalog {
@@ -50,6 +54,8 @@ export interface PermissionsServiceOptions {
   readonly ephemeral: EphemeralPolicies;
   readonly logger: Logger;
   readonly metrics?: PdpMetrics | undefined;
+  /** The counts of usage limits, for the calls left in each window (docs/api.md#usage-limits). */
+  readonly usage?: Pick<UsageCounts, 'remaining'> | undefined;
 }
 
 export class PermissionsService {
@@ -95,6 +101,31 @@ export class PermissionsService {
       deniedTools: complement(new Set([...allowed, ...ask]), policy.status === 'ok' ? policy.catalog.names : IDEA_CATALOG.names),
       revision: policy.revision,
       boundIssue: resolution.boundIssue === null ? null : `#${resolution.boundIssue}`,
+      ...this.limitsLeft(projectId, resolution.requester.id, resolution.allowlist?.limits),
+    };
+  }
+
+  /** Each limited tool with its limit and the calls left in the window now; nothing when no tool is limited. */
+  private limitsLeft(
+    projectId: string,
+    requester: string,
+    limits: ReadonlyMap<string, ToolLimit> | undefined,
+  ): { limits?: EffectiveLimit[] } {
+    if (limits === undefined || limits.size === 0) return {};
+    return {
+      limits: sortByCatalogOrder([...limits.keys()]).flatMap((tool) => {
+        const limit = limits.get(tool);
+        return limit === undefined
+          ? []
+          : [
+              {
+                tool,
+                max: limit.max,
+                per: limit.per,
+                ...(this.options.usage?.remaining(projectId, requester, tool, limit) ?? { remaining: limit.max }),
+              },
+            ];
+      }),
     };
   }
 
@@ -149,7 +180,9 @@ export class PermissionsService {
     ]);
     // Before the document's own check, which refuses a tool both allowed and on ask too, but without the details.
     if (tools?.conflicts?.length) throw invalidTools(tools);
-    checkConditions([document.projectDefault, ...(document.agents ?? []).map((agent) => agent.policy)].flatMap(conditionProblems));
+    const policies = [document.projectDefault, ...(document.agents ?? []).map((agent) => agent.policy)];
+    checkConditions(policies.flatMap(conditionProblems));
+    checkLimits(policies.flatMap((policy) => (policy === undefined ? [] : limitWriteProblems(policy))));
     const problem = documentProblem(document);
     if (problem) {
       const where = problem.path === undefined ? {} : { path: problem.path };
@@ -213,6 +246,17 @@ function checkLists(lists: ToolLists, catalog: ProjectCatalog): void {
   const problems = toolListsProblems(lists, catalog);
   if (problems) throw invalidTools(problems);
   checkConditions(conditionProblems(lists));
+  checkLimits(limitWriteProblems(lists));
+}
+
+/** Limits on tools the lists do not name, or out of range (docs/api.md#usage-limits): `400 invalid_limits`, nothing written. */
+function checkLimits(problems: readonly LimitWriteProblem[]): void {
+  if (problems.length === 0) return;
+  const first = problems[0];
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  throw new ApiError('invalid_limits', `Invalid limits (${first?.tool ?? ''}: ${first?.message ?? ''}${more}); nothing was written.`, {
+    problems: [...problems],
+  });
 }
 
 function checkConditions(problems: readonly ConditionProblem[]): void {

@@ -1,7 +1,8 @@
 /**
  * docs/api.md#conditions-on-a-tools-arguments: the decision memo never answers a call with a decision made for another one. For
- * random policies with conditions, grants and once answers that change as calls go, and random
- * argument sequences, the service (which memoizes) answers exactly what a fresh decide() does.
+ * random policies with conditions and usage limits, grants and once answers that change as calls go,
+ * and random argument sequences, the service (which memoizes) answers exactly what a fresh decide()
+ * does, each side counting its own calls (docs/api.md#usage-limits).
  */
 import fc from 'fast-check';
 import pino from 'pino';
@@ -11,6 +12,7 @@ import { compileDocument, type CompiledPolicy } from '../../server/domain/compil
 import { decide, ephemeralGrant, type ApprovalsPort, type EphemeralLookup } from '../../server/domain/decide.js';
 import { DecisionService } from '../../server/decisions/decision-service.js';
 import { checkArguments, compileToolConditions, type ToolChecks } from '../../server/domain/conditions.js';
+import { UsageCounts } from '../../server/limits/usage-counts.js';
 
 const TOOLS = ['idea_ask_agent', 'idea_run_in_background', 'idea_ticket_update_carnet', 'idea_memory_read', 'idea_memory_write'];
 const ARGUMENTS = ['agentId', 'command', 'issueRef'];
@@ -36,8 +38,10 @@ const policyArb = fc
       maxLength: TOOLS.length,
     }),
     conditioned: fc.array(fc.boolean(), { minLength: TOOLS.length, maxLength: TOOLS.length }),
+    // A cap of 1 to 3 calls an hour on some listed tools: sequences of 60 steps reach it.
+    limits: fc.array(fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }), { minLength: TOOLS.length, maxLength: TOOLS.length }),
   })
-  .map(({ placement, conditions, conditioned }) => {
+  .map(({ placement, conditions, conditioned, limits }) => {
     const allowedTools = TOOLS.filter((_, index) => placement[index] === 'allow');
     const askTools = TOOLS.filter((_, index) => placement[index] === 'ask');
     const policyConditions = Object.fromEntries(
@@ -47,7 +51,13 @@ const policyArb = fc
           : [],
       ),
     );
-    return { allowedTools, askTools, conditions: policyConditions };
+    const policyLimits = Object.fromEntries(
+      TOOLS.flatMap((tool, index) => {
+        const max = limits[index];
+        return placement[index] !== 'none' && max !== undefined ? [[tool, { max, per: '1h' }]] : [];
+      }),
+    );
+    return { allowedTools, askTools, conditions: policyConditions, limits: policyLimits };
   });
 
 const documentArb = fc
@@ -134,7 +144,7 @@ const EPHEMERAL: EphemeralLookup = (_project, requester) =>
 const withoutId = ({ decisionId: _id, ...body }: Decision) => body;
 
 describe('the decision memo', () => {
-  it('always answers what a fresh decision answers, for random policies, conditions, grants with kept conditions and arguments', () => {
+  it('always answers what a fresh decision answers, for random policies, conditions, limits, grants with kept conditions and arguments', () => {
     fc.assert(
       fc.property(
         fc.array(documentArb, { minLength: 2, maxLength: 2 }),
@@ -144,10 +154,14 @@ describe('the decision memo', () => {
           let policy = policies[0];
           const memoized = new FakeApprovals();
           const fresh = new FakeApprovals();
+          // Time stands still: a window filled in a run stays full.
+          const clock = { monotonic: () => 1_000, wall: () => 1_000 };
+          const freshCounts = new UsageCounts({ clock });
           const service = new DecisionService({
             policyOf: () => policy,
             ephemeral: EPHEMERAL,
             approvals: memoized,
+            limits: new UsageCounts({ clock }),
             logger: pino({ enabled: false }),
           });
           for (const step of steps) {
@@ -159,7 +173,7 @@ describe('the decision memo', () => {
               for (const approvals of [memoized, fresh]) approvals.onces.add(`${step.requester}\u0000${step.tool}`);
             } else {
               const answered = withoutId(service.decide(step.query));
-              expect(answered).toEqual(decide(step.query, policy, EPHEMERAL, fresh));
+              expect(answered).toEqual(decide(step.query, policy, EPHEMERAL, fresh, freshCounts));
             }
           }
         },

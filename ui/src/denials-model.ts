@@ -20,6 +20,7 @@ export const DENIAL_REASONS: Readonly<Record<DecisionReason, string>> = {
   approval_denied: 'approbation refusée',
   argument_not_allowed: 'hors des conditions de ses arguments',
   invalid_arguments: 'arguments invalides',
+  rate_limited: 'limite atteinte',
 };
 
 /** Reasons a change of the policy can fix; the others (unknown tool, bad requester…) get no button. */

@@ -5,6 +5,7 @@
  * checkbox (checked = Autorisé) whose label is the whole row, and an unchecked write tool has a
  * "Sur demande" toggle beside it. Otherwise the row shows a mark, attenuated while inherited.
  */
+import { limitText, savedLimits } from './limits-model.js';
 import type { Actions } from './actions.js';
 import { offersConditions, renderConditionsEditor, renderConditionsToggle, rowConditionsText } from './conditions-view.js';
 import { remainingText } from './countdown.js';
@@ -249,11 +250,24 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
           h('span', { 'aria-hidden': 'true', class: 'conditions-mark' }, '↳ '),
           conditions,
         );
+  // A limited tool says so on its own line too: « au plus 20 appels par heure » (docs/api.md#usage-limits).
+  const limit = current === 'deny' ? undefined : savedLimits(state.view, state.target)[tool.name];
+  const limitLine =
+    limit === undefined
+      ? null
+      : h(
+          'span',
+          { id: `limit-${tool.name}`, class: 'conditions-text limit-text' },
+          h('span', { class: 'visually-hidden' }, '· '),
+          h('span', { 'aria-hidden': 'true', class: 'conditions-mark' }, '↳ '),
+          limitText(limit),
+        );
   const texts = [
     h('span', { class: 'tool-text' }, h('code', { class: 'tool-name' }, tool.name), h('span', { class: 'tool-label' }, tool.label)),
     tool.access === 'read' ? h('span', { class: 'badge badge-read' }, 'Lecture') : h('span', { class: 'badge badge-write' }, 'Écriture'),
     stateText,
     conditionsText,
+    limitLine,
   ];
   const rowClass = `tool-row access-${tool.access}${inheritedLook ? ' inherited' : ''}${canEdit ? ' editable' : ''}`;
   if (!canEdit) {
