@@ -85,7 +85,17 @@ export function projectCatalog(document: ServersDocument, revision: string): Pro
       tools.push(entry);
     }
     for (const { method, label } of SERVER_METHODS) {
-      tools.push(Object.freeze({ name: qualifiedToolName(id, method), access: 'read', label, group, issueScoped: false, server: id, serverTool: method }));
+      tools.push(
+        Object.freeze({
+          name: qualifiedToolName(id, method),
+          access: 'read',
+          label,
+          group,
+          issueScoped: false,
+          server: id,
+          serverTool: method,
+        }),
+      );
     }
     for (const tool of tools) declared.set(tool.name, tool);
     servers.push(Object.freeze({ id, label: server.label ?? id, tools: Object.freeze(tools) }));
@@ -97,7 +107,10 @@ export function projectCatalog(document: ServersDocument, revision: string): Pro
     servers: Object.freeze(servers),
     // IdeA's names first: a declared name always holds a `/`, which no IdeA tool does.
     find: (name: string) => findTool(name) ?? declared.get(name),
-    readOnly: Object.freeze([...READ_ONLY_DEFAULT, ...[...declared.values()].filter((tool) => tool.access === 'read').map((tool) => tool.name)]),
+    readOnly: Object.freeze([
+      ...READ_ONLY_DEFAULT,
+      ...[...declared.values()].filter((tool) => tool.access === 'read').map((tool) => tool.name),
+    ]),
     order: (name: string) => order.get(name) ?? Number.MAX_SAFE_INTEGER,
     names: Object.freeze(names),
     // A server's arguments are not declared: a condition names what the server's inputSchema says (check cannot compare).

@@ -75,7 +75,11 @@ export function compileServersFile(bytes: Uint8Array): CompiledServers {
   const problem = serversProblem(parsed);
   if (problem !== null) {
     const { line, column } = pointerLocation(text, problem.path);
-    return invalidServers(revision, { message: `${problem.message} (line ${line}, column ${column})`, path: problem.path || '/', line, column }, problem.code);
+    return invalidServers(
+      revision,
+      { message: `${problem.message} (line ${line}, column ${column})`, path: problem.path || '/', line, column },
+      problem.code,
+    );
   }
   const document = parsed as ServersDocument;
   return { status: 'ok', revision, fileExists: true, document, catalog: projectCatalog(document, revision) };
@@ -92,7 +96,11 @@ export function serversProblem(value: unknown): { message: string; path: string;
   if (!documentCheck.Check(value)) {
     const [first] = schemaProblems(documentCheck, value, 1).problems;
     const path = first?.path ?? '';
-    return { message: `${first?.message ?? 'invalid document'}${first?.message.startsWith('unknown property') === true ? keyHint(path) : ''}`, path, code: 'invalid_shape' };
+    return {
+      message: `${first?.message ?? 'invalid document'}${first?.message.startsWith('unknown property') === true ? keyHint(path) : ''}`,
+      path,
+      code: 'invalid_shape',
+    };
   }
   for (const [id, server] of Object.entries(value.servers)) {
     for (const { method } of SERVER_METHODS) {
@@ -111,6 +119,7 @@ export function serversProblem(value: unknown): { message: string; path: string;
 /** What a refused key should look like, for an unexpected property under `servers` or a server's `tools`. */
 function keyHint(path: string): string {
   if (/^\/servers\/[^/]+$/.test(path)) return ' (a server id matches ^[a-z][a-z0-9-]{0,31}$ and is not "idea")';
-  if (/^\/servers\/[^/]+\/tools\/[^/]+$/.test(path)) return " (a tool key is the server's exact MCP tool name: 1 to 128 characters, no control character)";
+  if (/^\/servers\/[^/]+\/tools\/[^/]+$/.test(path))
+    return " (a tool key is the server's exact MCP tool name: 1 to 128 characters, no control character)";
   return '';
 }

@@ -24,7 +24,12 @@ export async function policyOf(file: FileRead, catalog: ProjectCatalog = IDEA_CA
 export function serversOf(file: FileRead): CompiledServers {
   if (file.ok) return file.links > 1 ? hardLinkedServers(file.bytes, file.links) : compileServersFile(file.bytes);
   if (isAbsence(file.code)) return NO_SERVERS_FILE;
-  const message = file.code === OUTSIDE_LINK ? `.ideai is ${OUTSIDE_LINK}` : file.code.startsWith(UNHEARD_LINK) ? file.code : `cannot read the file (${file.code})`;
+  const message =
+    file.code === OUTSIDE_LINK
+      ? `.ideai is ${OUTSIDE_LINK}`
+      : file.code.startsWith(UNHEARD_LINK)
+        ? file.code
+        : `cannot read the file (${file.code})`;
   return invalidServers(revisionOf(`unreadable:${file.code}`), { message });
 }
 
@@ -61,7 +66,10 @@ export interface CompiledProject {
 export async function readCompiledProject(root: string): Promise<CompiledProject> {
   const files = await readProjectFiles(root);
   const servers = serversOf(files.servers);
-  const [policy, agents] = await Promise.all([policyWithServers(servers, (catalog) => policyOf(files.policy, catalog)), agentsOf(files.agents)]);
+  const [policy, agents] = await Promise.all([
+    policyWithServers(servers, (catalog) => policyOf(files.policy, catalog)),
+    agentsOf(files.agents),
+  ]);
   return {
     policy,
     servers,

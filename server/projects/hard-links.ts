@@ -24,8 +24,7 @@ export function hardLinkedPolicy(bytes: Buffer, links: number): CompiledPolicy {
 /** Start of the message of a servers file refused for its hard links (`policy_invalid`). */
 export const SERVERS_HARD_LINKED = 'the servers file has another name (a hard link)';
 
-const SERVERS_FIX =
-  'give the file a name of its own (e.g. `cp .ideai/mcp-servers.json new.json && mv new.json .ideai/mcp-servers.json`)';
+const SERVERS_FIX = 'give the file a name of its own (e.g. `cp .ideai/mcp-servers.json new.json && mv new.json .ideai/mcp-servers.json`)';
 
 /** The servers file with `links` names: refused like a hard-linked policy file, its revision following its content. */
 export function hardLinkedServers(bytes: Buffer, links: number): CompiledServers {

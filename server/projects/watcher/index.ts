@@ -223,7 +223,12 @@ class FolderWatcher implements Watcher {
   private onIdeaiEvent(root: string, name: string | null): void {
     if (this.closed) return;
     if (name === '.ideai') this.refreshProject(root);
-    else if (name === null || WATCHED_FILES.has(name) || this.linkTargetOf(root, POLICY_FILE) === name || this.linkTargetOf(root, SERVERS_FILE) === name) {
+    else if (
+      name === null ||
+      WATCHED_FILES.has(name) ||
+      this.linkTargetOf(root, POLICY_FILE) === name ||
+      this.linkTargetOf(root, SERVERS_FILE) === name
+    ) {
       // The file at the path may be another inode now (an atomic save, a link swapped): its watch follows.
       this.projects.get(root)?.policy.refresh();
       this.handlers.onProject(root);
