@@ -37,6 +37,7 @@ export function decidedParamsProblem(
   if (received.shape?.duplicateBelow === true) return 'a key is given twice in params';
   if (!isJsonObject(params)) return undefined;
   const lookalike = lookalikeKey(params, members);
-  if (lookalike !== undefined) return `params.${lookalike.slice(0, 40)} is not a parameter of the method`;
+  const method = 'method' in message ? message.method : 'tools/call';
+  if (lookalike !== undefined) return `params.${lookalike.slice(0, 40)} is not a ${method} parameter`;
   return undefined;
 }

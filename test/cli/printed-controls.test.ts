@@ -81,7 +81,9 @@ describe('idea-pdp prints data with its control characters escaped', () => {
     expect(check.code).toBe(1);
     expect(check.stdout).not.toMatch(UNSHOWABLE);
     const checked = check.stdout.trimEnd().split('\n');
-    expect(checked).toHaveLength(2);
+    // The policy's error, the test file's five unknown_tool warnings (check reads test files too), the summary.
+    expect(checked).toHaveLength(7);
+    expect(checked.slice(1, 6).every((line) => line.startsWith('.ideai/mcp-tool-permissions.test.json:'))).toBe(true);
     expect(checked[0]).toContain(
       'error condition_unlisted_tool: condition on "idea_x\\nBail out!\\u001b[2J" at /projectDefault/conditions/idea_x\\nBail out!\\u001b[2J:',
     );

@@ -78,8 +78,13 @@ describe('every route of the app is guarded unless it is public', () => {
         url,
         headers: { host: '127.0.0.1', authorization: `Bearer ${DECIDE}` },
       });
-      // A preview reads: it writes nothing, so the decide token may ask for one.
-      if (method === 'GET' || method === 'HEAD' || pattern.startsWith('/decide') || pattern.endsWith('/mcp-tool-permissions/preview')) {
+      // A preview reads: it writes nothing, so the decide token may ask for one. A report of discovered
+      // tools changes no decision: the proxy sends it with the decide token.
+      const decideMay =
+        pattern.startsWith('/decide') ||
+        pattern.endsWith('/mcp-tool-permissions/preview') ||
+        pattern.endsWith('/servers/:server/discovered');
+      if (method === 'GET' || method === 'HEAD' || decideMay) {
         expect(withDecide.statusCode, `${method} ${pattern} with the decide token`).not.toBe(401);
       } else {
         expect(withDecide.statusCode, `${method} ${pattern} with the decide token`).toBe(401);

@@ -18,6 +18,8 @@ export const ERROR_SENTENCES: Readonly<Record<string, string>> = {
   invalid_tools: 'Le service a refusé cette liste de tools. Rien n\u2019a été modifié.',
   invalid_conditions:
     'Le service a refusé ces conditions (un tool qui n\u2019est plus autorisé ni sur demande, ou une condition mal formée). Rien n\u2019a été modifié.',
+  invalid_limits:
+    'Le service a refusé ces limites d\u2019usage (un tool qui n\u2019est plus autorisé ni sur demande, ou une limite mal formée). Rien n\u2019a été modifié.',
   invalid_agent_id:
     'Identifiant d\u2019agent refusé : il est réservé ou contient un caractère interdit (deux-points, barre oblique, espace en tête, caractère de contrôle ou invisible). Rien n\u2019a été modifié.',
   invalid_requester: 'Demandeur refusé : seul un assistant de ticket de ce projet peut recevoir une policy temporaire.',
@@ -35,6 +37,7 @@ export const ERROR_SENTENCES: Readonly<Record<string, string>> = {
   write_failed: 'Écriture impossible sur le disque (droits, disque plein ou dossier .ideai inutilisable). Rien n\u2019a été modifié.',
   write_conflict:
     'Le fichier a changé sur le disque pendant l\u2019enregistrement : rien n\u2019a été écrit. Réessayez à partir de la version actuelle.',
+  rate_limited: 'Trop de demandes en peu de temps : patientez un instant puis réessayez.',
   limit_exceeded: 'Limite du service atteinte : supprimez des éléments inutiles puis réessayez.',
   approval_closed: 'Cette demande d\u2019approbation est déjà close.',
   too_many_streams:
