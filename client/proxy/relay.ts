@@ -58,8 +58,14 @@ const FORWARDED_KINDS = new Map<string, Forwarded['kind']>([
   ['subscriptions/listen', 'listen'],
 ]);
 
-/** The deepest `arguments` sent to the service without first checking that they can be written as JSON (V8 stops near 10,000). */
+/** The deepest message whose `arguments` are sent to the service without measuring their own depth. */
 const PLAIN_DEPTH = 64;
+
+/**
+ * The deepest `arguments` a `tools/call` may carry: Python's json module, the parser of most MCP
+ * servers not written for Node, stops near 1,000 levels, and V8's JSON.stringify near 5,000 before Node 26.
+ */
+const MAX_ARGUMENTS_DEPTH = 1_000;
 
 export class McpRelay {
   private readonly host: JsonRpcChannel;
@@ -473,15 +479,24 @@ export class McpRelay {
 }
 
 /**
- * Arguments nested deeper than V8 can write as JSON cannot be sent to the service: the call is
- * refused here (`invalid_arguments`) rather than reported as a service that cannot be reached.
+ * Arguments nested deeper than MAX_ARGUMENTS_DEPTH are refused here (`invalid_arguments`), on every
+ * Node line: the server may not read them as the service judged them, or at all.
  */
 function tooDeepToSend(query: DecideQuery, received: Received): ClientDecision | undefined {
   if (query.arguments === undefined || (received.shape?.depth ?? 0) <= PLAIN_DEPTH) return undefined;
-  try {
-    JSON.stringify(query.arguments);
-    return undefined;
-  } catch {
-    return localDenial(query, 'invalid_arguments', 'its arguments are nested too deeply to be sent to the policy service');
+  if (depthOf(query.arguments) <= MAX_ARGUMENTS_DEPTH) return undefined;
+  return localDenial(query, 'invalid_arguments', `its arguments are nested more than ${String(MAX_ARGUMENTS_DEPTH)} levels deep`);
+}
+
+/** The nesting of objects and arrays in `value` (a scalar is 0), without recursion: any depth is measured. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    const depth = next.depth + 1;
+    if (depth > deepest) deepest = depth;
+    for (const child of Object.values(next.value)) pending.push({ value: child, depth });
   }
+  return deepest;
 }

@@ -100,12 +100,23 @@ describe('idea-mcp-proxy never crashes on a message', () => {
     expect(await proxy.answerTo(3)).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
   });
 
-  it('refuses a tools/call whose arguments are nested 12,000 deep, without forwarding it', async () => {
+  it('refuses a tools/call whose arguments are nested 1,001 or 12,000 deep, without forwarding it, on every Node line', async () => {
     const proxy = await started();
-    proxy.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"idea_ticket_read","arguments":{"q":${nested(12_000)}}}}`);
-    const refused = await proxy.answerTo(2);
-    expect(refused.result).toMatchObject({ isError: true, _meta: { 'io.ideai/decision': { reason: 'invalid_arguments' } } });
-    expect(await toolCalls(proxy, 3)).toEqual([]);
+    // `arguments` itself is the first level: {"q": 1,000 arrays} is 1,001 deep.
+    proxy.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"idea_ticket_read","arguments":{"q":${nested(1_000)}}}}`);
+    proxy.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"idea_ticket_read","arguments":{"q":${nested(12_000)}}}}`);
+    for (const id of [2, 3]) {
+      const refused = await proxy.answerTo(id);
+      expect(refused.result).toMatchObject({ isError: true, _meta: { 'io.ideai/decision': { reason: 'invalid_arguments' } } });
+    }
+    expect(await toolCalls(proxy, 4)).toEqual([]);
+  });
+
+  it('forwards a tools/call whose arguments are nested 100 deep, which the service judges as sent', async () => {
+    const proxy = await started();
+    proxy.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"idea_ticket_read","arguments":{"q":${nested(99)}}}}`);
+    await proxy.answerTo(2);
+    expect(await toolCalls(proxy, 3)).toHaveLength(1);
   });
 
   it('forwards a 4 MiB line as it came, and one 4 MiB deep, then answers the next request', async () => {
