@@ -130,184 +130,203 @@ function isMissing(error: unknown): boolean {
  * a file that cannot be opened is reported through `onError` and retried on later writes.
  */
 export function createAuditFile(path: string, options: AuditFileOptions = {}): AuditFile {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
-  const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
-  if (!(Number.isInteger(maxBytes) && maxBytes > 0)) throw new RangeError('maxBytes must be a positive integer');
-  if (!(Number.isInteger(maxFiles) && maxFiles >= 1)) throw new RangeError('maxFiles must be an integer >= 1');
-  if (!(maxBufferedBytes > 0)) throw new RangeError('maxBufferedBytes must be positive');
-  const report = (error: unknown): void => {
+  return new RotatingAuditFile(path, options);
+}
+
+/** Only this class touches the stream; rotation queues lines in `pending` until the new file is open. */
+class RotatingAuditFile implements AuditFile {
+  private readonly maxBytes: number;
+  private readonly maxFiles: number;
+  private readonly maxBufferedBytes: number;
+  private readonly counters: AuditFileStats = { written: 0, dropped: 0, rotations: 0 };
+  private stream: WriteStream | undefined;
+  /** Bytes in the current file, including what is queued in the stream. */
+  private fileBytes = 0;
+  /** Lines written while a rotation is in progress. */
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  /** Set while the files are being renamed; cleared synchronously when the new file is open. */
+  private rotating: Promise<void> | undefined;
+  private brokenSince: number | undefined;
+  private closed = false;
+
+  constructor(
+    readonly path: string,
+    private readonly options: AuditFileOptions,
+  ) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
+    this.maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    if (!(Number.isInteger(this.maxBytes) && this.maxBytes > 0)) throw new RangeError('maxBytes must be a positive integer');
+    if (!(Number.isInteger(this.maxFiles) && this.maxFiles >= 1)) throw new RangeError('maxFiles must be an integer >= 1');
+    if (!(this.maxBufferedBytes > 0)) throw new RangeError('maxBufferedBytes must be positive');
+    this.open();
+  }
+
+  write(record: AuditRecord): void {
+    if (this.closed) {
+      this.counters.dropped++;
+      return;
+    }
+    let line: string;
     try {
-      options.onError?.(toError(error));
+      line = toLine(record);
+    } catch (error) {
+      this.report(error);
+      this.counters.dropped++;
+      return;
+    }
+    const bytes = Buffer.byteLength(line);
+    if (this.rotating !== undefined) {
+      this.queue(line, bytes);
+      return;
+    }
+    if (this.stream === undefined && this.brokenSince !== undefined && Date.now() - this.brokenSince >= REOPEN_DELAY_MS) this.open();
+    if (this.stream === undefined || this.stream.writableLength + bytes > this.maxBufferedBytes) {
+      this.counters.dropped++;
+      return;
+    }
+    if (this.fileBytes > 0 && this.fileBytes + bytes > this.maxBytes) {
+      this.pending.push(line);
+      this.pendingBytes = bytes;
+      this.rotating = this.rotate().catch((error: unknown) => {
+        this.rotating = undefined;
+        this.report(error);
+      });
+      return;
+    }
+    this.append(line);
+  }
+
+  stats(): AuditFileStats {
+    return { ...this.counters };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      while (this.rotating !== undefined) await this.rotating;
+      if (this.stream !== undefined) {
+        const ending = this.stream;
+        this.stream = undefined;
+        await endStream(ending);
+      }
+    } catch (error) {
+      this.report(error);
+    }
+  }
+
+  private queue(line: string, bytes: number): void {
+    if (this.pendingBytes + bytes > this.maxBufferedBytes) {
+      this.counters.dropped++;
+      return;
+    }
+    this.pending.push(line);
+    this.pendingBytes += bytes;
+  }
+
+  private report(error: unknown): void {
+    try {
+      this.options.onError?.(toError(error));
     } catch {
       // A throwing error handler must not reach the decision path either.
     }
-  };
+  }
 
-  const stats: AuditFileStats = { written: 0, dropped: 0, rotations: 0 };
-  let stream: WriteStream | undefined;
-  /** Bytes in the current file, including what is queued in the stream. */
-  let fileBytes = 0;
-  /** Lines written while a rotation is in progress. */
-  let pending: string[] = [];
-  let pendingBytes = 0;
-  /** Set while the files are being renamed; cleared synchronously when the new file is open. */
-  let rotating: Promise<void> | undefined;
-  let brokenSince: number | undefined;
-  let closed = false;
-
-  const open = (): void => {
+  private open(): void {
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      mkdirSync(dirname(this.path), { recursive: true });
       try {
-        fileBytes = statSync(path).size;
+        this.fileBytes = statSync(this.path).size;
       } catch (error) {
         if (!isMissing(error)) throw error;
-        fileBytes = 0;
+        this.fileBytes = 0;
       }
-      const opened = createWriteStream(path, { flags: 'a', mode: 0o600 });
+      const opened = createWriteStream(this.path, { flags: 'a', mode: 0o600 });
       opened.on('error', (error) => {
-        report(error);
-        if (stream === opened) {
-          stream = undefined;
-          brokenSince = Date.now();
+        this.report(error);
+        if (this.stream === opened) {
+          this.stream = undefined;
+          this.brokenSince = Date.now();
         }
         opened.destroy();
       });
-      stream = opened;
-      brokenSince = undefined;
+      this.stream = opened;
+      this.brokenSince = undefined;
     } catch (error) {
-      report(error);
-      stream = undefined;
-      brokenSince = Date.now();
+      this.report(error);
+      this.stream = undefined;
+      this.brokenSince = Date.now();
     }
-  };
-
-  const endStream = (ending: WriteStream): Promise<void> =>
-    new Promise((resolve) => {
-      if (ending.destroyed) {
-        resolve();
-        return;
-      }
-      ending.once('close', () => {
-        resolve();
-      });
-      ending.end();
-    });
+  }
 
   /** Ends the current file and shifts `<path>` → `<path>.1` → … (the oldest beyond maxFiles is overwritten). */
-  const shiftFiles = async (): Promise<boolean> => {
-    const ending = stream;
-    stream = undefined;
+  private async shiftFiles(): Promise<boolean> {
+    const ending = this.stream;
+    this.stream = undefined;
     if (ending !== undefined) await endStream(ending);
     try {
-      for (let index = maxFiles - 1; index >= 1; index--) {
+      for (let index = this.maxFiles - 1; index >= 1; index--) {
         try {
-          await rename(`${path}.${index}`, `${path}.${index + 1}`);
+          await rename(`${this.path}.${String(index)}`, `${this.path}.${String(index + 1)}`);
         } catch (error) {
           if (!isMissing(error)) throw error;
         }
       }
-      await rename(path, `${path}.1`);
-      stats.rotations++;
+      await rename(this.path, `${this.path}.1`);
+      this.counters.rotations++;
     } catch (error) {
       if (!isMissing(error)) {
-        report(error);
-        open();
+        this.report(error);
+        this.open();
         return false;
       }
     }
-    open();
+    this.open();
     return true;
-  };
+  }
 
   /** Rotates, then appends the lines queued meanwhile, rotating again whenever a file is full. */
-  const rotate = async (): Promise<void> => {
+  private async rotate(): Promise<void> {
     let next = 0;
     for (;;) {
       // When the files cannot be renamed, keep appending to the same file rather than losing records.
-      const rotated = await shiftFiles();
-      while (next < pending.length && stream !== undefined) {
-        const line = pending[next] ?? '';
-        if (rotated && fileBytes > 0 && fileBytes + Buffer.byteLength(line) > maxBytes) break;
-        append(line);
+      const rotated = await this.shiftFiles();
+      while (next < this.pending.length && this.stream !== undefined) {
+        const line = this.pending[next] ?? '';
+        if (rotated && this.fileBytes > 0 && this.fileBytes + Buffer.byteLength(line) > this.maxBytes) break;
+        this.append(line);
         next++;
       }
-      if (next >= pending.length || stream === undefined) break;
+      if (next >= this.pending.length || this.stream === undefined) break;
     }
-    stats.dropped += pending.length - next;
-    pending = [];
-    pendingBytes = 0;
-    rotating = undefined;
-  };
+    this.counters.dropped += this.pending.length - next;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.rotating = undefined;
+  }
 
-  const append = (line: string): void => {
-    if (stream === undefined) {
-      stats.dropped++;
+  private append(line: string): void {
+    if (this.stream === undefined) {
+      this.counters.dropped++;
       return;
     }
-    fileBytes += Buffer.byteLength(line);
-    stats.written++;
-    stream.write(line);
-  };
+    this.fileBytes += Buffer.byteLength(line);
+    this.counters.written++;
+    this.stream.write(line);
+  }
+}
 
-  open();
-
-  return {
-    path,
-    write(record) {
-      if (closed) {
-        stats.dropped++;
-        return;
-      }
-      let line: string;
-      try {
-        line = toLine(record);
-      } catch (error) {
-        report(error);
-        stats.dropped++;
-        return;
-      }
-      const bytes = Buffer.byteLength(line);
-      if (rotating !== undefined) {
-        if (pendingBytes + bytes > maxBufferedBytes) {
-          stats.dropped++;
-          return;
-        }
-        pending.push(line);
-        pendingBytes += bytes;
-        return;
-      }
-      if (stream === undefined && brokenSince !== undefined && Date.now() - brokenSince >= REOPEN_DELAY_MS) open();
-      if (stream === undefined || stream.writableLength + bytes > maxBufferedBytes) {
-        stats.dropped++;
-        return;
-      }
-      if (fileBytes > 0 && fileBytes + bytes > maxBytes) {
-        pending.push(line);
-        pendingBytes = bytes;
-        rotating = rotate().catch((error: unknown) => {
-          rotating = undefined;
-          report(error);
-        });
-        return;
-      }
-      append(line);
-    },
-    stats: () => ({ ...stats }),
-    async close() {
-      if (closed) return;
-      closed = true;
-      try {
-        while (rotating !== undefined) await rotating;
-        if (stream !== undefined) {
-          const ending = stream;
-          stream = undefined;
-          await endStream(ending);
-        }
-      } catch (error) {
-        report(error);
-      }
-    },
-  };
+function endStream(ending: WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (ending.destroyed) {
+      resolve();
+      return;
+    }
+    ending.once('close', () => {
+      resolve();
+    });
+    ending.end();
+  });
 }
