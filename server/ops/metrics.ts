@@ -57,7 +57,74 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'pdp_' });
   const registers = [registry];
+  const countDecision = decisionsCounter(registers);
+  const decisionSeconds = new PlainHistogram(
+    'pdp_decision_duration_seconds',
+    'Time to compute one decision in memory, in seconds.',
+    DECISION_BUCKETS,
+    registry,
+  );
+  // Labelled by tool: only catalog tools can be limited (25 names), never a name a caller makes up.
+  const rateLimited = new Counter({
+    name: 'pdp_rate_limited_total',
+    help: 'Calls refused by a usage limit (reason rate_limited), by tool.',
+    labelNames: ['tool'] as const,
+    registers,
+  });
+  const reloads = new Counter({
+    name: 'pdp_policy_reloads_total',
+    help: 'Policy file (re)loads, by project and outcome (ok, invalid).',
+    labelNames: ['project', 'outcome'] as const,
+    registers,
+  });
+  const writes = new Counter({
+    name: 'pdp_policy_writes_total',
+    help: 'Policy writes through the API, by outcome (ok or the error code answered).',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  projectGauges(registers, options);
+  processCounter(
+    registers,
+    'pdp_log_lines_dropped_total',
+    'Log lines dropped because stdout could not keep up (queue over 8 MiB).',
+    droppedLogLines,
+  );
+  processCounter(
+    registers,
+    'pdp_log_write_errors_total',
+    'Failed writes to stdout (the lines stay queued and are tried again).',
+    logWriteErrors,
+  );
 
+  return {
+    registry,
+    recordDecision(allow, reason, seconds) {
+      countDecision(allow, reason);
+      decisionSeconds.observe(seconds);
+    },
+    recordRateLimited(tool) {
+      if (isToolName(tool)) rateLimited.labels(tool).inc();
+    },
+    recordReload(project, outcome) {
+      reloads.labels(project, outcome).inc();
+    },
+    forgetProject(project) {
+      for (const outcome of RELOAD_OUTCOMES) reloads.remove(project, outcome);
+    },
+    projectChanged(project, change) {
+      if (change === 'removed') this.forgetProject(project);
+      else if (change === 'ok' || change === 'invalid') this.recordReload(project, change);
+    },
+    recordPolicyWrite(outcome) {
+      writes.labels(outcome).inc();
+    },
+    render: () => registry.metrics(),
+  };
+}
+
+/** `pdp_decisions_total`, and the function that counts one decision into it. */
+function decisionsCounter(registers: Registry[]): (allow: boolean, reason: DecisionReason) => void {
   // Counted in plain numbers, handed to prom-client when scraped: prom-client's `labels().inc()` hashes
   // the labels on every call (bench/README.md#metrics-on-the-hot-path).
   const decided = new Float64Array(2 * DECISION_REASONS.length);
@@ -78,34 +145,14 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
   // The series that can happen exist from the start at 0, so rate() works from the first scrape.
   decisions.labels('true', 'allowed').inc(0);
   for (const reason of DECISION_REASONS) if (reason !== 'allowed') decisions.labels('false', reason).inc(0);
-  const decisionSeconds = new PlainHistogram(
-    'pdp_decision_duration_seconds',
-    'Time to compute one decision in memory, in seconds.',
-    DECISION_BUCKETS,
-    registry,
-  );
+  return (allow, reason) => {
+    const slot = (allow ? 0 : DECISION_REASONS.length) + REASON_INDEX[reason];
+    decided[slot] = (decided[slot] ?? 0) + 1;
+  };
+}
 
-  // Labelled by tool: only catalog tools can be limited (25 names), never a name a caller makes up.
-  const rateLimited = new Counter({
-    name: 'pdp_rate_limited_total',
-    help: 'Calls refused by a usage limit (reason rate_limited), by tool.',
-    labelNames: ['tool'] as const,
-    registers,
-  });
-
-  const reloads = new Counter({
-    name: 'pdp_policy_reloads_total',
-    help: 'Policy file (re)loads, by project and outcome (ok, invalid).',
-    labelNames: ['project', 'outcome'] as const,
-    registers,
-  });
-  const writes = new Counter({
-    name: 'pdp_policy_writes_total',
-    help: 'Policy writes through the API, by outcome (ok or the error code answered).',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-
+/** The gauges read from the registry at each scrape: projects served, invalid, and unwatched folders. */
+function projectGauges(registers: Registry[], options: CreateMetricsOptions): void {
   let counts: ProjectCounts = { total: 0, invalid: 0 };
   const refreshCounts = (): void => {
     try {
@@ -132,7 +179,6 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
       this.set(counts.invalid);
     },
   });
-
   // Every code seen so far is exported (0 once recovered), so a dashboard sees the series go back down.
   const unwatchedCodes = new Set<string>(['ENOSPC']);
   new Gauge({
@@ -151,46 +197,19 @@ export function createMetrics(options: CreateMetricsOptions = {}): PdpMetrics {
       for (const code of unwatchedCodes) this.labels(code).set(unwatched.get(code) ?? 0);
     },
   });
+}
 
-  const processCounter = (name: string, help: string, read: () => number): void => {
-    let exported = 0;
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        const now = read();
-        if (now > exported) this.inc(now - exported);
-        exported = now;
-      },
-    });
-  };
-  processCounter('pdp_log_lines_dropped_total', 'Log lines dropped because stdout could not keep up (queue over 8 MiB).', droppedLogLines);
-  processCounter('pdp_log_write_errors_total', 'Failed writes to stdout (the lines stay queued and are tried again).', logWriteErrors);
-
-  return {
-    registry,
-    recordDecision(allow, reason, seconds) {
-      const slot = (allow ? 0 : DECISION_REASONS.length) + REASON_INDEX[reason];
-      decided[slot] = (decided[slot] ?? 0) + 1;
-      decisionSeconds.observe(seconds);
+/** A counter that exports the growth of a process-wide number read at each scrape. */
+function processCounter(registers: Registry[], name: string, help: string, read: () => number): void {
+  let exported = 0;
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const now = read();
+      if (now > exported) this.inc(now - exported);
+      exported = now;
     },
-    recordRateLimited(tool) {
-      if (isToolName(tool)) rateLimited.labels(tool).inc();
-    },
-    recordReload(project, outcome) {
-      reloads.labels(project, outcome).inc();
-    },
-    forgetProject(project) {
-      for (const outcome of RELOAD_OUTCOMES) reloads.remove(project, outcome);
-    },
-    projectChanged(project, change) {
-      if (change === 'removed') this.forgetProject(project);
-      else if (change === 'ok' || change === 'invalid') this.recordReload(project, change);
-    },
-    recordPolicyWrite(outcome) {
-      writes.labels(outcome).inc();
-    },
-    render: () => registry.metrics(),
-  };
+  });
 }
