@@ -33,6 +33,39 @@ export interface ServiceConfig {
   auditFile: string | undefined;
   /** PDP_APPROVAL_TTL_SECONDS: how long an approval request stays pending (undefined: the default, 300 s). */
   approvalTtlSeconds: number | undefined;
+  /** PDP_MAX_CONNECTIONS, PDP_MAX_EVENT_STREAMS(_PER_CLIENT): undefined for the app's defaults. */
+  maxConnections: number | undefined;
+  maxEventStreams: number | undefined;
+  maxEventStreamsPerClient: number | undefined;
+}
+
+/** Whether PDP_PROJECTS_ROOT or PDP_PROJECTS names projects (`idea-pdp serve` serves demo copies otherwise). */
+export function projectsConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.PDP_PROJECTS_ROOT) || Boolean(env.PDP_PROJECTS);
+}
+
+/** Whether PDP_STATE_DIR was given by hand (the default folder is outside any repository). */
+export function stateDirGiven(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.PDP_STATE_DIR);
+}
+
+/** What a reader (`idea-pdp preview --server`) was given for the decide token: PDP_DECIDE_TOKEN_FILE wins. */
+export function readerTokenSettingOf(env: NodeJS.ProcessEnv = process.env): { file: string } | { token: string } | undefined {
+  if (env.PDP_DECIDE_TOKEN_FILE) return { file: env.PDP_DECIDE_TOKEN_FILE };
+  return env.PDP_DECIDE_TOKEN ? { token: env.PDP_DECIDE_TOKEN } : undefined;
+}
+
+/** PDP_LOG_LEVEL: the pino level of the service's logs (default info). */
+export function logLevelOf(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PDP_LOG_LEVEL || 'info';
+}
+
+/** PDP_MAX_CONNECTIONS and the stream limits: a positive integer, or undefined for the app's default. */
+function positiveIntegerOf(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new ConfigError(`${name}: not a positive integer: ${value}`);
+  return parsed;
 }
 
 /** The longest PDP_APPROVAL_TTL_SECONDS accepted: a day, like a temporary grant. */
@@ -210,6 +243,9 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     socketWarning: socket.warning,
     auditFile: env.PDP_AUDIT_FILE || undefined,
     approvalTtlSeconds,
+    maxConnections: positiveIntegerOf('PDP_MAX_CONNECTIONS', env.PDP_MAX_CONNECTIONS),
+    maxEventStreams: positiveIntegerOf('PDP_MAX_EVENT_STREAMS', env.PDP_MAX_EVENT_STREAMS),
+    maxEventStreamsPerClient: positiveIntegerOf('PDP_MAX_EVENT_STREAMS_PER_CLIENT', env.PDP_MAX_EVENT_STREAMS_PER_CLIENT),
   };
 }
 

@@ -3,20 +3,12 @@
  * gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the watcher, exit
  * 0). `server/main.ts` (`node dist/server/main.js`, `npm start`) and `idea-pdp serve` call it.
  */
-import { ConfigError, isLoopback, loadConfig, prepareStateDir } from './config.js';
+import { ConfigError, isLoopback, loadConfig, logLevelOf, prepareStateDir } from './config.js';
 import { buildApp } from './http/app.js';
 import { closeSocketServer, serveAppOnSocket } from './http/unix-socket.js';
 import { createLogger } from './ops/logger.js';
 
-const logger = createLogger();
-
-/** PDP_MAX_CONNECTIONS and the stream limits: a positive integer, or undefined for the app's default. */
-function positiveIntegerOf(name: string, value: string | undefined): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new ConfigError(`${name}: not a positive integer: ${value}`);
-  return parsed;
-}
+const logger = createLogger({ level: logLevelOf() });
 
 /** Starts the service configured by `env`; resolves once it listens (the process then exits on SIGTERM/SIGINT). */
 export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -33,9 +25,9 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     auditFile: config.auditFile,
     loopbackHostsOnly: isLoopback(config.host),
     logger,
-    maxConnections: positiveIntegerOf('PDP_MAX_CONNECTIONS', env.PDP_MAX_CONNECTIONS),
-    maxEventStreams: positiveIntegerOf('PDP_MAX_EVENT_STREAMS', env.PDP_MAX_EVENT_STREAMS),
-    maxEventStreamsPerClient: positiveIntegerOf('PDP_MAX_EVENT_STREAMS_PER_CLIENT', env.PDP_MAX_EVENT_STREAMS_PER_CLIENT),
+    maxConnections: config.maxConnections,
+    maxEventStreams: config.maxEventStreams,
+    maxEventStreamsPerClient: config.maxEventStreamsPerClient,
     stateDir: config.stateDir,
     approvalTtlSeconds: config.approvalTtlSeconds,
   });

@@ -5,6 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { MIN_TOKEN_FILE_CHARACTERS, readTokenFileSync, TokenFileProblem } from '../../schemas/token-file.js';
+import { readerTokenSettingOf } from '../config.js';
 import { compileDocument } from '../domain/compile.js';
 import { agentChanges } from '../domain/preview.js';
 import { checkProposal } from '../projects/proposal-check.js';
@@ -29,22 +30,20 @@ const fileName = (file: string): string => (file === '-' ? 'stdin' : file);
  * under the service's own rules for that file (docs/api.md#security), else none.
  */
 function readerToken(): string | undefined {
-  const file = process.env.PDP_DECIDE_TOKEN_FILE;
-  if (file !== undefined && file !== '') {
-    try {
-      return readTokenFileSync(file, {
-        setting: 'PDP_DECIDE_TOKEN_FILE',
-        owner: "this user's",
-        rootMayOwn: true,
-        minCharacters: MIN_TOKEN_FILE_CHARACTERS,
-      });
-    } catch (error) {
-      if (error instanceof TokenFileProblem) throw new UsageError(`PDP_DECIDE_TOKEN_FILE ${file} ${error.why}. ${error.fix}`);
-      throw error;
-    }
+  const setting = readerTokenSettingOf();
+  if (setting === undefined || 'token' in setting) return setting?.token;
+  const { file } = setting;
+  try {
+    return readTokenFileSync(file, {
+      setting: 'PDP_DECIDE_TOKEN_FILE',
+      owner: "this user's",
+      rootMayOwn: true,
+      minCharacters: MIN_TOKEN_FILE_CHARACTERS,
+    });
+  } catch (error) {
+    if (error instanceof TokenFileProblem) throw new UsageError(`PDP_DECIDE_TOKEN_FILE ${file} ${error.why}. ${error.fix}`);
+    throw error;
   }
-  const token = process.env.PDP_DECIDE_TOKEN;
-  return token === undefined || token === '' ? undefined : token;
 }
 
 function show(preview: PreviewShown, options: PreviewOptions, output: Output): void {

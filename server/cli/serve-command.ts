@@ -5,14 +5,14 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { demoProjectsRoot, prepareStateDir, stateDirOf } from '../config.js';
+import { demoProjectsRoot, prepareStateDir, projectsConfigured, stateDirGiven, stateDirOf } from '../config.js';
 import { runServer } from '../start-server.js';
 import type { Output } from './commands.js';
 
 export async function serveCommand(output: Output): Promise<void> {
   const env = process.env;
   const stateDir = stateDirOf(env);
-  if (!env.PDP_PROJECTS_ROOT && !env.PDP_PROJECTS) {
+  if (!projectsConfigured(env)) {
     await prepareStateDir(stateDir);
     const copies = path.join(stateDir, 'demo-projects');
     // Copied once: edits made through the panel stay between runs.
@@ -25,7 +25,7 @@ export async function serveCommand(output: Output): Promise<void> {
     );
   }
   // The default is outside any repository; a folder given by hand may be inside one.
-  const advice = env.PDP_STATE_DIR ? `: keep it out of git (.gitignore: ${path.basename(stateDir)}/)` : '';
+  const advice = stateDirGiven(env) ? `: keep it out of git (.gitignore: ${path.basename(stateDir)}/)` : '';
   output.err(`idea-pdp serve: state (admin token, grants, recent decisions) in ${stateDir}${advice}\n`);
   await runServer(env);
 }

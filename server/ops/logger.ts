@@ -63,7 +63,7 @@ function stdoutDestination(): DestinationStream {
   return stdout;
 }
 
-/** The service's logger: JSON lines at `PDP_LOG_LEVEL` (default info), secrets redacted, on stdout. */
+/** The service's logger: JSON lines at `options.level` (default info; PDP_LOG_LEVEL through server/config.ts), secrets redacted, on stdout. */
 export function createLogger(options: LoggerOptions = {}, destination: DestinationStream = stdoutDestination()): Logger {
-  return pino({ level: process.env.PDP_LOG_LEVEL ?? 'info', redact: REDACT, ...options }, destination);
+  return pino({ level: 'info', redact: REDACT, ...options }, destination);
 }
