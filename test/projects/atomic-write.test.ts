@@ -44,7 +44,7 @@ describe('writeFileAtomic: the new file whole, or nothing', () => {
     expect(readdirSync(folder).sort()).toEqual([NAME, 'other-name']);
   });
 
-  it('has the new file complete, with its mode, under a temp name before it takes the name; the old one is kept aside for an undo', async () => {
+  it('has the new file whole, with its mode, under a temp name before the rename; the old one kept aside for an undo', async () => {
     const { folder, target } = await folderWith('old\n');
     await chmod(target, 0o640);
     const oldInode = inodeOf(target);

@@ -24,7 +24,8 @@ import { tempFolder } from '../support/temp-folder.js';
 
 const SERVERS_NAME = 'mcp-servers.json';
 const POLICY = policyText(['idea_memory_read']);
-const SERVERS = `${JSON.stringify({ version: 1, servers: { fs: { label: 'Fichiers', tools: { read_text_file: { access: 'read' } } } } })}\n`;
+const SERVERS_DOC = { version: 1, servers: { fs: { label: 'Fichiers', tools: { read_text_file: { access: 'read' } } } } };
+const SERVERS = `${JSON.stringify(SERVERS_DOC)}\n`;
 
 /** A project folder with a policy file and a servers file, and the paths of both. */
 async function project() {
