@@ -100,7 +100,7 @@ export async function proxySection(ctx: BenchContext): Promise<SectionResult> {
     const callGap = p50(figures.proxiedCall) - p50(figures.guardedCall);
     const pingGap = p50(figures.proxiedPing) - p50(figures.directPing);
     const listGap = p50(lists.proxied) - p50(lists.direct);
-    // The proxy is one more process, asleep while the service decides, woken twice per call (§16).
+    // The proxy is one more process, asleep while the service decides, woken twice per call (bench/README.md#targets).
     const callAllowance = pingGap + (2 * (asleep?.roundTripP50Us ?? 0)) / 1000;
     const section = 'idea-mcp-proxy (stdio, c=1)';
     const n = figures.guardedCall.length;
