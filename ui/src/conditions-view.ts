@@ -69,7 +69,9 @@ export function renderConditionsToggle(state: PanelState, actions: Actions, tool
         actions.toggleConditions(tool.name);
       },
     },
-    conditioned && limit !== null ? `${shown} · limite` : shown,
+    shown,
+    // Hidden below 760 px, where the row's own line says the limit just beside (the name carries it too).
+    conditioned && limit !== null ? h('span', { class: 'toggle-limit' }, ' · limite') : null,
   );
 }
 
