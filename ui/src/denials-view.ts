@@ -84,7 +84,9 @@ function renderGroup(state: PanelState, actions: Actions, group: DenialGroup): C
 
 /** Autoriser / Sur demande for a refusal a policy change can fix, as the row's checkbox and toggle would. */
 function renderFixes(state: PanelState, actions: Actions, group: DenialGroup, access: 'read' | 'write' | undefined): Child {
-  if (group.reasons.includes('rate_limited')) return renderRaiseLimit(state, actions, group);
+  // A tool no longer listed renders no raise: its other refusals' fixes (Autoriser…) may apply.
+  const raise = group.reasons.includes('rate_limited') ? renderRaiseLimit(state, actions, group) : null;
+  if (raise !== null) return raise;
   if (group.reasons.includes('argument_not_allowed')) return renderShowConditions(state, actions, group);
   if (!group.fixable || access === undefined) return null;
   const current = toolState(group.tool, shownAllowed(state), shownAsk(state));
