@@ -47,6 +47,8 @@ export class Writes {
     if (draftProblem(draft) !== null) return;
     const conditions = conditionsToSave(draft.conditions, listed);
     const limits = limitsToSave(draft.limits, listed);
+    // Without limits before or after, the field is left out: the service then keeps none either.
+    const sendsLimits = Object.keys(limits).length > 0 || Object.keys(savedLimits(state.view, draft.target)).length > 0;
     const agentId = draft.target.kind === 'agent' ? draft.target.agentId : null;
     const name = targetName(this.state, draft.target);
     const expected: Expected = {
@@ -63,7 +65,9 @@ export class Writes {
           this.api.putAllowlist(
             projectId,
             agentId,
-            withLimits(listsToSave(catalog, draft.allowed, draft.ask, conditions), limits),
+            sendsLimits
+              ? withLimits(listsToSave(catalog, draft.allowed, draft.ask, conditions), limits)
+              : listsToSave(catalog, draft.allowed, draft.ask, conditions),
             revision,
           ),
         );
@@ -262,7 +266,8 @@ export class Writes {
     const saved = savedTarget(view, target);
     if (!saved?.overriding) return;
     // The undo writes the limits back too: a reset that came back without them would lift a cap.
-    const previous = withLimits(listsToSave(catalog, saved.allowed, saved.ask, saved.conditions), savedLimits(view, target));
+    const lists = listsToSave(catalog, saved.allowed, saved.ask, saved.conditions);
+    const previous = Object.keys(savedLimits(view, target)).length === 0 ? lists : withLimits(lists, savedLimits(view, target));
     const agentId = target.kind === 'agent' ? target.agentId : null;
     let base = basisOf(view, target, false);
     const expected: Expected = { get: () => base, set: (basis) => (base = basis) };
