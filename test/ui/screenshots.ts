@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../ui/build.js';
 import { launchChromium } from './browser.js';
+import { LIMIT_SHOTS } from './limit-shots.js';
 import { ADMIN_TOKEN, DEMO_PROJECTS, startService, type RunningService } from './service.js';
 import { READ_TOOLS } from '../support/tools.js';
 
@@ -287,6 +288,7 @@ const SHOTS: Shot[] = [
       await openAskAgentConditions(page);
     },
   },
+  ...LIMIT_SHOTS,
   // Last: its requests and grant stay in the service's memory.
   {
     file: 'permissions-requests.png',

@@ -7,6 +7,7 @@ import type { Actions } from './actions.js';
 import type { ConditionEdits } from './condition-edits.js';
 import type { Denials } from './denials.js';
 import type { Editing } from './editing.js';
+import type { LimitEdits } from './limit-edits.js';
 import type { Navigation } from './navigation.js';
 import type { Requests } from './requests.js';
 import type { Writes } from './writes.js';
@@ -16,6 +17,7 @@ export interface Controllers {
   navigation: Navigation;
   editing: Editing;
   conditions: ConditionEdits;
+  limits: LimitEdits;
   writes: Writes;
   requests: Requests;
   denials: Denials;
@@ -69,6 +71,13 @@ export const ACTION_ROUTES = {
   addConditionValue: ['conditions', 'addValue'],
   removeConditionValue: ['conditions', 'removeValue'],
   removeConditionRow: ['conditions', 'removeRow'],
+  // usage limits
+  addLimit: ['limits', 'add'],
+  setLimitMax: ['limits', 'setMax'],
+  setLimitCount: ['limits', 'setCount'],
+  setLimitUnit: ['limits', 'setUnit'],
+  removeLimit: ['limits', 'remove'],
+  raiseLimit: ['limits', 'raise'],
   // writes
   save: ['writes', 'save'],
   keepMine: ['writes', 'keepMine'],

@@ -5,6 +5,7 @@
  */
 import type { ApprovalAnswer } from '../../schemas/approvals.js';
 import type { ConditionOperator } from '../../schemas/conditions.js';
+import type { LimitUnit } from './limits-model.js';
 import type { ToolState } from './model.js';
 import type { TargetKey } from './model.js';
 import type { RepairChoice, Tab } from './state.js';
@@ -51,6 +52,14 @@ export interface Actions {
   addConditionValue(tool: string, index: number, text: string): boolean;
   removeConditionValue(tool: string, index: number, valueIndex: number, fromField: boolean): void;
   removeConditionRow(tool: string, index: number): void;
+  // usage limits (in the same inline editor as the conditions)
+  addLimit(tool: string): void;
+  setLimitMax(tool: string, text: string): void;
+  setLimitCount(tool: string, text: string): void;
+  setLimitUnit(tool: string, unit: LimitUnit): void;
+  removeLimit(tool: string): void;
+  /** « Relever la limite » on a refusal by a usage limit. */
+  raiseLimit(tool: string): void;
   // writes
   save(): void;
   keepMine(): void;

@@ -16,6 +16,8 @@ import {
   type ConditionRow,
 } from './conditions-model.js';
 import type { Editing } from './editing.js';
+import { shownLimitRow } from './limit-selectors.js';
+import { limitIds } from './limits-model.js';
 import { argumentsOf, targetId } from './model.js';
 import { editable, openConditions, shownConditions } from './selectors.js';
 import type { PanelState } from './state.js';
@@ -52,10 +54,15 @@ export class ConditionEdits {
     });
   }
 
-  /** The first thing to fill in: the first condition's values (its argument for `absent`), else « Ajouter une condition ». */
+  /** The first thing to fill in: the first condition's values (its argument for `absent`), else « Ajouter une condition » (the limit's fields without arguments). */
   private focusInside(state: PanelState, tool: string): void {
     const ids = conditionIds(tool);
     const first = this.rows(tool)[0];
+    if (first === undefined && this.known(tool).length === 0) {
+      // A tool without arguments: its editor holds only the usage limit.
+      state.focusAfterRender = shownLimitRow(state, tool) === undefined ? limitIds(tool).add : limitIds(tool).max;
+      return;
+    }
     state.focusAfterRender = first === undefined ? ids.add : first.operator === 'absent' ? ids.argument(0) : ids.value(0);
   }
 

@@ -17,6 +17,9 @@ import {
   type ConditionRow,
 } from './conditions-model.js';
 import { h, type Child } from './dom.js';
+import { shownLimit } from './limit-selectors.js';
+import { limitText } from './limits-model.js';
+import { renderLimitSection } from './limits-view.js';
 import { argumentsOf, checkboxLabel, type CatalogTool } from './model.js';
 import { openConditions, shownConditions, shownListed } from './selectors.js';
 import type { PanelState } from './state.js';
@@ -38,25 +41,37 @@ export function offersConditions(state: PanelState, tool: CatalogTool): boolean 
   return argumentsOf(tool).length > 0 || (shownConditions(state).get(tool.name)?.length ?? 0) > 0;
 }
 
-/** « Conditions » (with its count) beside a listed tool of an editable target. */
+/**
+ * « Conditions » (with its count, and « · limite » when the tool has a usage limit) beside a listed
+ * tool of an editable target; « Limite » on a tool that takes no argument. One button opens both:
+ * a second one per row would cost a Tab stop on every listed row.
+ */
 export function renderConditionsToggle(state: PanelState, actions: Actions, tool: CatalogTool): Child {
   const ids = conditionIds(tool.name);
   const count = shownConditions(state).get(tool.name)?.length ?? 0;
   const open = openConditions(state) === tool.name;
+  const limit = shownLimit(state, tool.name);
+  const conditioned = offersConditions(state, tool);
+  const label = conditioned
+    ? `Conditions : ${checkboxLabel(tool)}${count > 0 ? `, ${conditionCount(count)}` : ''}`
+    : `Limite d’usage : ${checkboxLabel(tool)}`;
+  const shown = conditioned ? (count > 0 ? `Conditions (${count})` : 'Conditions') : 'Limite';
   return h(
     'button',
     {
       id: ids.toggle,
-      class: `button conditions-toggle${count > 0 ? ' has-conditions' : ''}`,
+      class: `button conditions-toggle${count > 0 || limit !== null ? ' has-conditions' : ''}`,
       type: 'button',
       'aria-expanded': String(open),
       'aria-controls': ids.editor,
-      'aria-label': `Conditions : ${checkboxLabel(tool)}${count > 0 ? `, ${conditionCount(count)}` : ''}`,
+      'aria-label': limit === null ? label : `${label}, limite : ${limitText(limit)}`,
       onclick: () => {
         actions.toggleConditions(tool.name);
       },
     },
-    count > 0 ? `Conditions (${count})` : 'Conditions',
+    shown,
+    // Hidden below 760 px, where the row's own line says the limit just beside (the name carries it too).
+    conditioned && limit !== null ? h('span', { class: 'toggle-limit' }, ' · limite') : null,
   );
 }
 
@@ -72,6 +87,29 @@ export function renderConditionsEditor(state: PanelState, actions: Actions, tool
       actions.closeConditions(tool.name);
     }
   };
+  const close = h(
+    'button',
+    {
+      id: ids.close,
+      class: 'button button-quiet',
+      type: 'button',
+      'aria-label': `Fermer les conditions de ${tool.name}`,
+      onclick: () => {
+        actions.closeConditions(tool.name);
+      },
+    },
+    'Fermer',
+  );
+  if (!offersConditions(state, tool)) {
+    // A tool without arguments: only its usage limit can be set here.
+    return h(
+      'div',
+      { id: ids.editor, class: 'conditions-editor', role: 'group', 'aria-labelledby': ids.title, onkeydown: onKeydown },
+      h('p', { id: ids.title, class: 'conditions-title' }, 'Limite d’usage de ', h('code', null, tool.name)),
+      renderLimitSection(state, actions, tool.name, false),
+      h('div', { class: 'button-row' }, close),
+    );
+  }
   return h(
     'div',
     { id: ids.editor, class: 'conditions-editor', role: 'group', 'aria-labelledby': ids.title, onkeydown: onKeydown },
@@ -106,20 +144,9 @@ export function renderConditionsEditor(state: PanelState, actions: Actions, tool
         },
         'Ajouter une condition',
       ),
-      h(
-        'button',
-        {
-          id: ids.close,
-          class: 'button button-quiet',
-          type: 'button',
-          'aria-label': `Fermer les conditions de ${tool.name}`,
-          onclick: () => {
-            actions.closeConditions(tool.name);
-          },
-        },
-        'Fermer',
-      ),
     ),
+    renderLimitSection(state, actions, tool.name, true),
+    h('div', { class: 'button-row' }, close),
   );
 }
 

@@ -7,6 +7,7 @@ import type { Actions } from './actions.js';
 import { agoText, countText, denialsOf, groupDenials, reasonsText, type DenialGroup } from './denials-model.js';
 import { h, type Child } from './dom.js';
 import { renderFrenchError } from './feedback-view.js';
+import { renderRaiseLimit } from './limits-view.js';
 import { toolState } from './model.js';
 import { agentName, canWrite, editable, overrideRefusal, overriding, shownAllowed, shownAsk } from './selectors.js';
 import type { PanelState } from './state.js';
@@ -83,6 +84,9 @@ function renderGroup(state: PanelState, actions: Actions, group: DenialGroup): C
 
 /** Autoriser / Sur demande for a refusal a policy change can fix, as the row's checkbox and toggle would. */
 function renderFixes(state: PanelState, actions: Actions, group: DenialGroup, access: 'read' | 'write' | undefined): Child {
+  // A tool no longer listed renders no raise: its other refusals' fixes (Autoriser…) may apply.
+  const raise = group.reasons.includes('rate_limited') ? renderRaiseLimit(state, actions, group) : null;
+  if (raise !== null) return raise;
   if (group.reasons.includes('argument_not_allowed')) return renderShowConditions(state, actions, group);
   if (!group.fixable || access === undefined) return null;
   const current = toolState(group.tool, shownAllowed(state), shownAsk(state));

@@ -6,12 +6,14 @@
 import type { CatalogResponse, PermissionsView } from '../../schemas/api.js';
 import type { PolicyConditions } from '../../schemas/conditions.js';
 import { sameConditions } from './conditions-model.js';
+import { sameLimits } from './limits-model.js';
+import type { PolicyLimits } from '../../schemas/limits.js';
 import { conditionsOf, findAgent, toolState, type TargetKey } from './model.js';
 
 /** The part of a view one target's draft depends on. */
 export interface TargetBasis {
   /** The target's own state: `null` for an agent without override, else its lists (and unknown names). */
-  own: { allowed: string[]; ask: string[]; conditions?: PolicyConditions; unknown: string[] } | null;
+  own: { allowed: string[]; ask: string[]; conditions?: PolicyConditions; limits?: PolicyLimits; unknown: string[] } | null;
   /** The agent exists in the view (declared or with an override). Always true for the default. */
   exists: boolean;
   /** The project default, when the draft was seeded from it (a new override of an inheriting agent). */
@@ -20,12 +22,14 @@ export interface TargetBasis {
   effective: ToolLists;
 }
 
-/** Allowed and asked tools, as the view lists them, and their conditions. */
+/** Allowed and asked tools, as the view lists them, their conditions and usage limits. */
 export interface ToolLists {
   allowed: string[];
   ask: string[];
   /** Absent: none. */
   conditions?: PolicyConditions;
+  /** Absent: none. */
+  limits?: PolicyLimits;
 }
 
 export function basisOf(view: PermissionsView, target: TargetKey, seededFromDefault: boolean): TargetBasis {
@@ -41,10 +45,16 @@ export function basisOf(view: PermissionsView, target: TargetKey, seededFromDefa
   return { own, exists: agent !== undefined, seededFrom, effective: lists };
 }
 
-function listsOf(entry: { allowedTools: readonly string[]; askTools?: readonly string[] | undefined }): ToolLists {
+function listsOf(entry: {
+  allowedTools: readonly string[];
+  askTools?: readonly string[] | undefined;
+  limits?: PolicyLimits | undefined;
+}): ToolLists {
   const conditions = conditionsOf(entry);
-  const lists = { allowed: [...entry.allowedTools], ask: [...(entry.askTools ?? [])] };
-  return Object.keys(conditions).length === 0 ? lists : { ...lists, conditions };
+  const lists: ToolLists = { allowed: [...entry.allowedTools], ask: [...(entry.askTools ?? [])] };
+  if (Object.keys(conditions).length > 0) lists.conditions = conditions;
+  if (Object.keys(entry.limits ?? {}).length > 0) lists.limits = { ...entry.limits };
+  return lists;
 }
 
 /** True when nothing the draft depends on changed between the two bases. */
@@ -62,6 +72,8 @@ export interface Change {
   removed: string[];
   /** Listed before and after, with other conditions on its arguments. */
   conditions: string[];
+  /** Listed before and after, with another usage limit (or one added or removed); absent when none. */
+  limits?: string[];
 }
 
 /** What changed from `before` to `after`, in catalog order. */
@@ -77,6 +89,7 @@ export function changeBetween(catalog: CatalogResponse, before: ToolLists, after
     if (from === to) {
       const condition = (lists: ToolLists) => ({ [name]: lists.conditions?.[name] ?? {} });
       if (to !== 'deny' && !sameConditions(condition(before), condition(after))) change.conditions.push(name);
+      if (to !== 'deny' && !sameLimits(before.limits, after.limits, new Set([name]))) (change.limits ??= []).push(name);
       continue;
     }
     if (to === 'allow') change.added.push(name);
@@ -93,6 +106,7 @@ export function changeText(change: Change): string {
     ...change.asked.map((name) => `? ${name} (sur demande)`),
     ...change.removed.map((name) => `\u2212 ${name}`),
     ...change.conditions.map((name) => `~ ${name} (conditions)`),
+    ...(change.limits ?? []).map((name) => `~ ${name} (limite)`),
   ];
   return parts.length === 0 ? 'aucun changement de tools' : parts.join(' ; ');
 }

@@ -5,6 +5,8 @@
  */
 import { copyRows, rowsDiffer, rowsOf, type ConditionRow } from './conditions-model.js';
 import { basisOf } from './draft-rebase.js';
+import { shownLimits } from './limit-selectors.js';
+import { copyLimitRows, limitRowsOf, limitsDiffer, savedLimits, type LimitRow } from './limits-model.js';
 import { TOOLBAR_ITEMS, groupTools, sameSet, toolControlId, type ToolGroupView, type ToolState } from './model.js';
 import { quickGrantState, quickGrants } from './quick-grants.js';
 import { canWrite, editable, overrideRefusal, overriding, saved, shownAllowed, shownAsk, shownConditions } from './selectors.js';
@@ -36,6 +38,7 @@ export class Editing {
       allowed: new Set(savedNow.allowed),
       ask: new Set(savedNow.ask),
       conditions: rowsOf(savedNow.conditions),
+      limits: limitRowsOf(savedLimits(this.state.view, this.state.target)),
       createsOverride: true,
       dropsUnknown: false,
       base: basisOf(this.state.view, this.state.target, true),
@@ -165,8 +168,18 @@ export class Editing {
     return true;
   }
 
+  /** Sets (or, with null, removes) one tool's usage limit in the draft; false when nothing can change now. */
+  changeLimit(tool: string, row: LimitRow | null): boolean {
+    if (!editable(this.state) || this.state.saving) return false;
+    this.change((_allowed, _ask, _conditions, limits) => {
+      if (row === null) limits.delete(tool);
+      else limits.set(tool, { ...row });
+    });
+    return true;
+  }
+
   private change(
-    mutate: (allowed: Set<string>, ask: Set<string>, conditions: Map<string, ConditionRow[]>) => void,
+    mutate: (allowed: Set<string>, ask: Set<string>, conditions: Map<string, ConditionRow[]>, limits: Map<string, LimitRow>) => void,
     dropsUnknown = false,
   ): void {
     const savedNow = saved(this.state);
@@ -179,12 +192,14 @@ export class Editing {
     const allowed = new Set(shownAllowed(this.state));
     const ask = new Set(shownAsk(this.state));
     const conditions = copyRows(shownConditions(this.state));
-    mutate(allowed, ask, conditions);
+    const limits = copyLimitRows(shownLimits(this.state));
+    mutate(allowed, ask, conditions, limits);
     const draft: Draft = {
       target: this.state.target,
       allowed,
       ask,
       conditions,
+      limits,
       createsOverride: current?.createsOverride ?? false,
       dropsUnknown: dropsUnknown || (current?.dropsUnknown ?? false),
       base: current?.base ?? basisOf(this.state.view, this.state.target, false),
@@ -196,7 +211,8 @@ export class Editing {
       !draft.dropsUnknown &&
       sameSet(allowed, savedNow.allowed) &&
       sameSet(ask, savedNow.ask) &&
-      !rowsDiffer(conditions, savedNow.conditions, listed);
+      !rowsDiffer(conditions, savedNow.conditions, listed) &&
+      !limitsDiffer(limits, savedLimits(this.state.view, this.state.target), listed);
     this.store.update((state) => {
       state.draft = clean ? null : draft;
       if (clean) state.drift = null;

@@ -6,7 +6,7 @@
 import type { Actions } from './actions.js';
 import { agentFlags, showsId, visibleText } from './agent-names.js';
 import { renderDenials } from './denials-view.js';
-import { firstProblem } from './conditions-model.js';
+import { draftProblem } from './draft-problems.js';
 import { changeText, type Change } from './draft-rebase.js';
 import { h, type Child } from './dom.js';
 import { renderNotice, renderProblem } from './feedback-view.js';
@@ -416,7 +416,7 @@ function renderActions(state: PanelState, actions: Actions): Child {
   const { saving, confirmation, conflict, draft } = state;
   const editable = select.editable(state);
   const dirty = draft !== null && sameTarget(draft.target, state.target);
-  const incomplete = dirty ? firstProblem(draft.conditions, new Set([...draft.allowed, ...draft.ask])) : null;
+  const incomplete = dirty ? draftProblem(draft) : null;
   const blocked = !dirty || saving || confirmation !== null || conflict !== null || incomplete !== null;
   return h(
     'div',

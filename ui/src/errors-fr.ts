@@ -5,6 +5,7 @@
  */
 import type { PolicyError } from '../../schemas/api.js';
 import type { ApiError } from './api.js';
+import { limitProblemsText, limitRequestText } from './limits-model.js';
 
 export interface FrenchError {
   message: string;
@@ -71,6 +72,8 @@ export function frenchError(error: ApiError): FrenchError {
     message = `Le service a rencontré une erreur (HTTP ${error.status}) : la requête n\u2019a peut-être pas été appliquée.`;
   else message = `Réponse inattendue du service (HTTP ${error.status}).`;
   if (error.code === 'invalid_tools') message += invalidToolsSuffix(error.details);
+  if (error.code === 'invalid_limits') message += limitProblemsText(error.details);
+  if (error.code === 'invalid_request') message += limitRequestText(error.details);
   const status = error.status === 0 ? '' : `HTTP ${error.status} `;
   const details = error.details === undefined ? '' : ` ${JSON.stringify(error.details)}`;
   return { message, detail: `${status}${error.code} : ${error.message}${details}` };

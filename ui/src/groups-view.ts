@@ -5,9 +5,9 @@
  * checkbox (checked = Autorisé) whose label is the whole row, and an unchecked write tool has a
  * "Sur demande" toggle beside it. Otherwise the row shows a mark, attenuated while inherited.
  */
-import { limitText, savedLimits } from './limits-model.js';
 import type { Actions } from './actions.js';
-import { offersConditions, renderConditionsEditor, renderConditionsToggle, rowConditionsText } from './conditions-view.js';
+import { renderConditionsEditor, renderConditionsToggle, rowConditionsText } from './conditions-view.js';
+import { limitLineId, renderLimitLine } from './limits-view.js';
 import { remainingText } from './countdown.js';
 import { h, type Child } from './dom.js';
 import {
@@ -251,17 +251,8 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
           conditions,
         );
   // A limited tool says so on its own line too: « au plus 20 appels par heure » (docs/api.md#usage-limits).
-  const limit = current === 'deny' ? undefined : savedLimits(state.view, state.target)[tool.name];
-  const limitLine =
-    limit === undefined
-      ? null
-      : h(
-          'span',
-          { id: `limit-${tool.name}`, class: 'conditions-text limit-text' },
-          h('span', { class: 'visually-hidden' }, '· '),
-          h('span', { 'aria-hidden': 'true', class: 'conditions-mark' }, '↳ '),
-          limitText(limit),
-        );
+  const limitLine = current === 'deny' ? null : renderLimitLine(state, tool.name);
+  const limitId = current === 'deny' ? null : limitLineId(state, tool.name);
   const texts = [
     h('span', { class: 'tool-text' }, h('code', { class: 'tool-name' }, tool.name), h('span', { class: 'tool-label' }, tool.label)),
     tool.access === 'read' ? h('span', { class: 'badge badge-read' }, 'Lecture') : h('span', { class: 'badge badge-write' }, 'Écriture'),
@@ -296,7 +287,7 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
           type: 'checkbox',
           checked: current === 'allow',
           'aria-label': checkboxLabel(tool),
-          'aria-describedby': conditions === null ? stateId : `${stateId} ${conditionsId}`,
+          'aria-describedby': [stateId, conditions === null ? null : conditionsId, limitId].filter((id) => id !== null).join(' '),
           onchange: (event: Event) => {
             actions.setTool(tool.name, (event.target as HTMLInputElement).checked ? 'allow' : 'deny');
           },
@@ -320,8 +311,8 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
             ' Sur demande',
           )
         : null,
-      // Conditions narrow a tool the policy lists (allowed or on ask), never a denied one.
-      current === 'deny' || !offersConditions(state, tool) ? null : renderConditionsToggle(state, actions, tool),
+      // Conditions and a usage limit narrow a tool the policy lists (allowed or on ask), never a denied one.
+      current === 'deny' ? null : renderConditionsToggle(state, actions, tool),
     ),
     awaiting ? renderConfirmation(actions, [tool.name]) : null,
     current === 'deny' ? null : renderConditionsEditor(state, actions, tool),

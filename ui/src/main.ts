@@ -10,6 +10,7 @@ import { DENIALS_REFRESH_MS, Denials } from './denials.js';
 import { renderInto, shownText } from './dom.js';
 import { DraftPreviews } from './draft-preview.js';
 import { Editing } from './editing.js';
+import { LimitEdits } from './limit-edits.js';
 import { LiveSync } from './live-sync.js';
 import { Navigation } from './navigation.js';
 import { PressHold } from './press-hold.js';
@@ -45,12 +46,13 @@ const navigation = new Navigation(store, api, tokens, {
 });
 const editing = new Editing(store);
 const conditions = new ConditionEdits(store, editing);
+const limits = new LimitEdits(store, editing);
 const writes = new Writes(store, api, navigation);
 const requests = new Requests(store, api, navigation);
 const denials = new Denials(store, api);
 const previews = new DraftPreviews(store, api);
 
-const actions = bindActions({ navigation, editing, conditions, writes, requests, denials });
+const actions = bindActions({ navigation, editing, conditions, limits, writes, requests, denials });
 
 const pressHold = new PressHold(document, window);
 let scheduled = false;

@@ -7,6 +7,7 @@
  */
 import type { CatalogResponse, PermissionsView, AgentPermissions } from '../../schemas/api.js';
 import type { PolicyConditions } from '../../schemas/conditions.js';
+import type { PolicyLimits } from '../../schemas/limits.js';
 
 export type CatalogTool = CatalogResponse['tools'][number];
 export type Access = CatalogTool['access'];
@@ -160,6 +161,8 @@ export interface WriteLists {
   allowedTools: string[];
   askTools?: string[];
   conditions?: PolicyConditions;
+  /** When present, replaces the target's usage limits (docs/api.md#usage-limits), `{}` removing them all. */
+  limits?: PolicyLimits;
 }
 
 /**

@@ -10,6 +10,8 @@ import type { PolicyDocument } from '../../schemas/policy.js';
 import { visibleText } from './agent-names.js';
 import type { PolicyConditions } from '../../schemas/conditions.js';
 import { conditionsToSave, rowsOf, type ConditionRows } from './conditions-model.js';
+import { limitsToSave, withLimits, type LimitRows } from './limits-model.js';
+import type { PolicyLimits } from '../../schemas/limits.js';
 import { conditionsOf, listsToSave, sameTarget, type TargetKey, type WriteLists } from './model.js';
 
 /** The part of a draft the document depends on. */
@@ -19,19 +21,29 @@ export interface DraftLists {
   ask: ReadonlySet<string>;
   /** Absent: the target keeps no condition. */
   conditions?: ConditionRows;
+  /** Absent: the target keeps no usage limit. */
+  limits?: LimitRows;
 }
 
 /**
  * One policy as the document holds it: `askTools` only when something is on ask, `conditions`
  * only when there are some (sorted, so that equal policies give the same text).
  */
-function lists(allowedTools: readonly string[], askTools: readonly string[] | undefined, conditions: PolicyConditions): WriteLists {
+function lists(
+  allowedTools: readonly string[],
+  askTools: readonly string[] | undefined,
+  conditions: PolicyConditions,
+  limits: Readonly<PolicyLimits> = {},
+): WriteLists {
   const written: WriteLists =
     askTools === undefined || askTools.length === 0
       ? { allowedTools: [...allowedTools] }
       : { allowedTools: [...allowedTools], askTools: [...askTools] };
   const sorted = conditionsToSave(rowsOf(conditions), new Set([...allowedTools, ...(askTools ?? [])]));
-  return Object.keys(sorted).length === 0 ? written : { ...written, conditions: sorted };
+  const conditioned = Object.keys(sorted).length === 0 ? written : { ...written, conditions: sorted };
+  // Limits replay in the preview (docs/api.md#usage-limits): a document without them would count the refusals they made as allowed.
+  const limited = withLimits(conditioned, limits);
+  return Object.keys(limited.limits).length === 0 ? conditioned : limited;
 }
 
 /**
@@ -42,10 +54,15 @@ function lists(allowedTools: readonly string[], askTools: readonly string[] | un
 export function savedDocument(view: PermissionsView): PolicyDocument {
   const document: PolicyDocument = { version: 1 };
   if (view.projectDefault.mode === 'custom')
-    document.projectDefault = lists(view.projectDefault.allowedTools, view.projectDefault.askTools, conditionsOf(view.projectDefault));
+    document.projectDefault = lists(
+      view.projectDefault.allowedTools,
+      view.projectDefault.askTools,
+      conditionsOf(view.projectDefault),
+      view.projectDefault.limits,
+    );
   document.agents = view.agents
     .filter((agent) => agent.mode === 'override')
-    .map((agent) => ({ agentId: agent.agentId, policy: lists(agent.allowedTools, agent.askTools, conditionsOf(agent)) }));
+    .map((agent) => ({ agentId: agent.agentId, policy: lists(agent.allowedTools, agent.askTools, conditionsOf(agent), agent.limits) }));
   return document;
 }
 
@@ -57,10 +74,12 @@ export function savedDocument(view: PermissionsView): PolicyDocument {
 export function proposedDocument(catalog: CatalogResponse, view: PermissionsView, draft: DraftLists): PolicyDocument {
   const document = savedDocument(view);
   const saved = listsToSave(catalog, draft.allowed, draft.ask);
+  const listed = new Set([...draft.allowed, ...draft.ask]);
   const written = lists(
     saved.allowedTools,
     saved.askTools,
-    conditionsToSave(draft.conditions ?? new Map<string, never[]>(), new Set([...draft.allowed, ...draft.ask])),
+    conditionsToSave(draft.conditions ?? new Map<string, never[]>(), listed),
+    limitsToSave(draft.limits ?? new Map<string, never>(), listed),
   );
   if (draft.target.kind === 'default') return { ...document, projectDefault: written };
   const agentId = draft.target.agentId;

@@ -4,6 +4,7 @@ import type { ApiError, PanelView, Role } from './api.js';
 import type { ConditionRows } from './conditions-model.js';
 import type { ConflictSides, TargetBasis } from './draft-rebase.js';
 import type { FrenchError } from './errors-fr.js';
+import type { LimitRows } from './limits-model.js';
 import type { LiveState } from './live-stream.js';
 import { DEFAULT_TARGET, type TargetKey, type WriteLists } from './model.js';
 import type { PreviewLine } from './preview-model.js';
@@ -64,6 +65,8 @@ export interface Draft {
   ask: Set<string>;
   /** Conditions on arguments by tool, as the inline editor holds them (a row may be incomplete). */
   conditions: ConditionRows;
+  /** Usage limits by tool, as the row's editor holds them (a row may be invalid while typed). */
+  limits: LimitRows;
   /** The agent inherits today: saving creates its override even if nothing else changed. */
   createsOverride: boolean;
   /** The user asked to drop the unknown names of the saved allowlist. */
@@ -154,7 +157,7 @@ export interface PanelState {
   repair: RepairChoice | null;
   /** Explicit open/closed choices per target and group (defaults come from the group's access). */
   openGroups: Map<string, boolean>;
-  /** The tool whose « Conditions » editor is open, for one target (by {@link targetId}). */
+  /** The tool whose « Conditions » editor (which holds its usage limit too) is open, for one target (by {@link targetId}). */
   conditionsOpen: { target: string; tool: string; message: { index: number; text: string } | null } | null;
   /** The group whose "Autres actions" ("Tout demander dans ce groupe") is shown. */
   moreActionsFor: string | null;

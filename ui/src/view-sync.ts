@@ -4,6 +4,7 @@
  */
 import type { PanelView, VersionedView } from './api.js';
 import { conditionsToSave } from './conditions-model.js';
+import { limitsToSave } from './limits-model.js';
 import { basisOf, conflictSides, sameBasis } from './draft-rebase.js';
 import { DEFAULT_TARGET, findAgent } from './model.js';
 import type { PanelState } from './state.js';
@@ -40,6 +41,7 @@ function reconcileDraft(state: PanelState, view: PanelView): void {
       allowed: [...draft.allowed],
       ask: [...draft.ask],
       conditions: conditionsToSave(draft.conditions, new Set([...draft.allowed, ...draft.ask])),
+      limits: limitsToSave(draft.limits, new Set([...draft.allowed, ...draft.ask])),
     }),
     after,
     fromSave,

@@ -3,11 +3,14 @@
  * when the concurrent change does not touch it, a conflict the user settles otherwise), the resets
  * with their few seconds of "Annuler", and the repair of an invalid file.
  */
+import type { PolicyLimits } from '../../schemas/limits.js';
 import type { PolicyDocument } from '../../schemas/policy.js';
 import { ApiError, asApiError, type PermissionsApi, type VersionedView } from './api.js';
 import { basisOf, sameBasis, type TargetBasis } from './draft-rebase.js';
 import { frenchError } from './errors-fr.js';
-import { conditionsToSave, firstProblem, rowsDiffer } from './conditions-model.js';
+import { conditionsToSave, rowsDiffer } from './conditions-model.js';
+import { draftProblem } from './draft-problems.js';
+import { limitsDiffer, limitsToSave, savedLimits, withLimits } from './limits-model.js';
 import { conditionsOf, listsToSave, sameSet, sameTarget, savedTarget, type TargetKey } from './model.js';
 import type { Navigation } from './navigation.js';
 import { abandonMessage, canWrite, dirty, editable, targetName } from './selectors.js';
@@ -40,9 +43,12 @@ export class Writes {
     if (catalog === null || projectId === null || draft === null || state.confirmation !== null || state.saving) return;
     if (state.conflict !== null) return;
     const listed = new Set([...draft.allowed, ...draft.ask]);
-    // An incomplete condition is said beside Enregistrer; nothing is sent until it is completed or removed.
-    if (firstProblem(draft.conditions, listed) !== null) return;
+    // An incomplete condition or an invalid limit is said beside Enregistrer; nothing is sent until it is fixed or removed.
+    if (draftProblem(draft) !== null) return;
     const conditions = conditionsToSave(draft.conditions, listed);
+    const limits = limitsToSave(draft.limits, listed);
+    // Without limits before or after, the field is left out: the service then keeps none either.
+    const sendsLimits = Object.keys(limits).length > 0 || Object.keys(savedLimits(state.view, draft.target)).length > 0;
     const agentId = draft.target.kind === 'agent' ? draft.target.agentId : null;
     const name = targetName(this.state, draft.target);
     const expected: Expected = {
@@ -56,7 +62,14 @@ export class Writes {
     await this.write(
       async () => {
         const { result, reapplied } = await this.reapplying(draft.target, draft.createsOverride, expected, state.revision, (revision) =>
-          this.api.putAllowlist(projectId, agentId, listsToSave(catalog, draft.allowed, draft.ask, conditions), revision),
+          this.api.putAllowlist(
+            projectId,
+            agentId,
+            sendsLimits
+              ? withLimits(listsToSave(catalog, draft.allowed, draft.ask, conditions), limits)
+              : listsToSave(catalog, draft.allowed, draft.ask, conditions),
+            revision,
+          ),
         );
         this.applyWritten(result);
         this.store.stage((next) => {
@@ -214,7 +227,8 @@ export class Writes {
       saved !== undefined &&
       sameSet(saved.allowed, draft.allowed) &&
       sameSet(saved.ask, draft.ask) &&
-      !rowsDiffer(draft.conditions, saved.conditions, listed);
+      !rowsDiffer(draft.conditions, saved.conditions, listed) &&
+      !limitsDiffer(draft.limits, savedLimits(view, draft.target), listed);
     this.store.stage((next) => {
       draft.createsOverride = seeded;
       draft.base = basisOf(view, draft.target, seeded);
@@ -251,7 +265,9 @@ export class Writes {
     }
     const saved = savedTarget(view, target);
     if (!saved?.overriding) return;
-    const previous = listsToSave(catalog, saved.allowed, saved.ask, saved.conditions);
+    // The undo writes the limits back too: a reset that came back without them would lift a cap.
+    const lists = listsToSave(catalog, saved.allowed, saved.ask, saved.conditions);
+    const previous = Object.keys(savedLimits(view, target)).length === 0 ? lists : withLimits(lists, savedLimits(view, target));
     const agentId = target.kind === 'agent' ? target.agentId : null;
     let base = basisOf(view, target, false);
     const expected: Expected = { get: () => base, set: (basis) => (base = basis) };
@@ -334,13 +350,17 @@ export class Writes {
       const source = lastValid.document;
       const document: PolicyDocument = { version: 1 };
       // Tools on ask are kept (never one that is also allowed: the API refuses a name in both lists).
-      const lists = (policy: { allowedTools: string[]; askTools?: string[] | undefined }) => {
+      const lists = (policy: { allowedTools: string[]; askTools?: string[] | undefined; limits?: PolicyLimits | undefined }) => {
         const allowedTools = keep(policy.allowedTools);
         const askTools = keep(policy.askTools ?? []).filter((name) => !allowedTools.includes(name));
-        const written = listsToSave(catalog, new Set(allowedTools), new Set(askTools), conditionsOf(policy));
-        // Conditions are kept for the tools kept; none at all is no field, as in the file.
+        const written = withLimits(
+          listsToSave(catalog, new Set(allowedTools), new Set(askTools), conditionsOf(policy)),
+          policy.limits ?? {},
+        );
+        // Conditions and limits are kept for the tools kept; none at all is no field, as in the file.
         if (Object.keys(written.conditions ?? {}).length === 0) delete written.conditions;
-        return written;
+        const { limits, ...unlimited } = written;
+        return Object.keys(limits).length === 0 ? unlimited : written;
       };
       if (source.projectDefault !== undefined) document.projectDefault = lists(source.projectDefault);
       document.agents = (source.agents ?? []).map((agent) => ({ agentId: agent.agentId, policy: lists(agent.policy) }));
