@@ -7,6 +7,7 @@ import type { FrenchError } from './errors-fr.js';
 import type { LiveState } from './live-stream.js';
 import { DEFAULT_TARGET, type TargetKey, type WriteLists } from './model.js';
 import type { PreviewLine } from './preview-model.js';
+import { emptyServers, type ServersPanel } from './servers-model.js';
 
 export type Tab = 'mcp' | 'system';
 
@@ -170,6 +171,8 @@ export interface PanelState {
   liveNotice: string | null;
   requests: RequestsState;
   denials: DenialsState;
+  /** Other MCP servers: their tools listed undeclared (« Tools inconnus ») and the « Déclarer » form. */
+  servers: ServersPanel;
   /** The save bar's summary of what the draft would change among recent calls (see {@link DraftPreview}). */
   draftPreview: DraftPreview | null;
   /** Text for the page's polite live region (`role="status"`), outside the re-rendered tree. */
@@ -211,6 +214,7 @@ export function initialState(token: string | null): PanelState {
     liveNotice: null,
     requests: emptyRequests(),
     denials: emptyDenials(),
+    servers: emptyServers(),
     draftPreview: null,
     announcement: '',
   };
