@@ -18,6 +18,11 @@ const harness = useBrowserHarness();
 /** The periodic read of the servers (5 s) plus room for a loaded machine. */
 const LIVE = { timeout: 12_000, interval: 100 };
 
+interface ServersDocument {
+  version: number;
+  servers: Record<string, { label?: string; tools: Record<string, unknown> }>;
+}
+
 const SERVERS = {
   version: 1,
   servers: {
@@ -221,7 +226,7 @@ describe.skipIf(!browserTestsEnabled)('other MCP servers (chromium, real service
     await openPanel(undefined, { live: false });
     await page().getByRole('button', { name: 'Déclarer fs/move_file' }).click();
     // Someone declares another tool meanwhile: the page's version is stale, the tool still undeclared.
-    const other = structuredClone(SERVERS) as typeof SERVERS & { servers: { fs: { tools: Record<string, unknown> } } };
+    const other: ServersDocument = structuredClone(SERVERS);
     other.servers.fs.tools.zip_folder = { access: 'read' };
     await writeServers(other);
     const form = page().getByRole('group', { name: 'Déclarer fs/move_file' });
@@ -235,7 +240,7 @@ describe.skipIf(!browserTestsEnabled)('other MCP servers (chromium, real service
     await page().reload();
     await page().locator('#editor-title').waitFor();
     await page().getByRole('button', { name: 'Déclarer fs/list_directory' }).click();
-    const again = structuredClone(other) as typeof other;
+    const again = structuredClone(other);
     again.servers.fs.tools.move_file = { access: 'write' };
     again.servers.fs.tools.list_directory = { access: 'write', label: 'Choisi ailleurs' };
     await writeServers(again);
