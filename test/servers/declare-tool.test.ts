@@ -24,7 +24,7 @@ const serversFile = (app: TestApp, project = 'demo') => path.join(app.projectDir
 async function catalogVersion(app: TestApp): Promise<string> {
   const response = await call(app.app, 'GET', '/projects/demo/catalog', { auth: true });
   expect(response.headers.etag).toBe(`"${response.json<CatalogResponse>().version}"`);
-  return response.json<CatalogResponse>().version;
+  return response.json<CatalogResponse>().version ?? '';
 }
 
 const declare = (app: TestApp, server: string, tool: string, body: unknown, ifMatch?: string) =>

@@ -227,7 +227,9 @@ describe.skipIf(!browserTestsEnabled)('other MCP servers (chromium, real service
     await page().getByRole('button', { name: 'Déclarer fs/move_file' }).click();
     // Someone declares another tool meanwhile: the page's version is stale, the tool still undeclared.
     const other: ServersDocument = structuredClone(SERVERS);
-    other.servers.fs.tools.zip_folder = { access: 'read' };
+    const otherFs = other.servers.fs;
+    if (otherFs === undefined) throw new Error('fs is declared');
+    otherFs.tools.zip_folder = { access: 'read' };
     await writeServers(other);
     const form = page().getByRole('group', { name: 'Déclarer fs/move_file' });
     await form.getByRole('button', { name: 'Déclarer', exact: true }).click();
@@ -241,8 +243,10 @@ describe.skipIf(!browserTestsEnabled)('other MCP servers (chromium, real service
     await page().locator('#editor-title').waitFor();
     await page().getByRole('button', { name: 'Déclarer fs/list_directory' }).click();
     const again = structuredClone(other);
-    again.servers.fs.tools.move_file = { access: 'write' };
-    again.servers.fs.tools.list_directory = { access: 'write', label: 'Choisi ailleurs' };
+    const againFs = again.servers.fs;
+    if (againFs === undefined) throw new Error('fs is declared');
+    againFs.tools.move_file = { access: 'write' };
+    againFs.tools.list_directory = { access: 'write', label: 'Choisi ailleurs' };
     await writeServers(again);
     await page().getByRole('group', { name: 'Déclarer fs/list_directory' }).getByRole('button', { name: 'Déclarer', exact: true }).click();
     await expect
