@@ -56,7 +56,8 @@ describe.skipIf(!browserTestsEnabled)(
     /** An agent's MCP host: the SDK's client, the proxy, the filesystem server on the temp folder. */
     async function host(agent: string): Promise<Host> {
       const connected = await connectThroughProxy(
-        ['--pdp', harness.service.baseUrl, '--project', 'demo', '--agent', agent, '--server', 'fs'],
+        // A decision deadline of 10 s, not the default 500 ms: browser suites share two cores, and a late answer is a refusal.
+        ['--pdp', harness.service.baseUrl, '--project', 'demo', '--agent', agent, '--server', 'fs', '--timeout-ms', '10000'],
         {},
         [process.execPath, FILESYSTEM_SERVER, files],
       );
