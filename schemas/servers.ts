@@ -162,3 +162,32 @@ export const ServersResponseSchema = Type.Object({
   ),
 });
 export type ServersResponse = Static<typeof ServersResponseSchema>;
+
+// ---------------------------------------------------------------- declaring a tool (admin token)
+
+export const DeclareToolParamsSchema = Type.Object({
+  project: Type.String({ maxLength: 256 }),
+  server: Type.String({ pattern: SERVER_ID_PATTERN }),
+  tool: Type.String({ pattern: SERVER_TOOL_PATTERN, description: "The server's exact MCP tool name (URL-encoded)." }),
+});
+export type DeclareToolParams = Static<typeof DeclareToolParamsSchema>;
+
+export const DeclareToolBodySchema = Type.Object(
+  {
+    access: Type.Union([Type.Literal('read'), Type.Literal('write')], {
+      description: 'The class a person chose: a read tool joins the canonical read-only default at once.',
+    }),
+    label: Type.Optional(
+      Type.String({ minLength: 1, maxLength: MAX_SERVER_LABEL_LENGTH, description: "French label of the tool; absent keeps the file's." }),
+    ),
+    serverLabel: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_SERVER_LABEL_LENGTH,
+        description: 'French label of the server, used when the file gives it none (a server added by this write).',
+      }),
+    ),
+  },
+  { additionalProperties: false, description: "A tool's declaration in .ideai/mcp-servers.json." },
+);
+export type DeclareToolBody = Static<typeof DeclareToolBodySchema>;

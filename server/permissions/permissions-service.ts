@@ -33,6 +33,7 @@ import type { EffectiveLimit } from '../../schemas/limits.js';
 import { parseRequester } from '../../schemas/requester.js';
 import { buildPermissionsView, complement } from '../domain/view.js';
 import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
+import { withDeclaredTool, type ToolDeclaration } from '../domain/servers-edit.js';
 import { ApiError, unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
 import type { Project, WriteOptions } from '../projects/project.js';
@@ -216,14 +217,37 @@ export class PermissionsService {
     return this.options.ephemeral.list(projectId);
   }
 
-  private async write(projectId: string, edit: Edit, options: WriteOptions): Promise<PermissionsView> {
+  /**
+   * Declares a server's tool in `.ideai/mcp-servers.json` (docs/api.md#declaring-a-tool), through the
+   * project's one write path (queue, lock, compare-and-swap, links) with the servers file's revision
+   * in `If-Match`; the project's catalog after the write.
+   */
+  declareTool(projectId: string, declaration: ToolDeclaration, options: WriteOptions): Promise<ProjectCatalog> {
     const project = this.project(projectId);
-    const { logger, metrics } = this.options;
-    try {
+    return this.recorded(async () => {
+      const state = await project.writeServers((document) => withDeclaredTool(document, declaration), options);
+      const { server, tool, access } = declaration;
+      this.options.logger.info({ project: projectId, server, tool, access, revision: state.servers.revision }, 'tool declared');
+      return catalogOf(project);
+    });
+  }
+
+  private write(projectId: string, edit: Edit, options: WriteOptions): Promise<PermissionsView> {
+    const project = this.project(projectId);
+    return this.recorded(async () => {
       const state = await project.write(edit, options);
-      metrics?.recordPolicyWrite('ok');
-      logger.info({ project: projectId, revision: state.policy.revision }, 'policy written');
+      this.options.logger.info({ project: projectId, revision: state.policy.revision }, 'policy written');
       return buildPermissionsView(project.id, state.policy, state.agents, project.lastValid);
+    });
+  }
+
+  /** Counts a write's outcome in the metrics. */
+  private async recorded<T>(run: () => Promise<T>): Promise<T> {
+    const { metrics } = this.options;
+    try {
+      const result = await run();
+      metrics?.recordPolicyWrite('ok');
+      return result;
     } catch (error) {
       metrics?.recordPolicyWrite(error instanceof ApiError ? error.code : 'internal_error');
       throw error;

@@ -5,7 +5,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { LastValid, PolicyDocument } from '../../schemas/index.js';
+import type { LastValid, PolicyDocument, ServersDocument } from '../../schemas/index.js';
 import { NO_AGENTS_FILE, type AgentsFileState } from '../domain/agents-file.js';
 import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy, type ValidPolicy } from '../domain/compile.js';
 import { serializeDocument } from '../domain/edit.js';
@@ -19,12 +19,14 @@ import {
   keyOf,
   readProjectFiles,
   statKey,
+  type FileRead,
   type ProjectFiles,
 } from './file-read.js';
 import { serializedOn, writeFolderKey } from './folder-lock.js';
 import { HardLinkMemory } from './hard-links.js';
 import { agentsOf, policyOf, policyWithServers, serversOf } from './compiled-files.js';
-import { NO_SERVERS_FILE, type CompiledServers } from '../domain/servers-file.js';
+import { NO_SERVERS_FILE, compileServersFile, type CompiledServers } from '../domain/servers-file.js';
+import { EMPTY_SERVERS_DOCUMENT, serializeServers } from '../domain/servers-edit.js';
 import { SERVERS_FILE_NAME } from './file-read.js';
 import { ServersHardLinkMemory } from './hard-links.js';
 import { compilePolicy } from './parse.js';
@@ -167,7 +169,7 @@ export class Project {
    * what was read (else the edit is applied again to what is there now): no external edit is lost.
    */
   write(edit: (policy: ValidPolicy) => PolicyDocument, options: WriteOptions = {}): Promise<ProjectState> {
-    return this.enqueue(async () => serializedOn(await writeFolderKey(this.root), () => this.writeNow(edit, options)));
+    return this.enqueue(async () => serializedOn(await writeFolderKey(this.root), () => this.writeNow(this.policyWrite(edit), options)));
   }
 
   /**
@@ -193,48 +195,105 @@ export class Project {
   /** Removes the temp files of writes killed half-way (recovery.ts), and checks again when young ones become old. */
   private async removeStaleTemps(): Promise<void> {
     clearTimeout(this.staleTimer);
-    const { nextCheckMs } = await removeStaleTemps(path.dirname(this.policyPath), path.basename(this.policyPath));
-    if (nextCheckMs === undefined) return;
+    const folder = path.dirname(this.policyPath);
+    const checks = await Promise.all([this.policyPath, this.serversPath].map((file) => removeStaleTemps(folder, path.basename(file))));
+    const waits = checks.flatMap(({ nextCheckMs }) => (nextCheckMs === undefined ? [] : [nextCheckMs]));
+    if (waits.length === 0) return;
+    const nextCheckMs = Math.min(...waits);
     this.staleTimer = setTimeout(() => void this.removeStaleTemps(), nextCheckMs);
     this.staleTimer.unref();
   }
 
-  private async writeNow(edit: (policy: ValidPolicy) => PolicyDocument, options: WriteOptions): Promise<ProjectState> {
+  /**
+   * Applies `edit` to `.ideai/mcp-servers.json` (docs/api.md#declaring-a-tool) through the same
+   * queue, lock, compare-and-swap and link rules as a policy write; `ifMatch` names the servers
+   * file's revision (the project catalog's `version`). An invalid servers file is not written over.
+   */
+  writeServers(edit: (document: ServersDocument) => ServersDocument, options: WriteOptions = {}): Promise<ProjectState> {
+    return this.enqueue(async () => serializedOn(await writeFolderKey(this.root), () => this.writeNow(this.serversWrite(edit), options)));
+  }
+
+  private policyWrite(edit: (policy: ValidPolicy) => PolicyDocument): FileWrite {
+    return {
+      kind: 'policy',
+      path: this.policyPath,
+      name: 'policy file',
+      changed: 'The policy changed',
+      file: (files) => files.policy,
+      revision: (state) => state.policy.revision,
+      invalid: (state, options) =>
+        state.policy.status === 'invalid' && !options.allowInvalid
+          ? new ApiError(
+              'policy_invalid',
+              `The policy file is invalid (${state.policy.error.message}); replace the whole document to repair it.`,
+              {
+                error: state.policy.error,
+              },
+            )
+          : undefined,
+      bytes: (state) => serializeDocument(edit(state.policy.status === 'ok' ? state.policy : builtinPolicy())),
+      compiled: async (state, _files, bytes) => ({
+        policy: await policyWithServers(state.servers, (catalog) => compilePolicy(Buffer.from(bytes, 'utf8'), catalog)),
+        servers: state.servers,
+      }),
+    };
+  }
+
+  private serversWrite(edit: (document: ServersDocument) => ServersDocument): FileWrite {
+    return {
+      kind: 'servers',
+      path: this.serversPath,
+      name: 'servers file',
+      changed: 'The servers file changed',
+      file: (files) => files.servers,
+      revision: (state) => state.servers.revision,
+      invalid: ({ servers }) =>
+        servers.status === 'invalid'
+          ? new ApiError('policy_invalid', `The servers file is invalid (${servers.error.message}); fix .ideai/mcp-servers.json first.`, {
+              error: servers.error,
+            })
+          : undefined,
+      bytes: ({ servers }) =>
+        serializeServers(edit(servers.status === 'ok' ? (servers.document ?? EMPTY_SERVERS_DOCUMENT) : EMPTY_SERVERS_DOCUMENT)),
+      compiled: async (_state, files, bytes) => {
+        const servers = compileServersFile(Buffer.from(bytes, 'utf8'));
+        const policy = await policyWithServers(servers, async (catalog) =>
+          this.hardLinks.judge(files.policy, await policyOf(files.policy, catalog)),
+        );
+        return { policy, servers };
+      },
+    };
+  }
+
+  private async writeNow(target: FileWrite, options: WriteOptions): Promise<ProjectState> {
     for (let attempt = 1; ; attempt++) {
       const { state, files, readAt } = await this.readState();
       // Memory follows the disk, whatever happens next.
       this.adopt(state, readAt);
-      const { policy } = state;
+      const revision = target.revision(state);
       const expected = options.ifMatch;
-      if (expected !== undefined && !expected.includes('*') && !expected.includes(policy.revision)) {
-        throw new ApiError('revision_mismatch', `The policy changed: revision is ${policy.revision}, not ${expected.join(', ')}.`, {
-          revision: policy.revision,
-        });
+      if (expected !== undefined && !expected.includes('*') && !expected.includes(revision)) {
+        throw new ApiError('revision_mismatch', `${target.changed}: revision is ${revision}, not ${expected.join(', ')}.`, { revision });
       }
       if (files === undefined) {
-        const reason = policy.status === 'invalid' ? policy.error.message : 'unknown error';
-        throw new ApiError('write_failed', `Could not read the policy file of project ${this.id} (${reason}); nothing was changed.`);
+        const reason = state.policy.status === 'invalid' ? state.policy.error.message : 'unknown error';
+        throw new ApiError('write_failed', `Could not read the ${target.name} of project ${this.id} (${reason}); nothing was changed.`);
       }
-      if (policy.status === 'invalid' && !options.allowInvalid) {
-        throw new ApiError(
-          'policy_invalid',
-          `The policy file is invalid (${policy.error.message}); replace the whole document to repair it.`,
-          { error: policy.error },
-        );
-      }
-      if (!files.policy.ok && files.policy.code === OUTSIDE_LINK) throw outsideFailure(this.id);
-      if (!files.policy.ok && files.policy.code.startsWith(UNHEARD_IDEAI_LINK)) {
-        throw new ApiError('policy_invalid', `The policy file of project ${this.id} cannot be used: ${files.policy.code}.`, {
-          error: { message: files.policy.code },
+      const refused = target.invalid(state, options);
+      if (refused !== undefined) throw refused;
+      const read = target.file(files);
+      if (!read.ok && read.code === OUTSIDE_LINK) throw outsideFailure(this.id, target.name);
+      if (!read.ok && read.code.startsWith(UNHEARD_IDEAI_LINK)) {
+        throw new ApiError('policy_invalid', `The ${target.name} of project ${this.id} cannot be used: ${read.code}.`, {
+          error: { message: read.code },
         });
       }
-      const base: ValidPolicy = policy.status === 'ok' ? policy : builtinPolicy();
-      const bytes = serializeDocument(edit(base));
+      const bytes = target.bytes(state);
       let written: WrittenFile;
       let outside = false;
       try {
-        const snapshot = await snapshotOf(this.policyPath, files.policy);
-        written = await writeFileAtomic(this.policyPath, bytes, {
+        const snapshot = await snapshotOf(target.path, read);
+        written = await writeFileAtomic(target.path, bytes, {
           replaceOnlyIf: (realTarget) => {
             outside = !insideProject(this.root, realTarget);
             return !outside;
@@ -244,32 +303,35 @@ export class Project {
       } catch (error) {
         // A link that leads outside is refused whatever changed; a changed file is read again.
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the callback above, which TypeScript does not follow
-        if (outside) throw outsideFailure(this.id);
+        if (outside) throw outsideFailure(this.id, target.name);
         if (error instanceof TargetChangedError && attempt < MAX_WRITE_ATTEMPTS) continue;
-        throw await this.writeFailure(error);
+        throw await this.writeFailure(error, target.name);
       }
-      const compiled = await policyWithServers(state.servers, (catalog) => compilePolicy(Buffer.from(bytes, 'utf8'), catalog));
-      const stats = await fs.stat(this.policyPath, { bigint: true }).catch(() => undefined);
+      const { policy, servers } = await target.compiled(state, files, bytes);
+      const stats = await fs.stat(target.path, { bigint: true }).catch(() => undefined);
       // A file that replaced ours since the rename is read at the next check (its key differs from any stat).
-      const policyKey = stats?.dev === written.dev && stats.ino === written.ino ? keyOf(stats) : READ_AGAIN;
-      const agentsKey = files.agents.key;
-      clearTimeout(this.graceTimer);
-      this.vanishedAt = undefined;
-      this.publish(
-        { policy: compiled, agents: state.agents, servers: state.servers, fingerprint: `${policyKey}|${agentsKey}|${files.servers.key}` },
-        'written',
-      );
+      const writtenKey = stats?.dev === written.dev && stats.ino === written.ino ? keyOf(stats) : READ_AGAIN;
+      const policyKey = target.kind === 'policy' ? writtenKey : files.policy.key;
+      const serversKey = target.kind === 'servers' ? writtenKey : files.servers.key;
+      const fingerprint = `${policyKey}|${files.agents.key}|${serversKey}`;
+      if (target.kind === 'policy') {
+        clearTimeout(this.graceTimer);
+        this.vanishedAt = undefined;
+      }
+      // A policy file that vanished keeps denying through its grace, whatever else was written.
+      const shown = this.vanishedAt === undefined ? policy : VANISHED_POLICY;
+      this.publish({ policy: shown, agents: state.agents, servers, fingerprint }, 'written');
       return this.current;
     }
   }
 
   /** The error a failed write answers with; memory follows the file when the write may have taken effect. */
-  private async writeFailure(error: unknown): Promise<Error> {
+  private async writeFailure(error: unknown, name: string): Promise<Error> {
     if (error instanceof ApiError) return error;
     if (error instanceof TargetChangedError) {
       return new ApiError(
         'write_conflict',
-        `The policy file of project ${this.id} kept changing while it was being written (${MAX_WRITE_ATTEMPTS} attempts); nothing was written.`,
+        `The ${name} of project ${this.id} kept changing while it was being written (${MAX_WRITE_ATTEMPTS} attempts); nothing was written.`,
       );
     }
     if (error instanceof WriteOutcomeUnknownError) {
@@ -278,12 +340,12 @@ export class Project {
       const code = (error.failure as NodeJS.ErrnoException).code ?? 'error';
       return new ApiError(
         'write_failed',
-        `Could not make the policy file of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`,
+        `Could not make the ${name} of project ${this.id} durable (${code}), nor take the write back: the service now follows the file as it is (revision ${this.current.policy.revision}).`,
         { outcome: 'unknown', revision: this.current.policy.revision },
       );
     }
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    return new ApiError('write_failed', `Could not write the policy file of project ${this.id} (${code}); nothing was changed.`);
+    return new ApiError('write_failed', `Could not write the ${name} of project ${this.id} (${code}); nothing was changed.`);
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -360,6 +422,9 @@ export class Project {
       if (!files.policy.ok && isAbsence(files.policy.code) && (await restoreMovedAside(this.policyPath))) {
         files = await readProjectFiles(this.root);
       }
+      if (!files.servers.ok && isAbsence(files.servers.code) && (await restoreMovedAside(this.serversPath))) {
+        files = await readProjectFiles(this.root);
+      }
       const servers = this.serversHardLinks.judge(files.servers, serversOf(files.servers));
       const [compiled, agents] = await Promise.all([
         policyWithServers(servers, async (catalog) => this.hardLinks.judge(files.policy, await policyOf(files.policy, catalog))),
@@ -384,8 +449,26 @@ export class Project {
   }
 }
 
-const outsideFailure = (id: string): ApiError =>
-  new ApiError('write_failed', `The policy file of project ${id} (or its .ideai folder) is ${OUTSIDE_LINK}; nothing was written.`);
+const outsideFailure = (id: string, name: string): ApiError =>
+  new ApiError('write_failed', `The ${name} of project ${id} (or its .ideai folder) is ${OUTSIDE_LINK}; nothing was written.`);
+
+/** One file an API write replaces, under the same rules whichever it is: what it reads, compares, writes and compiles. */
+interface FileWrite {
+  readonly kind: 'policy' | 'servers';
+  readonly path: string;
+  /** In messages: "policy file", "servers file". */
+  readonly name: string;
+  /** The start of the `revision_mismatch` message. */
+  readonly changed: string;
+  readonly file: (files: ProjectFiles) => FileRead;
+  /** The revision `If-Match` is compared with. */
+  readonly revision: (state: ProjectState) => string;
+  /** Why the file as read must not be written over, if it must not. */
+  readonly invalid: (state: ProjectState, options: WriteOptions) => ApiError | undefined;
+  readonly bytes: (state: ProjectState) => string;
+  /** What decisions see once the bytes are in place. */
+  readonly compiled: (state: ProjectState, files: ProjectFiles, bytes: string) => Promise<Pick<ProjectState, 'policy' | 'servers'>>;
+}
 
 /** What a policy file that just disappeared reads as during VANISHED_GRACE_MS. */
 const VANISHED_POLICY = invalidPolicy(revisionOf('vanished'), {

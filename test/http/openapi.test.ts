@@ -56,6 +56,7 @@ describe('OpenAPI document', () => {
         'GET /projects/{project}/grants',
         'POST /projects/{project}/grants',
         'POST /projects/{project}/servers/{server}/discovered',
+        'PUT /projects/{project}/servers/{server}/tools/{tool}',
         'DELETE /projects/{project}/grants/{id}',
       ].sort(),
     );

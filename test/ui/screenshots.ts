@@ -3,7 +3,7 @@
  * docs/ui.md), against the real service over a temp copy of the demo projects:
  *   npx tsx test/ui/screenshots.ts [file-name ...]   (no names: all of them)
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
@@ -27,6 +27,54 @@ interface Shot {
 
 const policyFile = (service: RunningService): string => path.join(service.projectsRoot, 'demo', '.ideai', 'mcp-tool-permissions.json');
 const agentsFile = (service: RunningService): string => path.join(service.projectsRoot, 'demo', '.ideai', 'agents.json');
+const serversFile = (service: RunningService): string => path.join(service.projectsRoot, 'demo', '.ideai', 'mcp-servers.json');
+
+/** `fs` declared with two tools, and what its proxy reported beyond them (docs/ui.md#other-mcp-servers). */
+async function declaredFilesystem(service: RunningService): Promise<void> {
+  await writeFile(
+    serversFile(service),
+    JSON.stringify({
+      version: 1,
+      servers: {
+        fs: {
+          label: 'Fichiers',
+          tools: {
+            read_text_file: { access: 'read', label: 'Lire un fichier' },
+            write_file: { access: 'write', label: 'Écrire un fichier' },
+          },
+        },
+      },
+    }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await service.admin('POST', '/projects/demo/servers/fs/discovered', {
+    tools: [
+      {
+        name: 'list_directory',
+        title: 'List Directory',
+        description: 'Get a detailed listing of all files and directories.',
+        annotations: { readOnlyHint: true },
+      },
+      {
+        name: 'move_file',
+        title: 'Move File',
+        description: 'Move or rename files and directories.',
+        annotations: { readOnlyHint: false, destructiveHint: true },
+      },
+    ],
+  });
+}
+
+/** DevFrontend's editor scrolled to the servers' group and « Tools inconnus », list_directory's « Déclarer » open. */
+async function openDeclareForm(page: Page): Promise<void> {
+  await agent(page, 'DevFrontend').click();
+  await page.getByRole('button', { name: 'Déclarer fs/list_directory' }).click();
+  await page.locator('#declare-label').fill('Lister un dossier');
+  await page.locator('[id="group-toggle-server:fs"]').scrollIntoViewIfNeeded();
+  await page.evaluate(() => {
+    window.scrollBy(0, 200);
+  });
+}
 const agent = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Cibles' }).getByRole('button', { name: new RegExp(`^${name}\\b`) });
 /** The checkbox of a tool row (checked = Autorisé). */
@@ -322,6 +370,20 @@ const SHOTS: Shot[] = [
       });
     },
   },
+  {
+    file: 'permissions-servers.png',
+    width: 1440,
+    height: 900,
+    before: declaredFilesystem,
+    prepare: openDeclareForm,
+  },
+  {
+    file: 'permissions-servers-narrow.png',
+    width: 420,
+    height: 900,
+    before: declaredFilesystem,
+    prepare: openDeclareForm,
+  },
 ];
 
 async function capture(
@@ -333,6 +395,7 @@ async function capture(
   // Every shot starts from the demo files, as the tests do.
   await writeFile(policyFile(service), originals.policy);
   await writeFile(agentsFile(service), originals.agents);
+  await rm(serversFile(service), { force: true });
   await new Promise((resolve) => setTimeout(resolve, 300));
   await shot.before?.(service);
   await new Promise((resolve) => setTimeout(resolve, 300));

@@ -10,6 +10,7 @@ import type { Editing } from './editing.js';
 import type { LimitEdits } from './limit-edits.js';
 import type { Navigation } from './navigation.js';
 import type { Requests } from './requests.js';
+import type { Servers } from './servers.js';
 import type { Writes } from './writes.js';
 
 /** The controllers the views' actions go to, by the name the table uses. */
@@ -21,6 +22,7 @@ export interface Controllers {
   writes: Writes;
   requests: Requests;
   denials: Denials;
+  servers: Servers;
 }
 
 /** The action's arguments as a function type: a method type alone would compare its arguments both ways. */
@@ -93,6 +95,13 @@ export const ACTION_ROUTES = {
   answer: ['requests', 'answer'],
   revoke: ['requests', 'revoke'],
   refreshDenials: ['denials', 'refresh'],
+  // other MCP servers
+  openDeclare: ['servers', 'openDeclare'],
+  closeDeclare: ['servers', 'closeDeclare'],
+  setDeclareAccess: ['servers', 'setDeclareAccess'],
+  setDeclareLabel: ['servers', 'setDeclareLabel'],
+  setDeclareServerLabel: ['servers', 'setDeclareServerLabel'],
+  declare: ['servers', 'declare'],
 } as const satisfies { readonly [K in keyof Actions]: Route<K> };
 
 type Method = (...args: unknown[]) => unknown;

@@ -75,4 +75,11 @@ export interface Actions {
   answer(id: string, answer: ApprovalAnswer, ttlSeconds?: number): void;
   revoke(grantId: string): void;
   refreshDenials(): void;
+  // other MCP servers: « Déclarer » a tool they listed
+  openDeclare(server: string, tool: string): void;
+  closeDeclare(): void;
+  setDeclareAccess(access: 'read' | 'write'): void;
+  setDeclareLabel(text: string): void;
+  setDeclareServerLabel(text: string): void;
+  declare(): void;
 }

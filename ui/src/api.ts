@@ -13,6 +13,7 @@ import type {
 } from '../../schemas/approvals.js';
 import type { PreviewResponse } from '../../schemas/policy-as-code.js';
 import type { PolicyDocument } from '../../schemas/policy.js';
+import type { DeclareToolBody, ServersResponse } from '../../schemas/servers.js';
 import type { WriteLists } from './model.js';
 
 /** An API failure, with the stable `error.code` of the service (or a local code for the network). */
@@ -72,6 +73,22 @@ export class PermissionsApi {
 
   catalog(): Promise<CatalogResponse> {
     return this.json<CatalogResponse>('GET', 'catalog');
+  }
+
+  /** IdeA's tools and those the project's `.ideai/mcp-servers.json` declares (docs/api.md#other-mcp-servers-tools). */
+  projectCatalog(project: string): Promise<CatalogResponse> {
+    return this.json<CatalogResponse>('GET', `${this.projectPath(project)}/catalog`);
+  }
+
+  /** Declared servers, and the tools servers listed that the catalog does not declare. */
+  servers(project: string): Promise<ServersResponse> {
+    return this.json<ServersResponse>('GET', `${this.projectPath(project)}/servers`);
+  }
+
+  /** Declares a server's tool (admin token), guarded by the servers file's revision (the catalog's `version`). */
+  declareTool(project: string, server: string, tool: string, body: DeclareToolBody, version: string): Promise<ServersResponse> {
+    const path = `${this.projectPath(project)}/servers/${encodeURIComponent(server)}/tools/${encodeURIComponent(tool)}`;
+    return this.json<ServersResponse>('PUT', path, { revision: version, body });
   }
 
   projects(): Promise<ProjectsResponse> {

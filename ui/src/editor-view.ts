@@ -14,6 +14,7 @@ import { renderAccessSection, renderToolbarHint } from './groups-view.js';
 import { differenceText, findAgent, groupTools, sameTarget, summaryText } from './model.js';
 import { quickGrantState, quickGrantText, quickGrants } from './quick-grants.js';
 import { renderAgentRequests } from './requests-view.js';
+import { isServerGroup, renderDiscovered, renderServerGroups } from './servers-view.js';
 import * as select from './selectors.js';
 import type { PanelState } from './state.js';
 
@@ -26,7 +27,8 @@ export function renderEditor(state: PanelState, actions: Actions): Child {
     return h('section', { class: 'editor', 'aria-labelledby': 'editor-title' }, renderTitle(state), renderActions(state, actions));
   }
   const allowed = select.shownAllowed(state);
-  const groups = groupTools(catalog);
+  const groups = groupTools(catalog).filter((group) => !isServerGroup(group));
+  const serverGroups = groupTools(catalog).filter(isServerGroup);
   return h(
     'section',
     { class: 'editor', 'aria-labelledby': 'editor-title' },
@@ -47,6 +49,8 @@ export function renderEditor(state: PanelState, actions: Actions): Child {
     renderToolbarHint(),
     renderAccessSection(state, actions, 'read', 'Lecture', groups),
     renderAccessSection(state, actions, 'write', 'Écriture et actions', groups),
+    renderServerGroups(state, actions, serverGroups),
+    renderDiscovered(state, actions),
     renderUnknown(state, actions, saved.unknownTools),
     renderActions(state, actions),
   );

@@ -180,7 +180,7 @@ function renderMoreActions(state: PanelState, actions: Actions, group: ToolGroup
   );
 }
 
-function renderGroup(state: PanelState, actions: Actions, group: ToolGroupView): Child {
+export function renderGroup(state: PanelState, actions: Actions, group: ToolGroupView): Child {
   const allowed = shownAllowed(state);
   const ask = shownAsk(state);
   const counts = {

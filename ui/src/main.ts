@@ -15,6 +15,7 @@ import { LiveSync } from './live-sync.js';
 import { Navigation } from './navigation.js';
 import { PressHold } from './press-hold.js';
 import { Requests } from './requests.js';
+import { Servers } from './servers.js';
 import { dirty } from './selectors.js';
 import { initialState, type PanelState } from './state.js';
 import { Store } from './store.js';
@@ -51,8 +52,9 @@ const writes = new Writes(store, api, navigation);
 const requests = new Requests(store, api, navigation);
 const denials = new Denials(store, api);
 const previews = new DraftPreviews(store, api);
+const servers = new Servers(store, api, navigation);
 
-const actions = bindActions({ navigation, editing, conditions, limits, writes, requests, denials });
+const actions = bindActions({ navigation, editing, conditions, limits, writes, requests, denials, servers });
 
 const pressHold = new PressHold(document, window);
 let scheduled = false;
@@ -92,6 +94,7 @@ store.subscribe(() => {
 store.subscribe(() => {
   requests.followLoads();
   denials.followLoads();
+  servers.followLoads();
   previews.follow();
 });
 
@@ -130,9 +133,11 @@ if (addressToken !== null) {
 // Remaining times of requests and grants count down in place; one that ends reads the lists again.
 startCountdowns(document, () => void requests.refresh());
 
-// The service sends no event for a decision: the refusals are read again while the page is seen.
+// The service sends no event for a decision, nor for a proxy's report: both are read again while the page is seen.
 setInterval(() => {
-  if (document.visibilityState === 'visible') void denials.refresh();
+  if (document.visibilityState !== 'visible') return;
+  void denials.refresh();
+  void servers.refresh();
 }, DENIALS_REFRESH_MS);
 
 // Leaving the page (reload, close) with unsaved changes asks the browser's own confirmation.

@@ -7,6 +7,7 @@ import { ApiError, asApiError, type PermissionsApi } from './api.js';
 import { frenchError } from './errors-fr.js';
 import { DEFAULT_TARGET, sameTarget, targetId, type TargetKey } from './model.js';
 import { abandonMessage, dirty, groupOpen, targetButtonId, targetName } from './selectors.js';
+import { emptyServers } from './servers-model.js';
 import { clearEditing, emptyRequests, openTokenForm, type PanelState, type Tab } from './state.js';
 import type { Store } from './store.js';
 import type { TokenStore } from './token.js';
@@ -25,6 +26,7 @@ function switchRequestsProject(state: PanelState): void {
     elsewhere.set(state.projectId, new Set(requests.pending.map((entry) => entry.id)));
   state.requests = emptyRequests(elsewhere);
   state.denials = { loaded: false, decisions: [], loadError: null };
+  state.servers = emptyServers();
 }
 
 /** The open project got a new revision that this page did not write: say so where it matters. */
@@ -124,8 +126,10 @@ export class Navigation {
         }
       });
       if (chosen !== null) {
-        const fresh = await this.api.permissions(chosen);
+        // The project's catalog holds its servers' tools, and changes with .ideai/mcp-servers.json: read with every view.
+        const [fresh, catalog] = await Promise.all([this.api.permissions(chosen), this.api.projectCatalog(chosen)]);
         this.store.stage((next) => {
+          next.catalog = catalog;
           adoptView(next, fresh);
           next.loadCount += 1;
           if (sameProject && before !== null && fresh.revision !== before && !own) noteChangedElsewhere(next);

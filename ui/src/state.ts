@@ -8,6 +8,7 @@ import type { LimitRows } from './limits-model.js';
 import type { LiveState } from './live-stream.js';
 import { DEFAULT_TARGET, type TargetKey, type WriteLists } from './model.js';
 import type { PreviewLine } from './preview-model.js';
+import { emptyServers, type ServersPanel } from './servers-model.js';
 
 export type Tab = 'mcp' | 'system';
 
@@ -173,6 +174,8 @@ export interface PanelState {
   liveNotice: string | null;
   requests: RequestsState;
   denials: DenialsState;
+  /** Other MCP servers: their tools listed undeclared (« Tools inconnus ») and the « Déclarer » form. */
+  servers: ServersPanel;
   /** The save bar's summary of what the draft would change among recent calls (see {@link DraftPreview}). */
   draftPreview: DraftPreview | null;
   /** Text for the page's polite live region (`role="status"`), outside the re-rendered tree. */
@@ -214,6 +217,7 @@ export function initialState(token: string | null): PanelState {
     liveNotice: null,
     requests: emptyRequests(),
     denials: emptyDenials(),
+    servers: emptyServers(),
     draftPreview: null,
     announcement: '',
   };

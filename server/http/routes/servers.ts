@@ -1,5 +1,11 @@
-/** GET /projects/:project/servers and POST /projects/:project/servers/:server/discovered (docs/api.md#other-mcp-servers-tools). */
+/**
+ * GET /projects/:project/servers, POST /projects/:project/servers/:server/discovered, and
+ * PUT /projects/:project/servers/:server/tools/:tool (docs/api.md#other-mcp-servers-tools).
+ */
+import { Type } from '@sinclair/typebox';
 import {
+  DeclareToolBodySchema,
+  DeclareToolParamsSchema,
   DiscoveredAcceptedSchema,
   DiscoveredBodySchema,
   ProjectParamsSchema,
@@ -8,10 +14,18 @@ import {
 } from '../../../schemas/index.js';
 import type { PermissionsService } from '../../permissions/permissions-service.js';
 import type { DiscoveredTools } from '../../servers/discovered-tools.js';
-import { errors, type TypedApp } from './common.js';
+import { errors, ifMatchOf, setEtag, type TypedApp } from './common.js';
 
 /** 500 tools of ~700 bytes each at most (name 128, title 200, description 300, hints): 512 KiB is room enough. */
 const DISCOVERED_BODY_LIMIT = 512 * 1024;
+
+const ifMatchHeader = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({
+      description: 'Expected revision of the servers file (the project catalog\'s version, e.g. "builtin"); a stale one gets 412.',
+    }),
+  ),
+});
 
 export async function serversRoutes(
   app: TypedApp,
@@ -27,7 +41,33 @@ export async function serversRoutes(
         response: { 200: ServersResponseSchema, ...errors(401, 404) },
       },
     },
-    async (request) => discovered.list(request.params.project, permissions.catalog(request.params.project)),
+    async (request, reply) => {
+      const catalog = permissions.catalog(request.params.project);
+      setEtag(reply, catalog.revision);
+      return discovered.list(request.params.project, catalog);
+    },
+  );
+  app.put(
+    '/projects/:project/servers/:server/tools/:tool',
+    {
+      // Declaring a read tool grants it to every agent on the read-only default: a permission write.
+      config: { access: 'admin' },
+      schema: {
+        tags: ['servers'],
+        summary: "Declare a server's tool in .ideai/mcp-servers.json with the class a person chose (adds the server if absent)",
+        params: DeclareToolParamsSchema,
+        headers: ifMatchHeader,
+        body: DeclareToolBodySchema,
+        response: { 200: ServersResponseSchema, ...errors(400, 401, 404, 409, 412, 413, 500) },
+      },
+    },
+    async (request, reply) => {
+      const { project, server, tool } = request.params;
+      const { access, label, serverLabel } = request.body;
+      const catalog = await permissions.declareTool(project, { server, tool, access, label, serverLabel }, { ifMatch: ifMatchOf(request) });
+      setEtag(reply, catalog.revision);
+      return discovered.list(project, catalog);
+    },
   );
   app.post(
     '/projects/:project/servers/:server/discovered',
