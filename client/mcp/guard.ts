@@ -22,6 +22,9 @@ import { checkElicitOptions, type ElicitingServer, type McpApprovalOptions } fro
 import { mcpRefusal } from '../guards/refusal.js';
 import { decideToolCall as decideCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
 import { filterToolList } from '../guards/tool-list.js';
+import { decideModernCall, type InputRequiredResult } from '../guards/input-required.js';
+import { resultFor, type ModernRequest } from '../proxy/era.js';
+import { guardSeal, modernCallOf, withoutGuardRetry } from './modern.js';
 import { declareToolListChanged, sendToolListChangedIfAllowed, servesTool, watchInitialization, type SessionState } from './protocol.js';
 
 /** JSON-RPC's invalid-params code, which both SDK lines answer for a malformed call or an unknown tool. */
@@ -252,11 +255,16 @@ function wrapHandler(method: string, handler: Handler, state: GuardState): Handl
   const guarded: Handler =
     method === 'tools/call'
       ? async (request, extra) => {
-          const decision = await decideToolCall(state, request, extra);
+          const call = await decideToolCall(state, request, extra);
+          if (call.kind === 'input_required') return call.result;
+          const { decision, modern } = call;
           state.options.onDecision?.(decision);
-          if (decision.allow) return handler(request, extra);
+          if (decision.allow) {
+            if (!call.stripRetry) return handler(request, extra);
+            return handler(...withoutGuardRetry(request as Record<string, unknown>, extra));
+          }
           await throwIfNotServed(state, decision.tool.name, extra);
-          return mcpRefusal(decision, state.options.formatRefusal);
+          return resultFor(mcpRefusal(decision, state.options.formatRefusal), modern);
         }
       : async (request, extra) => filterToolsList(state, await handler(request, extra), extra);
   Object.defineProperty(guarded, GUARDED_HANDLER, { value: true });
@@ -281,31 +289,49 @@ async function throwIfNotServed(state: GuardState, name: string, extra: unknown)
   }
 }
 
-async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<ClientDecision> {
+/** What the guard does with a call: run it or refuse it (`decided`), or ask the host for the user's answer (2026-07-28). */
+type GuardedCall =
+  | { kind: 'decided'; decision: ClientDecision; modern: ModernRequest | undefined; stripRetry: boolean }
+  | { kind: 'input_required'; result: InputRequiredResult };
+
+async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<GuardedCall> {
   const { options } = state;
-  const params = isJsonObject(request) ? request.params : undefined;
+  const params = isJsonObject(request) && isJsonObject(request.params) ? request.params : undefined;
   const call = toolCallParams(params);
   // Nothing to decide about and nothing the SDK would run: the protocol's own error, no handler call.
   if (!call.ok) throw new GuardProtocolError(INVALID_PARAMS, call.message);
   const { name, args } = call;
   const context = (extra ?? {}) as McpRequestExtra;
+  const modernCall = modernCallOf(params ?? {}, context);
+  const modern = modernCall?.modern;
   const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
-  if (!project.ok || !who.ok) return unresolvedDenial(project, who, name);
+  if (!project.ok || !who.ok) return { kind: 'decided', decision: unresolvedDenial(project, who, name), modern, stripRetry: false };
   warnOnceAbout(state, project.value, who.value);
   const query = decideQueryFor(project.value, who.value, name, args);
-  const requestId = typeof context.requestId === 'string' || typeof context.requestId === 'number' ? context.requestId : undefined;
-  return decideCall(
+  const signal = signalOf(context);
+  const owner = 'guardMcpServer';
+  if (modernCall !== undefined) {
+    const outcome = await decideModernCall(
+      { client: options.client, approval: options.approval, logger: options.logger, seal: guardSeal(), signal, owner },
+      query,
+      modernCall.params,
+      modernCall.modern.capabilities,
+    );
+    return outcome.kind === 'input_required' ? outcome : { ...outcome, modern };
+  }
+  const decision = await decideCall(
     {
       client: options.client,
       approval: options.approval,
       logger: options.logger,
       elicitor: state.server,
-      signal: signalOf(context),
-      requestId,
-      owner: 'guardMcpServer',
+      signal,
+      requestId: requestIdOf(context),
+      owner,
     },
     query,
   );
+  return { kind: 'decided', decision, modern: undefined, stripRetry: false };
 }
 
 async function filterToolsList(state: GuardState, result: unknown, extra: unknown): Promise<unknown> {
@@ -327,6 +353,17 @@ function warnOnceAbout(state: GuardState, project: string, requester: string): v
   warnOnceAboutRequester(state.warned, state.options.logger, project, requester);
 }
 
+/** The host gave up on the request: `extra.signal` in SDK v1, `ctx.mcpReq.signal` in v2. */
 function signalOf(extra: McpRequestExtra): AbortSignal | undefined {
-  return extra.signal instanceof AbortSignal ? extra.signal : undefined;
+  if (extra.signal instanceof AbortSignal) return extra.signal;
+  const mcpReq = extra.mcpReq;
+  const signal = isJsonObject(mcpReq) ? mcpReq.signal : undefined;
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
+/** The request's id, for a form sent as part of it: `extra.requestId` in SDK v1, `ctx.mcpReq.id` in v2. */
+function requestIdOf(extra: McpRequestExtra): string | number | undefined {
+  const mcpReq = extra.mcpReq;
+  const id = extra.requestId ?? (isJsonObject(mcpReq) ? mcpReq.id : undefined);
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
