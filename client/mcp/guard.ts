@@ -14,6 +14,7 @@
  * If a future SDK stops keeping its handlers in that map, installing the guard throws instead of
  * leaving the server silently unguarded.
  */
+import type { DecideQuery } from '../../schemas/api.js';
 import { decideQueryFor, isJsonObject, type ClientDecision, type FormatRefusal } from '../decision.js';
 import { guardLogger, resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from '../guards/common.js';
 import { ToolListFollower } from '../guards/tool-list-follower.js';
@@ -22,9 +23,9 @@ import { checkElicitOptions, type ElicitingServer, type McpApprovalOptions } fro
 import { mcpRefusal } from '../guards/refusal.js';
 import { decideToolCall as decideCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
 import { filterToolList } from '../guards/tool-list.js';
-import { decideModernCall, type InputRequiredResult } from '../guards/input-required.js';
-import { resultFor, type ModernRequest } from '../proxy/era.js';
-import { guardSeal, modernCallOf, withoutGuardRetry } from './modern.js';
+import { decideModernCall, type ModernOutcome } from '../guards/input-required.js';
+import { resultFor } from '../proxy/era.js';
+import { guardSeal, modernCallOf, withoutGuardRetry, type ModernCall } from './modern.js';
 import { declareToolListChanged, sendToolListChangedIfAllowed, servesTool, watchInitialization, type SessionState } from './protocol.js';
 
 /** JSON-RPC's invalid-params code, which both SDK lines answer for a malformed call or an unknown tool. */
@@ -255,16 +256,14 @@ function wrapHandler(method: string, handler: Handler, state: GuardState): Handl
   const guarded: Handler =
     method === 'tools/call'
       ? async (request, extra) => {
-          const call = await decideToolCall(state, request, extra);
-          if (call.kind === 'input_required') return call.result;
-          const { decision, modern } = call;
+          // The era of this very request: a 2026-07-28 one may be answered `input_required`.
+          const modern = modernCallOf(request, extra);
+          if (modern !== undefined) return guardModernCall(state, handler, request as Record<string, unknown>, extra, modern);
+          const decision = await decideToolCall(state, request, extra);
           state.options.onDecision?.(decision);
-          if (decision.allow) {
-            if (!call.stripRetry) return handler(request, extra);
-            return handler(...withoutGuardRetry(request as Record<string, unknown>, extra));
-          }
+          if (decision.allow) return handler(request, extra);
           await throwIfNotServed(state, decision.tool.name, extra);
-          return resultFor(mcpRefusal(decision, state.options.formatRefusal), modern);
+          return mcpRefusal(decision, state.options.formatRefusal);
         }
       : async (request, extra) => filterToolsList(state, await handler(request, extra), extra);
   Object.defineProperty(guarded, GUARDED_HANDLER, { value: true });
@@ -289,49 +288,83 @@ async function throwIfNotServed(state: GuardState, name: string, extra: unknown)
   }
 }
 
-/** What the guard does with a call: run it or refuse it (`decided`), or ask the host for the user's answer (2026-07-28). */
-type GuardedCall =
-  | { kind: 'decided'; decision: ClientDecision; modern: ModernRequest | undefined; stripRetry: boolean }
-  | { kind: 'input_required'; result: InputRequiredResult };
-
-async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<GuardedCall> {
+/** What a `tools/call` is about, or the denial when its project or requester cannot be resolved; throws `-32602` for a malformed call. */
+async function queryOf(
+  state: GuardState,
+  request: unknown,
+  context: McpRequestExtra,
+): Promise<{ ok: true; query: DecideQuery } | { ok: false; denial: ClientDecision }> {
   const { options } = state;
-  const params = isJsonObject(request) && isJsonObject(request.params) ? request.params : undefined;
-  const call = toolCallParams(params);
+  const call = toolCallParams(isJsonObject(request) ? request.params : undefined);
   // Nothing to decide about and nothing the SDK would run: the protocol's own error, no handler call.
   if (!call.ok) throw new GuardProtocolError(INVALID_PARAMS, call.message);
   const { name, args } = call;
-  const context = (extra ?? {}) as McpRequestExtra;
-  const modernCall = modernCallOf(params ?? {}, context);
-  const modern = modernCall?.modern;
   const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
-  if (!project.ok || !who.ok) return { kind: 'decided', decision: unresolvedDenial(project, who, name), modern, stripRetry: false };
+  if (!project.ok || !who.ok) return { ok: false, denial: unresolvedDenial(project, who, name) };
   warnOnceAbout(state, project.value, who.value);
-  const query = decideQueryFor(project.value, who.value, name, args);
-  const signal = signalOf(context);
-  const owner = 'guardMcpServer';
-  if (modernCall !== undefined) {
-    const outcome = await decideModernCall(
-      { client: options.client, approval: options.approval, logger: options.logger, seal: guardSeal(), signal, owner },
-      query,
-      modernCall.params,
-      modernCall.modern.capabilities,
-    );
-    return outcome.kind === 'input_required' ? outcome : { ...outcome, modern };
-  }
-  const decision = await decideCall(
+  return { ok: true, query: decideQueryFor(project.value, who.value, name, args) };
+}
+
+/** An `initialize`-era call; the same steps as {@link queryOf}, inline: this is every allowed call's path. */
+async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<ClientDecision> {
+  const { options } = state;
+  const call = toolCallParams(isJsonObject(request) ? request.params : undefined);
+  if (!call.ok) throw new GuardProtocolError(INVALID_PARAMS, call.message);
+  const { name, args } = call;
+  const context = (extra ?? {}) as McpRequestExtra;
+  const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
+  if (!project.ok || !who.ok) return unresolvedDenial(project, who, name);
+  warnOnceAbout(state, project.value, who.value);
+  return decideCall(
     {
       client: options.client,
       approval: options.approval,
       logger: options.logger,
       elicitor: state.server,
-      signal,
+      signal: signalOf(context),
       requestId: requestIdOf(context),
-      owner,
+      owner: 'guardMcpServer',
     },
-    query,
+    decideQueryFor(project.value, who.value, name, args),
   );
-  return { kind: 'decided', decision, modern: undefined, stripRetry: false };
+}
+
+/**
+ * A 2026-07-28 `tools/call`: decided as the proxy decides it (an approval asked through
+ * `input_required`, its retry's state opened first); an allowed retry runs without the guard's
+ * state and answer; a refusal carries `resultType: "complete"`.
+ */
+async function guardModernCall(
+  state: GuardState,
+  handler: Handler,
+  request: Record<string, unknown>,
+  extra: unknown,
+  call: ModernCall,
+): Promise<unknown> {
+  const { options } = state;
+  const context = (extra ?? {}) as McpRequestExtra;
+  const prepared = await queryOf(state, request, context);
+  const outcome: ModernOutcome = prepared.ok
+    ? await decideModernCall(
+        {
+          client: options.client,
+          approval: options.approval,
+          logger: options.logger,
+          seal: guardSeal(),
+          signal: signalOf(context),
+          owner: 'guardMcpServer',
+        },
+        prepared.query,
+        call.params,
+        call.modern.capabilities,
+      )
+    : { kind: 'decided', decision: prepared.denial, stripRetry: false };
+  if (outcome.kind === 'input_required') return outcome.result;
+  const { decision } = outcome;
+  options.onDecision?.(decision);
+  if (decision.allow) return outcome.stripRetry ? handler(...withoutGuardRetry(request, extra)) : handler(request, extra);
+  await throwIfNotServed(state, decision.tool.name, extra);
+  return resultFor(mcpRefusal(decision, options.formatRefusal), call.modern);
 }
 
 async function filterToolsList(state: GuardState, result: unknown, extra: unknown): Promise<unknown> {

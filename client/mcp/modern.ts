@@ -35,7 +35,8 @@ function mcpReqOf(extra: unknown): Record<string, unknown> | undefined {
 }
 
 /** The call's era and members when it is of the 2026-07-28 era (told from this request alone); `undefined` for the `initialize` era. */
-export function modernCallOf(params: Record<string, unknown>, extra: unknown): ModernCall | undefined {
+export function modernCallOf(request: unknown, extra: unknown): ModernCall | undefined {
+  const params = isJsonObject(request) && isJsonObject(request.params) ? request.params : {};
   const mcpReq = mcpReqOf(extra);
   const envelope = mcpReq?.envelope;
   const modern = modernRequest(isJsonObject(envelope) ? { _meta: envelope } : params);
