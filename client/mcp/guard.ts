@@ -14,6 +14,7 @@
  * If a future SDK stops keeping its handlers in that map, installing the guard throws instead of
  * leaving the server silently unguarded.
  */
+import type { DecideQuery } from '../../schemas/api.js';
 import { decideQueryFor, isJsonObject, type ClientDecision, type FormatRefusal } from '../decision.js';
 import { guardLogger, resolveHostValue, unresolvedDenial, type GuardClient, type GuardLogger, type HostValue } from '../guards/common.js';
 import { ToolListFollower } from '../guards/tool-list-follower.js';
@@ -22,6 +23,9 @@ import { checkElicitOptions, type ElicitingServer, type McpApprovalOptions } fro
 import { mcpRefusal } from '../guards/refusal.js';
 import { decideToolCall as decideCall, toolCallParams, warnOnceAboutRequester } from '../guards/tool-call.js';
 import { filterToolList } from '../guards/tool-list.js';
+import { decideModernCall, type ModernOutcome } from '../guards/input-required.js';
+import { resultFor } from '../proxy/era.js';
+import { guardSeal, modernCallOf, withoutGuardRetry, type ModernCall } from './modern.js';
 import { declareToolListChanged, sendToolListChangedIfAllowed, servesTool, watchInitialization, type SessionState } from './protocol.js';
 
 /** JSON-RPC's invalid-params code, which both SDK lines answer for a malformed call or an unknown tool. */
@@ -252,6 +256,9 @@ function wrapHandler(method: string, handler: Handler, state: GuardState): Handl
   const guarded: Handler =
     method === 'tools/call'
       ? async (request, extra) => {
+          // The era of this very request: a 2026-07-28 one may be answered `input_required`.
+          const modern = modernCallOf(request, extra);
+          if (modern !== undefined) return guardModernCall(state, handler, request as Record<string, unknown>, extra, modern);
           const decision = await decideToolCall(state, request, extra);
           state.options.onDecision?.(decision);
           if (decision.allow) return handler(request, extra);
@@ -281,19 +288,33 @@ async function throwIfNotServed(state: GuardState, name: string, extra: unknown)
   }
 }
 
+/** What a `tools/call` is about, or the denial when its project or requester cannot be resolved; throws `-32602` for a malformed call. */
+async function queryOf(
+  state: GuardState,
+  request: unknown,
+  context: McpRequestExtra,
+): Promise<{ ok: true; query: DecideQuery } | { ok: false; denial: ClientDecision }> {
+  const { options } = state;
+  const call = toolCallParams(isJsonObject(request) ? request.params : undefined);
+  // Nothing to decide about and nothing the SDK would run: the protocol's own error, no handler call.
+  if (!call.ok) throw new GuardProtocolError(INVALID_PARAMS, call.message);
+  const { name, args } = call;
+  const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
+  if (!project.ok || !who.ok) return { ok: false, denial: unresolvedDenial(project, who, name) };
+  warnOnceAbout(state, project.value, who.value);
+  return { ok: true, query: decideQueryFor(project.value, who.value, name, args) };
+}
+
+/** An `initialize`-era call; the same steps as {@link queryOf}, inline: this is every allowed call's path. */
 async function decideToolCall(state: GuardState, request: unknown, extra: unknown): Promise<ClientDecision> {
   const { options } = state;
-  const params = isJsonObject(request) ? request.params : undefined;
-  const call = toolCallParams(params);
-  // Nothing to decide about and nothing the SDK would run: the protocol's own error, no handler call.
+  const call = toolCallParams(isJsonObject(request) ? request.params : undefined);
   if (!call.ok) throw new GuardProtocolError(INVALID_PARAMS, call.message);
   const { name, args } = call;
   const context = (extra ?? {}) as McpRequestExtra;
   const [project, who] = await Promise.all([resolveHostValue(options.project, context), resolveHostValue(options.requester, context)]);
   if (!project.ok || !who.ok) return unresolvedDenial(project, who, name);
   warnOnceAbout(state, project.value, who.value);
-  const query = decideQueryFor(project.value, who.value, name, args);
-  const requestId = typeof context.requestId === 'string' || typeof context.requestId === 'number' ? context.requestId : undefined;
   return decideCall(
     {
       client: options.client,
@@ -301,11 +322,49 @@ async function decideToolCall(state: GuardState, request: unknown, extra: unknow
       logger: options.logger,
       elicitor: state.server,
       signal: signalOf(context),
-      requestId,
+      requestId: requestIdOf(context),
       owner: 'guardMcpServer',
     },
-    query,
+    decideQueryFor(project.value, who.value, name, args),
   );
+}
+
+/**
+ * A 2026-07-28 `tools/call`: decided as the proxy decides it (an approval asked through
+ * `input_required`, its retry's state opened first); an allowed retry runs without the guard's
+ * state and answer; a refusal carries `resultType: "complete"`.
+ */
+async function guardModernCall(
+  state: GuardState,
+  handler: Handler,
+  request: Record<string, unknown>,
+  extra: unknown,
+  call: ModernCall,
+): Promise<unknown> {
+  const { options } = state;
+  const context = (extra ?? {}) as McpRequestExtra;
+  const prepared = await queryOf(state, request, context);
+  const outcome: ModernOutcome = prepared.ok
+    ? await decideModernCall(
+        {
+          client: options.client,
+          approval: options.approval,
+          logger: options.logger,
+          seal: guardSeal(),
+          signal: signalOf(context),
+          owner: 'guardMcpServer',
+        },
+        prepared.query,
+        call.params,
+        call.modern.capabilities,
+      )
+    : { kind: 'decided', decision: prepared.denial, stripRetry: false };
+  if (outcome.kind === 'input_required') return outcome.result;
+  const { decision } = outcome;
+  options.onDecision?.(decision);
+  if (decision.allow) return outcome.stripRetry ? handler(...withoutGuardRetry(request, extra)) : handler(request, extra);
+  await throwIfNotServed(state, decision.tool.name, extra);
+  return resultFor(mcpRefusal(decision, options.formatRefusal), call.modern);
 }
 
 async function filterToolsList(state: GuardState, result: unknown, extra: unknown): Promise<unknown> {
@@ -327,6 +386,17 @@ function warnOnceAbout(state: GuardState, project: string, requester: string): v
   warnOnceAboutRequester(state.warned, state.options.logger, project, requester);
 }
 
+/** The host gave up on the request: `extra.signal` in SDK v1, `ctx.mcpReq.signal` in v2. */
 function signalOf(extra: McpRequestExtra): AbortSignal | undefined {
-  return extra.signal instanceof AbortSignal ? extra.signal : undefined;
+  if (extra.signal instanceof AbortSignal) return extra.signal;
+  const mcpReq = extra.mcpReq;
+  const signal = isJsonObject(mcpReq) ? mcpReq.signal : undefined;
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
+/** The request's id, for a form sent as part of it: `extra.requestId` in SDK v1, `ctx.mcpReq.id` in v2. */
+function requestIdOf(extra: McpRequestExtra): string | number | undefined {
+  const mcpReq = extra.mcpReq;
+  const id = extra.requestId ?? (isJsonObject(mcpReq) ? mcpReq.id : undefined);
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }

@@ -5,6 +5,7 @@
  * server's own JSON-RPC error for a tool name it does not serve.
  */
 import { isJsonObject } from '../decision.js';
+import { modernRequest, PROTOCOL_VERSION_META } from '../proxy/era.js';
 
 /** The part of a server's capabilities the guard reads and declares (the same in SDK v1 and v2). */
 interface ServerCapabilities {
@@ -21,6 +22,8 @@ interface ProtocolServer {
   registerCapabilities?: (capabilities: ServerCapabilities) => void;
   getClientCapabilities?: () => unknown;
   sendToolListChanged?: () => Promise<void>;
+  /** SDK v2 (and recent v1): the revision the instance serves. */
+  getNegotiatedProtocolVersion?: () => string | undefined;
   oninitialized?: (() => void) | undefined;
 }
 
@@ -68,15 +71,26 @@ export function watchInitialization(server: object, session: SessionState): void
 }
 
 /**
+ * Whether the server instance serves the 2026-07-28 era (the SDK v2 entries, `serveStdio` and
+ * `createMcpHandler`, bind an instance to it before connecting it). That era has no initialization:
+ * the SDK's entry delivers a change notification on each `subscriptions/listen` of the host that
+ * asked for it, stamped with its subscription id, and on none otherwise.
+ */
+function servesModernEra(server: ProtocolServer): boolean {
+  const revision = typeof server.getNegotiatedProtocolVersion === 'function' ? server.getNegotiatedProtocolVersion() : undefined;
+  return modernRequest({ _meta: { [PROTOCOL_VERSION_META]: revision } }) !== undefined;
+}
+
+/**
  * Sends `notifications/tools/list_changed` when the protocol allows it: the server declared
- * `tools.listChanged` and the current session finished its initialization. Otherwise, and when
- * the client went away, it sends nothing and never throws (the client lists after initializing
- * anyway).
+ * `tools.listChanged`, and the current session finished its initialization or serves the
+ * 2026-07-28 era (where it reaches the host's subscriptions). Otherwise, and when the client went
+ * away, it sends nothing and never throws (the client lists after initializing anyway).
  */
 export async function sendToolListChangedIfAllowed(server: object, session: SessionState): Promise<boolean> {
   const target = server as ProtocolServer;
   const { transport } = target;
-  if (transport === undefined || transport !== session.initializedOn) return false;
+  if (transport === undefined || (transport !== session.initializedOn && !servesModernEra(target))) return false;
   if (target.getCapabilities?.().tools?.listChanged !== true || typeof target.sendToolListChanged !== 'function') return false;
   try {
     await target.sendToolListChanged();

@@ -451,10 +451,42 @@ export class McpRelay {
     const signal = (name: NodeJS.Signals) => () => {
       if (!this.serverGone) {
         this.options.logger.warn({ signal: name }, 'the MCP server is still running after its stdin closed');
-        this.child.kill(name);
+        this.signalServer(name);
       }
     };
     this.shutdownTimers.push(setTimeout(signal('SIGTERM'), SHUTDOWN_GRACE_MS), setTimeout(signal('SIGKILL'), 2 * SHUTDOWN_GRACE_MS));
+  }
+
+  /**
+   * The proxy was asked to stop (`signal` from the host or a terminal): the server is given the same
+   * signal, then SIGKILL 2 s later if it is still running; the proxy exits when it has.
+   */
+  stop(signal: NodeJS.Signals): void {
+    if (this.serverGone) return;
+    this.options.logger.info({ signal }, 'idea-mcp-proxy stopping: passing the signal to the MCP server');
+    this.signalServer(signal);
+    const kill = setTimeout(() => {
+      if (!this.serverGone) this.signalServer('SIGKILL');
+    }, SHUTDOWN_GRACE_MS);
+    this.shutdownTimers.push(kill);
+  }
+
+  /**
+   * A signal to the server's whole process group (it is spawned leading its own): a server started
+   * through a launcher (`npx`, `sh -c`, `uv run`) stops with its launcher instead of being left
+   * running, or writing to a closed pipe, once the launcher is gone.
+   */
+  private signalServer(name: NodeJS.Signals): void {
+    const { pid } = this.child;
+    if (pid !== undefined && process.platform !== 'win32') {
+      try {
+        process.kill(-pid, name);
+        return;
+      } catch {
+        // No such group (the server was not spawned detached): the server alone.
+      }
+    }
+    this.child.kill(name);
   }
 
   /** The server exited: every request it had not answered gets a JSON-RPC error; answers the code to exit with. */

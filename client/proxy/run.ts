@@ -22,7 +22,12 @@ export async function runProxy(command: ProxyCommand, logger: ProxyLogger): Prom
     ...(command.socketPath === undefined ? {} : { socketPath: command.socketPath }),
   });
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !WITHHELD_FROM_SERVER.includes(name)));
-  const child = spawn(command.server.command, command.server.args, { stdio: ['pipe', 'pipe', 'inherit'], env });
+  // Its own process group (the proxy signals the group, launcher and server together); Windows has none.
+  const child = spawn(command.server.command, command.server.args, {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env,
+    detached: process.platform !== 'win32',
+  });
   const started = await new Promise<Error | undefined>((resolve) => {
     child.once('spawn', () => {
       resolve(undefined);
@@ -55,6 +60,12 @@ export async function runProxy(command: ProxyCommand, logger: ProxyLogger): Prom
     { input: process.stdin, output: process.stdout },
     child,
   );
+  // Out of the terminal's process group, the server no longer gets a Ctrl-C or a hang-up itself: the proxy passes them on.
+  const stopOn = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+  const stop = (signal: NodeJS.Signals) => {
+    relay.stop(signal);
+  };
+  for (const signal of stopOn) process.on(signal, stop);
   void client.check({ project: command.project }).then((checked) => {
     if (!checked.ok)
       logger.warn(
@@ -63,6 +74,7 @@ export async function runProxy(command: ProxyCommand, logger: ProxyLogger): Prom
       );
   });
   const code = await relay.done;
+  for (const signal of stopOn) process.off(signal, stop);
   await client.close();
   return code;
 }

@@ -73,6 +73,14 @@ describe('POST /decide validation', () => {
     });
   });
 
+  it('decides on arguments nested at any depth within the body limit', async () => {
+    const { app } = server;
+    const deep = { issueRef: '#1', path: { a: { b: { c: [{ d: ['e', { f: null }] }] } } } };
+    const response = await call(app, 'POST', '/decide', { body: { ...valid, arguments: deep } });
+    expect(response.statusCode).toBe(200);
+    expect(response.json<{ allow: boolean }>().allow).toBe(true);
+  });
+
   it('answers 400 for a missing body', async () => {
     const { app } = server;
     const response = await app.inject({ method: 'POST', url: '/decide' });

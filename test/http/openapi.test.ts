@@ -1,7 +1,7 @@
 /** The OpenAPI document is generated from the route schemas: every route, its errors, examples. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildTestApp, demoProjects, suiteScope } from '../support/app.js';
+import { APPROVER_TOKEN, buildTestApp, DECIDE_TOKEN, demoProjects, suiteScope } from '../support/app.js';
 
 interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: unknown; example?: unknown; examples?: unknown }> }>;
@@ -75,6 +75,35 @@ describe('OpenAPI document', () => {
         }
       }
     }
+  });
+
+  it("lists /decide's and /decide/batch's 403 and 500 answers, with the error shape the service sends", async () => {
+    for (const path of ['/decide', '/decide/batch']) {
+      const { responses } = paths[path]?.post ?? { responses: {} };
+      for (const status of ['403', '500']) expect(JSON.stringify(responses[status] ?? {}), `${path} ${status}`).toContain('"code"');
+    }
+    // Both 403s are real: a Host that is not loopback, and a token that may not decide.
+    const guarded = await buildTestApp(suite, demoProjects(), {
+      rescanMs: 0,
+      decideToken: DECIDE_TOKEN,
+      approverToken: APPROVER_TOKEN,
+      loopbackHostsOnly: true,
+    });
+    const query = { project: 'demo', requester: 'QA', tool: 'idea_ticket_read' };
+    const foreignHost = await guarded.app.inject({
+      method: 'POST',
+      url: '/decide',
+      headers: { host: 'x', authorization: `Bearer ${DECIDE_TOKEN}` },
+      payload: query,
+    });
+    expect([foreignHost.statusCode, foreignHost.json()]).toMatchObject([403, { error: { code: 'forbidden_host' } }]);
+    const approver = await guarded.app.inject({
+      method: 'POST',
+      url: '/decide',
+      headers: { host: '127.0.0.1', authorization: `Bearer ${APPROVER_TOKEN}` },
+      payload: query,
+    });
+    expect([approver.statusCode, approver.json()]).toMatchObject([403, { error: { code: 'forbidden' } }]);
   });
 
   it('carries examples for the decision query and answer', () => {

@@ -97,7 +97,7 @@ export function spawnProxy(options: readonly string[], env: Record<string, strin
 }
 
 /**
- * The proxy in front of the Python server for `agent` in project `demo` of a real service (3 s
+ * The proxy in front of the Python server (or `server`) for `agent` in project `demo` of a real service (3 s
  * deadline, its decide token), killed at the end of the test if it is still running.
  */
 export function spawnProxyFor(
@@ -106,11 +106,13 @@ export function spawnProxyFor(
   agent: string,
   options: readonly string[] = [],
   env: Record<string, string> = {},
+  server?: readonly string[],
 ) {
-  const proxy = spawnProxy(['--pdp', service.url, '--project', 'demo', '--agent', agent, '--timeout-ms', '3000', ...options], {
-    PDP_DECIDE_TOKEN: service.decideToken,
-    ...env,
-  });
+  const proxy = spawnProxy(
+    ['--pdp', service.url, '--project', 'demo', '--agent', agent, '--timeout-ms', '3000', ...options],
+    { PDP_DECIDE_TOKEN: service.decideToken, ...env },
+    server,
+  );
   scope.onTestFinished(async () => {
     if (proxy.child.exitCode === null && proxy.child.signalCode === null) {
       proxy.child.kill('SIGKILL');

@@ -1,8 +1,8 @@
 /**
  * `idea-mcp-proxy` in front of a v2 SDK server, driven by the real v2 client
  * (`@modelcontextprotocol/client`) pinned to 2026-07-28, real service: a refusal read as a tool
- * result, an allowed call, an approval answered through the form (the call then runs once), and a
- * `list_changed` on the host's subscription after a policy change.
+ * result (the service's own text), an allowed call, an approval answered through the form (the call
+ * then runs once) or refused there, and a `list_changed` on the host's subscription after a policy change.
  */
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -75,6 +75,20 @@ describe.each([
     const refused = await client.callTool({ name: 'idea_memory_write', arguments: { text: 'x' } });
     expect(refused.isError).toBe(true);
     expect(refused._meta).toMatchObject({ 'io.ideai/decision': { reason: 'not_in_allowlist' } });
+    // The text is the service's own message for that call, as every guard words it, in every era.
+    const direct = await pdp.decider.decide({ project: 'demo', requester: 'QA', tool: 'idea_memory_write', arguments: { text: 'x' } });
+    expect(textOf(refused)).toBe(direct.message);
+  });
+
+  it('refuses the call when the user refuses in the form, and the server never sees it', { timeout: 120_000 }, async () => {
+    const agent = `Deny${pinned ? 'Modern' : 'Legacy'}`;
+    await pdp.admin.putAgent('demo', agent, [...READ_ONLY_DEFAULT], { askTools: ['idea_memory_write'] });
+    const { client, questions } = await connect(agent, pinned, 'Refuser');
+    const result = await client.callTool({ name: 'idea_memory_write', arguments: { text: 'no' } });
+    expect(result.isError).toBe(true);
+    expect(result._meta).toMatchObject({ 'io.ideai/decision': { reason: 'approval_denied' } });
+    expect(textOf(result)).not.toContain('ran with');
+    expect(questions).toHaveLength(1);
   });
 
   it('asks for an approval through the form, then runs the call once', { timeout: 120_000 }, async () => {

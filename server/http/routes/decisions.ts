@@ -30,7 +30,7 @@ export async function decisionRoutes(app: TypedApp, { decisions, childLoggerFact
         description:
           'Always 200 for a well-formed body; `allow` is the decision. Denials are logged and kept in the recent-decisions ring.',
         body: DecideQuerySchema,
-        response: { 200: DecisionSchema, ...errors(400, 401, 413, 415) },
+        response: { 200: DecisionSchema, ...errors(400, 401, 403, 413, 415, 500) },
       },
     },
     (request) => decisions.decide(request.body),
@@ -46,7 +46,7 @@ export async function decisionRoutes(app: TypedApp, { decisions, childLoggerFact
         summary: 'Decide up to 100 tool calls in one round trip',
         description: 'Answers `decisions` in the order of `queries`, each exactly what /decide would answer.',
         body: DecideBatchBodySchema,
-        response: { 200: DecideBatchResponseSchema, ...errors(400, 401, 413, 415) },
+        response: { 200: DecideBatchResponseSchema, ...errors(400, 401, 403, 413, 415, 500) },
       },
     },
     (request) => ({ decisions: request.body.queries.map((query) => decisions.decide(query)) }),
