@@ -8,6 +8,7 @@ import {
   SERVER_METHODS,
   TOOL_CATALOG,
   findTool,
+  isToolName,
   knownArguments,
   qualifiedToolName,
   type ServersDocument,
@@ -47,9 +48,15 @@ export interface ProjectCatalog {
   order(name: string): number;
   /** Every known name, in catalog order. */
   readonly names: readonly string[];
-  /** The arguments `name` is known to take. */
-  knownArguments(name: string): readonly string[];
+  /**
+   * The arguments `name` is known to take; undefined when they are not known (a declared server's tool:
+   * its `inputSchema` is the server's to say, see {@link withArguments}).
+   */
+  knownArguments(name: string): readonly string[] | undefined;
 }
+
+/** IdeA's tools' arguments; undefined for any other name. */
+const ideaArguments = (name: string): readonly string[] | undefined => (isToolName(name) ? knownArguments(name) : undefined);
 
 const IDEA_NAMES: readonly string[] = TOOL_CATALOG.map((tool) => tool.name);
 const IDEA_ORDER: ReadonlyMap<string, number> = new Map(IDEA_NAMES.map((name, index) => [name, index]));
@@ -62,7 +69,7 @@ export const IDEA_CATALOG: ProjectCatalog = Object.freeze({
   readOnly: READ_ONLY_DEFAULT,
   order: (name: string) => IDEA_ORDER.get(name) ?? Number.MAX_SAFE_INTEGER,
   names: IDEA_NAMES,
-  knownArguments,
+  knownArguments: ideaArguments,
 });
 
 /** The catalog of a valid servers document; `revision` is the file's. */
@@ -113,8 +120,8 @@ export function projectCatalog(document: ServersDocument, revision: string): Pro
     ]),
     order: (name: string) => order.get(name) ?? Number.MAX_SAFE_INTEGER,
     names: Object.freeze(names),
-    // A server's arguments are not declared: a condition names what the server's inputSchema says (check cannot compare).
-    knownArguments,
+    // A server's arguments are not declared: they are known once its tools/list is reported (withArguments).
+    knownArguments: ideaArguments,
   });
 }
 

@@ -23,7 +23,7 @@ export function catalogBody(catalog: ProjectCatalog): CatalogResponse {
       group,
       label,
       issueScoped,
-      arguments: [...catalog.knownArguments(name)],
+      arguments: [...(catalog.knownArguments(name) ?? [])],
       ...(server === undefined ? {} : { server }),
     });
   }
