@@ -9,7 +9,7 @@ import type { PolicyProblem } from '../../schemas/index.js';
 import { NO_AGENTS_FILE, type AgentsFileState } from '../domain/agents-file.js';
 import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy } from '../domain/compile.js';
 import { AGENTS_FILE, POLICY_FILE, TEST_FILE } from '../domain/policy-check.js';
-import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
+import { IDEA_CATALOG, INVALID_SERVERS_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { NO_SERVERS_FILE, SERVERS_FILE, compileServersFile, invalidServers, type CompiledServers } from '../domain/servers-file.js';
 import { policyWithServers, readCompiledProject } from '../projects/compiled-files.js';
 import { MAX_FILE_BYTES } from '../projects/file-read.js';
@@ -26,7 +26,7 @@ export interface ProjectInput {
   /** `.ideai/mcp-servers.json` as the service reads it (docs/api.md#other-mcp-servers-tools). */
   readonly servers: CompiledServers;
   readonly serversText: string | null;
-  /** The tools the project knows: IdeA's and the declared ones (IdeA's alone when the servers file is invalid). */
+  /** The tools the project knows, for checks: IdeA's and the declared ones (INVALID_SERVERS_CATALOG when the servers file is invalid). */
   readonly catalog: ProjectCatalog;
   readonly agents: AgentsFileState;
   readonly agentsText: string | null;
@@ -58,7 +58,7 @@ export async function readProject(dir: string, staged: boolean): Promise<Project
   const serversFile = index.ideaiRefusal === undefined ? await index.file(SERVERS_FILE) : MISSING;
   const servers = stagedServers(serversFile);
   const catalog = catalogOf(servers);
-  const ownPolicy = await stagedPolicy(policyFile, catalog);
+  const ownPolicy = await stagedPolicy(policyFile, servers.status === 'ok' ? servers.catalog : IDEA_CATALOG);
   return {
     policy: await policyWithServers(servers, () => Promise.resolve(ownPolicy)),
     ownPolicy,
@@ -75,7 +75,7 @@ export async function readProject(dir: string, staged: boolean): Promise<Project
   };
 }
 
-const catalogOf = (servers: CompiledServers): ProjectCatalog => (servers.status === 'ok' ? servers.catalog : IDEA_CATALOG);
+const catalogOf = (servers: CompiledServers): ProjectCatalog => (servers.status === 'ok' ? servers.catalog : INVALID_SERVERS_CATALOG);
 
 /** A file `--staged` refuses, as the policy the service would deny every call with. */
 async function stagedPolicy(file: StagedFile, catalog: ProjectCatalog): Promise<CompiledPolicy> {

@@ -16,7 +16,7 @@ import { conditionMistakes, documentConditionMistakes } from './condition-mistak
 import { ISSUE_REF, conditionProblem } from './conditions.js';
 import { limitsProblems } from './limits.js';
 import { JsonLocator, LineIndex } from './json-location.js';
-import { IDEA_CATALOG, type ProjectCatalog } from './project-catalog.js';
+import { IDEA_CATALOG, INVALID_SERVERS_CATALOG, type ProjectCatalog } from './project-catalog.js';
 import { schemaProblems } from './schema-problems.js';
 import { SERVERS_FILE } from './servers-file.js';
 import { checkStrictJson } from './strict-json.js';
@@ -356,9 +356,11 @@ export function unknownTool(name: string, catalog: ProjectCatalog): { why: strin
   const [id, tool] = [name.slice(0, slash), name.slice(slash + 1)];
   const server = catalog.servers.find((one) => one.id === id);
   const why =
-    server === undefined
-      ? `no server ${quoteForMessage(id)} is declared in ${SERVERS_FILE}`
-      : `server ${id} declares no tool ${quoteForMessage(tool)} in ${SERVERS_FILE}`;
+    catalog === INVALID_SERVERS_CATALOG
+      ? `${SERVERS_FILE} is invalid (see its errors), so it declares no server`
+      : server === undefined
+        ? `no server ${quoteForMessage(id)} is declared in ${SERVERS_FILE}`
+        : `server ${id} declares no tool ${quoteForMessage(tool)} in ${SERVERS_FILE}`;
   const near = didYouMean(
     name,
     declared.map((one) => one.name),

@@ -72,6 +72,12 @@ export const IDEA_CATALOG: ProjectCatalog = Object.freeze({
   knownArguments: ideaArguments,
 });
 
+/**
+ * IdeA's catalog, for the checks of a project whose servers file is invalid (its decisions are all
+ * denied): a `<server>/<tool>` is said to be unknown because of that file, not because it is undeclared.
+ */
+export const INVALID_SERVERS_CATALOG: ProjectCatalog = Object.freeze({ ...IDEA_CATALOG, revision: 'invalid-servers' });
+
 /** The catalog of a valid servers document; `revision` is the file's. */
 export function projectCatalog(document: ServersDocument, revision: string): ProjectCatalog {
   const servers: DeclaredServerTools[] = [];
