@@ -1,5 +1,5 @@
 /**
- * docs/policy-as-code.md#other-mcp-servers-tools: `idea-pdp check`, `test` and `decide` read the project's
+ * docs/api.md#other-mcp-servers-tools: `idea-pdp check`, `test` and `decide` read the project's
  * `.ideai/mcp-servers.json` beside the policy, as the service reads it: check lists its problems with
  * the service's codes and judges `<server>/<tool>` names against it (with suggestions), decide and
  * test decide qualified names as `/decide` does, a repository walk and `--staged` include it.
