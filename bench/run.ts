@@ -3,7 +3,7 @@
  * process tree and interleaved, prints a table, and writes bench/results/latest.{json,md}.
  * Flags (all optional): --quick, --duration=S, --rounds=N, --warmup=S, --connections=N,
  * --calls=N, --trials=N, --projects=N, --generator=wrk|autocannon, --sections=a,b (throughput,
- * latency, burst, revocation, links, events, approval, scale, preview, socket, conditions, limits, proxy, hostile-preview), --tsx (service from sources, no build), --no-build (reuse dist/),
+ * latency, burst, revocation, links, events, approval, scale, preview, socket, conditions, limits, proxy, hostile-preview, servers), --tsx (service from sources, no build), --no-build (reuse dist/),
  * --profile[=ours,bare,node-http,cedar,cedar-text,scale] (one or more), --out=DIR,
  * --no-write, --app=PATH (measure another build's app module, e.g. an older checkout's dist).
  * See bench/README.md.
@@ -33,6 +33,7 @@ import { revocationSection } from './sections/revocation.js';
 import { scaleSection } from './sections/scale.js';
 import { proxySection } from './sections/proxy.js';
 import { socketSection } from './sections/socket.js';
+import { serversSection } from './sections/servers.js';
 import { throughputSection } from './sections/throughput.js';
 
 const SECTIONS = {
@@ -50,6 +51,7 @@ const SECTIONS = {
   limits: limitsSection,
   proxy: proxySection,
   'hostile-preview': hostilePreviewSection,
+  servers: serversSection,
 } as const satisfies Record<string, (ctx: BenchContext) => Promise<SectionResult>>;
 type SectionName = keyof typeof SECTIONS;
 

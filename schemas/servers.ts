@@ -16,8 +16,8 @@ export const SERVER_TOOL_REGEX = new RegExp(SERVER_TOOL_PATTERN);
 
 /** What the proxy decides of a declared server besides its tools, as `<server>/<method>`: implicitly declared `read`. */
 export const SERVER_METHODS = [
-  { method: 'resources/read', label: 'Lire une ressource du serveur' },
-  { method: 'prompts/get', label: 'Obtenir un prompt du serveur' },
+  { method: 'resources/read', label: 'Lire une ressource du serveur', arguments: ['uri'] },
+  { method: 'prompts/get', label: 'Obtenir un prompt du serveur', arguments: ['name', 'arguments'] },
 ] as const;
 
 /** Declared servers a project may list, and tools a server may declare: far beyond any real server (server-everything lists 12). */
@@ -91,6 +91,10 @@ export const qualifiedToolName = (server: string, tool: string): string => `${se
 export const MAX_DISCOVERED_PER_SERVER = 500;
 export const MAX_DISCOVERED_DESCRIPTION = 300;
 export const MAX_DISCOVERED_TITLE = 200;
+/** Properties of a reported tool's `inputSchema`: a real tool takes a handful (server-filesystem's at most 4). */
+export const MAX_DISCOVERED_ARGUMENTS = 64;
+/** Argument names kept for all of one server's tools: of at most 64 characters, 128 KB a server (500 tools of 4 arguments fit). */
+export const MAX_DISCOVERED_ARGUMENT_NAMES = 2000;
 
 export const ToolAnnotationsSchema = Type.Object(
   {
@@ -104,12 +108,27 @@ export const ToolAnnotationsSchema = Type.Object(
 );
 export type ToolAnnotations = Static<typeof ToolAnnotationsSchema>;
 
+export const DiscoveredInputSchema = Type.Object(
+  {
+    type: Type.Optional(Type.String()),
+    properties: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        maxProperties: MAX_DISCOVERED_ARGUMENTS,
+        description: 'Only the names are kept (those a condition can name); idea-mcp-proxy sends each as {}.',
+      }),
+    ),
+  },
+  { description: "The tool's inputSchema (tools/list): its property names are the arguments the catalog knows the tool takes." },
+);
+export type DiscoveredInput = Static<typeof DiscoveredInputSchema>;
+
 export const DiscoveredToolSchema = Type.Object(
   {
     name: Type.String({ pattern: SERVER_TOOL_PATTERN, description: "The server's exact MCP tool name." }),
     title: Type.Optional(Type.String({ maxLength: MAX_DISCOVERED_TITLE })),
     description: Type.Optional(Type.String({ maxLength: MAX_DISCOVERED_DESCRIPTION })),
     annotations: Type.Optional(ToolAnnotationsSchema),
+    inputSchema: Type.Optional(DiscoveredInputSchema),
   },
   { additionalProperties: false },
 );

@@ -5,7 +5,7 @@
  * that file gives. The app (http/service-plugin.ts) starts them once it is ready and closes them
  * with itself.
  */
-import { IDEA_CATALOG } from './domain/project-catalog.js';
+import { IDEA_CATALOG, INVALID_SERVERS_CATALOG } from './domain/project-catalog.js';
 import { DiscoveredTools } from './servers/discovered-tools.js';
 import type { Logger } from 'pino';
 import { ApprovalsService } from './approvals/approvals-service.js';
@@ -175,8 +175,14 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
   // Without a state folder (tests) the recent decisions live in memory only.
   const recentFile =
     options.stateDir === undefined ? undefined : new RecentDecisionsFile({ stateDir: options.stateDir, recent: decisions.recent, logger });
+  const discovered = new DiscoveredTools();
   const preview = new PreviewService({
     policyOf: (project) => registry.get(project)?.state.policy,
+    catalogOf: (project) => {
+      const servers = registry.get(project)?.state.servers;
+      if (servers?.status !== 'ok') return servers === undefined ? IDEA_CATALOG : INVALID_SERVERS_CATALOG;
+      return discovered.catalogWithArguments(project, servers.catalog);
+    },
     recentOf: (project) => decisions.replayable(project),
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
     granted: (project, requester, tool, args) => approvals.port.granted(project, requester, tool, args),
@@ -191,7 +197,6 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
   registry.changes.subscribe(usage);
   registry.changes.subscribe(ephemeral);
   registry.changes.subscribe(events);
-  const discovered = new DiscoveredTools();
   registry.changes.subscribe({
     projectChanged: (project, change) => {
       if (change === 'removed') discovered.forget(project);

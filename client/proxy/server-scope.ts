@@ -5,7 +5,9 @@
  * and what its `tools/list` holds is reported to the service, which keeps the undeclared tools for a
  * person to declare (never a permission). Kept apart from the relay, which only calls it.
  */
+import { ARGUMENT_NAME_REGEX } from '../../schemas/conditions.js';
 import {
+  MAX_DISCOVERED_ARGUMENTS,
   MAX_DISCOVERED_DESCRIPTION,
   MAX_DISCOVERED_PER_SERVER,
   MAX_DISCOVERED_TITLE,
@@ -122,6 +124,14 @@ function reportedTool(tool: unknown): DiscoveredTool | undefined {
     if (typeof given.title === 'string') annotations.title = given.title.slice(0, MAX_DISCOVERED_TITLE);
     for (const hint of HINTS) if (typeof given[hint] === 'boolean') annotations[hint] = given[hint];
     reported.annotations = annotations;
+  }
+  // Only the names a condition can name, each as {}: the service keeps names, and a schema's text may be long (no properties: unknown).
+  const properties = isJsonObject(tool.inputSchema) ? tool.inputSchema.properties : undefined;
+  if (isJsonObject(properties)) {
+    const names = Object.keys(properties).filter((name) => ARGUMENT_NAME_REGEX.test(name));
+    // More than the service takes: the arguments are left unknown rather than cut.
+    if (names.length <= MAX_DISCOVERED_ARGUMENTS)
+      reported.inputSchema = { type: 'object', properties: Object.fromEntries(names.map((name) => [name, {}])) };
   }
   return reported;
 }

@@ -11,6 +11,8 @@ import {
   problemLine,
   strictly,
 } from '../domain/policy-check.js';
+import { checkServers } from '../domain/servers-check.js';
+import { SERVERS_FILE } from '../domain/servers-file.js';
 import { editDistance } from '../domain/suggest.js';
 import { plural, problemAt, walkedProjectFolders, shown, type Output } from './commands.js';
 import { declaredAgents, parseTestFile } from '../domain/policy-tests.js';
@@ -24,7 +26,7 @@ export interface CheckOptions {
   readonly staged: boolean;
 }
 
-const READ_NAMES = [POLICY_FILE, AGENTS_FILE, TEST_FILE].map((file) => file.slice('.ideai/'.length));
+const READ_NAMES = [POLICY_FILE, AGENTS_FILE, TEST_FILE, SERVERS_FILE].map((file) => file.slice('.ideai/'.length));
 
 /** A file in `.ideai/` named within a few edits of one the service reads: most likely meant to be it. */
 export function misnamedFiles(dir: string, names: readonly string[]): PolicyProblem[] {
@@ -59,7 +61,7 @@ async function testFileProblems(dir: string, read: ProjectInput, staged: boolean
   if (text === null) return [];
   // Staged as a link or a submodule: refused, not read.
   if (typeof text !== 'string') return [text];
-  const parsed = parseTestFile(file, text, declaredAgents(read.agents, read.policy));
+  const parsed = parseTestFile(file, text, declaredAgents(read.agents, read.ownPolicy), read.catalog);
   return [...parsed.check.problems, ...moreLine(file, parsed.check.more)];
 }
 
@@ -69,11 +71,15 @@ export async function checkCommand(dirs: readonly string[], options: CheckOption
   for (const dir of await walkedProjectFolders(dirs)) {
     const read = await readProject(dir, options.staged);
     const policyFile = shown(dir, POLICY_FILE);
-    const checked = checkPolicy(policyFile, read.policyText, read.policy, read.agents);
+    const checked = checkPolicy(policyFile, read.policyText, read.ownPolicy, read.agents, read.catalog);
+    const serversFile = shown(dir, SERVERS_FILE);
+    const servers = checkServers(serversFile, read.serversText, read.servers);
     let problems = [
       ...(read.policyExists || !options.require ? [] : [problemAt(policyFile, 'error', 'missing_file', 'no policy file (--require)')]),
       ...checked.problems,
       ...moreLine(policyFile, checked.more),
+      ...servers.problems,
+      ...moreLine(serversFile, servers.more),
       ...agentsProblems(shown(dir, AGENTS_FILE), read.agentsText, read.agents),
       ...read.problems,
       ...misnamedFiles(dir, read.ideaiNames),
@@ -86,7 +92,7 @@ export async function checkCommand(dirs: readonly string[], options: CheckOption
     }
     if (options.strict) problems = strictly(problems);
     notListed = {
-      errors: notListed.errors + checked.more.errors + (options.strict ? checked.more.warnings : 0),
+      errors: notListed.errors + checked.more.errors + servers.more.errors + (options.strict ? checked.more.warnings : 0),
       warnings: notListed.warnings + (options.strict ? 0 : checked.more.warnings),
     };
     projects.push({ dir, valid: problems.every((one) => one.severity !== 'error'), problems });

@@ -1,10 +1,12 @@
 /** `idea-pdp decide`: the decision `/decide` would answer for one call, offline. */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { DecideQuerySchema, TOOL_CATALOG, findTool } from '../../schemas/index.js';
+import { DecideQuerySchema } from '../../schemas/index.js';
 import { describeLimit } from '../../schemas/limits.js';
 import { parseRequester, quoteForMessage } from '../../schemas/requester.js';
 import type { AgentsFileState } from '../domain/agents-file.js';
 import type { CompiledPolicy } from '../domain/compile.js';
+import { unknownTool } from '../domain/policy-check.js';
+import type { ProjectCatalog } from '../domain/project-catalog.js';
 import { NO_EPHEMERAL, decide, lookingApprovals, resolveEffective } from '../domain/decide.js';
 import { outcomeOf } from '../domain/policy-tests.js';
 import { didYouMean } from '../domain/suggest.js';
@@ -23,13 +25,11 @@ export interface DecideOptions {
   readonly format: string | undefined;
 }
 
-const TOOL_NAMES = TOOL_CATALOG.map((tool) => tool.name);
-
 /**
  * What a typo in --requester or --tool would otherwise hide behind a plausible answer (`allow` from the
  * project default for an agent that does not exist): said on stderr, the answer on stdout unchanged.
  */
-function callWarnings(requester: string, tool: string, policy: CompiledPolicy, agents: AgentsFileState): string[] {
+function callWarnings(requester: string, tool: string, policy: CompiledPolicy, agents: AgentsFileState, catalog: ProjectCatalog): string[] {
   const warnings: string[] = [];
   const overrides = policy.status === 'ok' ? [...policy.overrides.keys()] : [];
   if (parseRequester(requester).kind === 'agent' && !overrides.includes(requester)) {
@@ -42,10 +42,10 @@ function callWarnings(requester: string, tool: string, policy: CompiledPolicy, a
     else if (!agents.exists && didYouMean(requester, overrides, false) !== '')
       warnings.push(`unknown_agent: agent ${quoteForMessage(requester)} has no override${didYouMean(requester, overrides, false)}`);
   }
-  if (findTool(tool) === undefined)
-    warnings.push(
-      `unknown_tool: unknown tool ${quoteForMessage(tool)}: not in the IdeA MCP tool catalog${didYouMean(tool, TOOL_NAMES, false)}`,
-    );
+  if (catalog.find(tool) === undefined) {
+    const { why, hint } = unknownTool(tool, catalog);
+    warnings.push(`unknown_tool: unknown tool ${quoteForMessage(tool)}: ${why}${hint}`);
+  }
   return warnings;
 }
 
@@ -80,7 +80,8 @@ export async function decideCommand(dirs: readonly string[], options: DecideOpti
     );
   }
   const read = await readProject(dir, false);
-  for (const warning of callWarnings(query.requester, query.tool, read.policy, read.agents)) output.err(`idea-pdp: warning ${warning}\n`);
+  for (const warning of callWarnings(query.requester, query.tool, read.ownPolicy, read.agents, read.catalog))
+    output.err(`idea-pdp: warning ${warning}\n`);
   const body = decide(query, read.policy, NO_EPHEMERAL, lookingApprovals());
   // Offline there are no counts: a limited tool is decided as if its window were empty (docs/api.md#usage-limits).
   const limit = resolveEffective(query.project, query.requester, read.policy, NO_EPHEMERAL).allowlist?.limits.get(query.tool);

@@ -9,15 +9,25 @@ import type { PolicyProblem } from '../../schemas/index.js';
 import { NO_AGENTS_FILE, type AgentsFileState } from '../domain/agents-file.js';
 import { builtinPolicy, invalidPolicy, revisionOf, type CompiledPolicy } from '../domain/compile.js';
 import { AGENTS_FILE, POLICY_FILE, TEST_FILE } from '../domain/policy-check.js';
-import { readCompiledProject } from '../projects/compiled-files.js';
+import { IDEA_CATALOG, INVALID_SERVERS_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
+import { NO_SERVERS_FILE, SERVERS_FILE, compileServersFile, invalidServers, type CompiledServers } from '../domain/servers-file.js';
+import { policyWithServers, readCompiledProject } from '../projects/compiled-files.js';
 import { MAX_FILE_BYTES } from '../projects/file-read.js';
 import { compilePolicy, parseAgents } from '../projects/parse.js';
 import { problemAt, shown } from './commands.js';
-import { StagedIndex, type StagedFile } from './staged-input.js';
+import { MISSING, StagedIndex, type StagedFile } from './staged-input.js';
 
 export interface ProjectInput {
+  /** What the service decides with: invalid when the policy file or the servers file is. */
   readonly policy: CompiledPolicy;
+  /** The policy file alone, compiled under {@link catalog}, for its own problems. */
+  readonly ownPolicy: CompiledPolicy;
   readonly policyText: string | null;
+  /** `.ideai/mcp-servers.json` as the service reads it (docs/api.md#other-mcp-servers-tools). */
+  readonly servers: CompiledServers;
+  readonly serversText: string | null;
+  /** The tools the project knows, for checks: IdeA's and the declared ones (INVALID_SERVERS_CATALOG when the servers file is invalid). */
+  readonly catalog: ProjectCatalog;
   readonly agents: AgentsFileState;
   readonly agentsText: string | null;
   /** Whether the policy file is there (a missing one is the canonical defaults). */
@@ -39,14 +49,23 @@ async function ideaiNamesOnDisk(dir: string): Promise<string[]> {
 export async function readProject(dir: string, staged: boolean): Promise<ProjectInput> {
   if (!staged) {
     const read = await readCompiledProject(dir);
-    const exists = read.policy.status === 'invalid' || read.policy.fileExists;
-    return { ...read, policyExists: exists, ideaiNames: await ideaiNamesOnDisk(dir), problems: [] };
+    const exists = read.ownPolicy.status === 'invalid' || read.ownPolicy.fileExists;
+    return { ...read, catalog: catalogOf(read.servers), policyExists: exists, ideaiNames: await ideaiNamesOnDisk(dir), problems: [] };
   }
   const index = await StagedIndex.read(dir);
   const [policyFile, agentsFile] = [await index.file(POLICY_FILE), await index.file(AGENTS_FILE)];
+  // With `.ideai` itself refused, the policy's refusal says it once (every call is denied by it).
+  const serversFile = index.ideaiRefusal === undefined ? await index.file(SERVERS_FILE) : MISSING;
+  const servers = stagedServers(serversFile);
+  const catalog = catalogOf(servers);
+  const ownPolicy = await stagedPolicy(policyFile, servers.status === 'ok' ? servers.catalog : IDEA_CATALOG);
   return {
-    policy: await stagedPolicy(policyFile),
+    policy: await policyWithServers(servers, () => Promise.resolve(ownPolicy)),
+    ownPolicy,
     policyText: policyFile.kind === 'file' ? policyFile.bytes.toString('utf8') : null,
+    servers,
+    serversText: serversFile.kind === 'file' ? serversFile.bytes.toString('utf8') : null,
+    catalog,
     agents: agentsFile.kind === 'file' ? await parseAgents(agentsFile.bytes) : NO_AGENTS_FILE,
     agentsText: agentsFile.kind === 'file' ? agentsFile.bytes.toString('utf8') : null,
     policyExists: policyFile.kind !== 'missing',
@@ -56,11 +75,20 @@ export async function readProject(dir: string, staged: boolean): Promise<Project
   };
 }
 
+const catalogOf = (servers: CompiledServers): ProjectCatalog => (servers.status === 'ok' ? servers.catalog : INVALID_SERVERS_CATALOG);
+
 /** A file `--staged` refuses, as the policy the service would deny every call with. */
-async function stagedPolicy(file: StagedFile): Promise<CompiledPolicy> {
-  if (file.kind === 'missing') return builtinPolicy();
-  if (file.kind === 'file') return compilePolicy(file.bytes);
+async function stagedPolicy(file: StagedFile, catalog: ProjectCatalog): Promise<CompiledPolicy> {
+  if (file.kind === 'missing') return builtinPolicy(catalog);
+  if (file.kind === 'file') return compilePolicy(file.bytes, catalog);
   return invalidPolicy(revisionOf(`staged:${file.message}`), { message: file.message }, file.code);
+}
+
+/** The servers file as the index holds it; a refused one is an invalid catalog, which the service would deny every call with. */
+function stagedServers(file: StagedFile): CompiledServers {
+  if (file.kind === 'missing') return NO_SERVERS_FILE;
+  if (file.kind === 'file') return compileServersFile(file.bytes);
+  return invalidServers(revisionOf(`staged:${file.message}`), { message: file.message }, file.code);
 }
 
 const refusedProblem = (dir: string, file: string, refused: StagedFile & { kind: 'refused' }): PolicyProblem =>

@@ -1,7 +1,10 @@
 /** `idea-pdp test`: the cases of each project's test file decided with the service's decision function. */
 import { escapeControls } from '../../schemas/display.js';
-import { TOOL_CATALOG, type PolicyProblem } from '../../schemas/index.js';
+import type { PolicyProblem } from '../../schemas/index.js';
 import { POLICY_FILE, TEST_FILE, checkPolicy, moreLine, problemLine, strictly } from '../domain/policy-check.js';
+import type { ProjectCatalog } from '../domain/project-catalog.js';
+import { checkServers } from '../domain/servers-check.js';
+import { SERVERS_FILE } from '../domain/servers-file.js';
 import { caseLine, declaredAgents, parseTestFile, runCases } from '../domain/policy-tests.js';
 import { plural, problemAt, walkedProjectFolders, projectIdOf, shown, type Output } from './commands.js';
 import { readProject, readTestText } from './project-input.js';
@@ -24,7 +27,8 @@ export interface TestOptions {
   readonly staged: boolean;
 }
 
-const WRITE_TOOLS = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
+/** The write tools a project knows: IdeA's, then those its servers file declares. */
+const writeTools = (catalog: ProjectCatalog): string[] => catalog.names.filter((name) => catalog.find(name)?.access === 'write');
 
 /** The share of agent × write tool pairs some case exercises, in percent (100 when there is none). */
 function coveragePercent(coverage: readonly Coverage[]): number {
@@ -60,14 +64,21 @@ export async function testCommand(dirs: readonly string[], options: TestOptions,
     }
     const read = await readProject(dir, options.staged);
     failures.push(...read.problems);
-    const declared = declaredAgents(read.agents, read.policy);
-    const parsed = parseTestFile(file, text, declared);
+    const declared = declaredAgents(read.agents, read.ownPolicy);
+    const parsed = parseTestFile(file, text, declared, read.catalog);
     sort([...(options.strict ? strictly(parsed.check.problems) : parsed.check.problems), ...moreLine(file, parsed.check.more)]);
     if (read.policy.status === 'invalid') {
-      // The policy's errors once; its cases are then listed as not run, never as a verdict.
+      // The errors of the policy and servers files once; its cases are then listed as not run, never as a verdict.
       const policyFile = shown(dir, POLICY_FILE);
-      const checked = checkPolicy(policyFile, read.policyText, read.policy, read.agents);
-      const errors = [...checked.problems.filter((one) => one.severity === 'error'), ...moreLine(policyFile, checked.more)];
+      const checked = checkPolicy(policyFile, read.policyText, read.ownPolicy, read.agents, read.catalog);
+      const serversFile = shown(dir, SERVERS_FILE);
+      const servers = checkServers(serversFile, read.serversText, read.servers);
+      const errors = [
+        ...checked.problems.filter((one) => one.severity === 'error'),
+        ...moreLine(policyFile, checked.more),
+        ...servers.problems,
+        ...moreLine(serversFile, servers.more),
+      ];
       if (parsed.cases.length === 0) failures.push(...errors);
       else notes.push(...errors);
     }
@@ -81,7 +92,12 @@ export async function testCommand(dirs: readonly string[], options: TestOptions,
     }
     if (options.coverage || options.coverageMin !== undefined)
       coverage.push(
-        coverageOf(dir, declared ?? new Set(read.policy.status === 'ok' ? read.policy.overrides.keys() : []), parsed.cases, WRITE_TOOLS),
+        coverageOf(
+          dir,
+          declared ?? new Set(read.ownPolicy.status === 'ok' ? read.ownPolicy.overrides.keys() : []),
+          parsed.cases,
+          writeTools(read.catalog),
+        ),
       );
   }
   const percent = coveragePercent(coverage);

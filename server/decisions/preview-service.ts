@@ -7,12 +7,15 @@ import type { PreviewResponse } from '../../schemas/index.js';
 import { compileDocument, type CompiledPolicy } from '../domain/compile.js';
 import { lookingApprovals, type ApprovalsPort, type EphemeralLookup } from '../domain/decide.js';
 import { agentChanges, replay } from '../domain/preview.js';
+import type { ProjectCatalog } from '../domain/project-catalog.js';
 import { unknownProject } from '../errors.js';
 import { checkProposalOffThread } from '../projects/parse.js';
 import type { ReplayableDecision } from './recent-decisions.js';
 
 export interface PreviewServiceOptions {
   readonly policyOf: (project: string) => CompiledPolicy | undefined;
+  /** The tools the project knows, with the arguments its servers reported: what the proposal is checked against. */
+  readonly catalogOf: (project: string) => ProjectCatalog;
   readonly recentOf: (project: string) => readonly ReplayableDecision[];
   readonly ephemeral: EphemeralLookup;
   /** The live temporary grants: a call a grant allows now is allowed under either document. */
@@ -33,7 +36,7 @@ export class PreviewService {
   /** `body`: the request's bytes, the document itself or `{ "document": … }`. */
   async preview(project: string, body: Buffer): Promise<PreviewResponse> {
     if (this.options.policyOf(project) === undefined) throw unknownProject(project);
-    const proposal = await checkProposalOffThread(body);
+    const proposal = await checkProposalOffThread(body, this.options.catalogOf(project));
     // Read after the check: a change saved meanwhile is what the proposal is compared with.
     const before = this.options.policyOf(project);
     if (before === undefined) throw unknownProject(project);

@@ -6,15 +6,7 @@
  * At most {@link MAX_LISTED_PROBLEMS} are listed per file, the rest counted. Pure.
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import {
-  PolicyDocumentSchema,
-  TOOL_CATALOG,
-  findTool,
-  knownArguments,
-  type Condition,
-  type PolicyProblem,
-  type ProblemCode,
-} from '../../schemas/index.js';
+import { PolicyDocumentSchema, type Condition, type PolicyProblem, type ProblemCode } from '../../schemas/index.js';
 import { escapeControls } from '../../schemas/display.js';
 import { quoteForMessage } from '../../schemas/requester.js';
 import { agentIdProblem } from './agent-id.js';
@@ -24,9 +16,11 @@ import { conditionMistakes, documentConditionMistakes } from './condition-mistak
 import { ISSUE_REF, conditionProblem } from './conditions.js';
 import { limitsProblems } from './limits.js';
 import { JsonLocator, LineIndex } from './json-location.js';
+import { IDEA_CATALOG, INVALID_SERVERS_CATALOG, type ProjectCatalog } from './project-catalog.js';
 import { schemaProblems } from './schema-problems.js';
+import { SERVERS_FILE } from './servers-file.js';
 import { checkStrictJson } from './strict-json.js';
-import { didYouMean } from './suggest.js';
+import { closest, didYouMean } from './suggest.js';
 
 export const POLICY_FILE = '.ideai/mcp-tool-permissions.json';
 export const AGENTS_FILE = '.ideai/agents.json';
@@ -37,8 +31,6 @@ export const MAX_LISTED_PROBLEMS = 100;
 
 /** Far deeper than any agents file: only a syntax error's place is looked for. */
 const AGENTS_MAX_DEPTH = 64;
-
-const TOOL_NAMES = TOOL_CATALOG.map((tool) => tool.name);
 
 /** A problem before it is placed in the text: `message` is only made for the problems listed. */
 export interface PendingProblem {
@@ -81,8 +73,17 @@ export function placeProblems(file: string, text: string, pending: readonly Pend
   return { problems: listed, more: { errors, warnings: rest.length - errors } };
 }
 
-/** The problems of a policy file; `agents`: the project's agents file, for the agents it declares. */
-export function checkPolicy(file: string, text: string | null, policy: CompiledPolicy, agents?: AgentsFileState): FileCheck {
+/**
+ * The problems of a policy file; `agents`: the project's agents file, for the agents it declares;
+ * `catalog`: the tools the project knows (a valid policy's own by default, else IdeA's).
+ */
+export function checkPolicy(
+  file: string,
+  text: string | null,
+  policy: CompiledPolicy,
+  agents?: AgentsFileState,
+  catalog: ProjectCatalog = policy.status === 'ok' ? policy.catalog : IDEA_CATALOG,
+): FileCheck {
   if (policy.status === 'invalid') {
     const { error } = policy;
     // Syntax, duplicate keys, depth, unreadable: nothing further can be read.
@@ -90,7 +91,7 @@ export function checkPolicy(file: string, text: string | null, policy: CompiledP
       const where = error.line !== undefined && error.column !== undefined ? { line: error.line, column: error.column } : START;
       return { problems: [problem(file, where, 'error', policy.code, error.message)], more: NONE };
     }
-    const pending = documentProblems(JSON.parse(text), agents);
+    const pending = documentProblems(JSON.parse(text), agents, catalog);
     // The service's own error is listed when the reading on finds no error (a check only it makes).
     if (!pending.some((one) => one.severity === 'error')) {
       pending.push({ path: error.path, severity: 'error', code: policy.code, message: () => error.message });
@@ -98,12 +99,18 @@ export function checkPolicy(file: string, text: string | null, policy: CompiledP
     return placeProblems(file, text, pending);
   }
   if (policy.document === null || text === null) return { problems: [], more: NONE };
-  return placeProblems(file, text, documentProblems(policy.document, agents));
+  return placeProblems(file, text, documentProblems(policy.document, agents, catalog));
 }
 
 /** The problems listed for a policy file, then one line counting the others (the preview's `errors`). */
-export function policyProblems(file: string, text: string | null, policy: CompiledPolicy, agents?: AgentsFileState): PolicyProblem[] {
-  const { problems, more } = checkPolicy(file, text, policy, agents);
+export function policyProblems(
+  file: string,
+  text: string | null,
+  policy: CompiledPolicy,
+  agents?: AgentsFileState,
+  catalog?: ProjectCatalog,
+): PolicyProblem[] {
+  const { problems, more } = checkPolicy(file, text, policy, agents, catalog);
   return [...problems, ...moreLine(file, more)];
 }
 
@@ -139,9 +146,9 @@ const strings = (value: unknown): string[] =>
 /**
  * Every problem of a parsed policy document, valid or not: what the schema refuses, then what the
  * service refuses in a well-shaped document (agent ids, duplicate overrides, a tool allowed and
- * on ask), and the warnings.
+ * on ask), and the warnings; a tool name is known when `catalog` has it.
  */
-export function documentProblems(value: unknown, agents?: AgentsFileState): PendingProblem[] {
+export function documentProblems(value: unknown, agents?: AgentsFileState, catalog: ProjectCatalog = IDEA_CATALOG): PendingProblem[] {
   const pending: PendingProblem[] = [];
   documentCheck ??= TypeCompiler.Compile(PolicyDocumentSchema);
   const allShape = schemaProblems(documentCheck, value, Number.MAX_SAFE_INTEGER).problems;
@@ -241,11 +248,11 @@ export function documentProblems(value: unknown, agents?: AgentsFileState): Pend
             message: () => `${quoteForMessage(name)} named twice in one list, at ${first} and ${where}`,
           });
         }
-        if (findTool(name) !== undefined) continue;
-        pending.push({ path: where, severity: 'warning', code: 'unknown_tool', message: () => unknownToolMessage(name, where) });
+        if (catalog.find(name) !== undefined) continue;
+        pending.push({ path: where, severity: 'warning', code: 'unknown_tool', message: () => unknownToolMessage(name, where, catalog) });
       }
     }
-    pending.push(...conditionsProblems(path, policy, new Set([...allowed, ...ask])));
+    pending.push(...conditionsProblems(path, policy, new Set([...allowed, ...ask]), catalog));
     for (const found of limitsProblems(path, policy)) pending.push({ ...found, severity: 'error', message: () => found.message });
   }
   return pending;
@@ -257,10 +264,16 @@ const pointerSegment = (key: string): string => key.replace(/~/g, '~0').replace(
 /**
  * The problems of one policy's `conditions` (docs/api.md#conditions-on-a-tools-arguments): a tool
  * the policy does not list and a condition that can never be met are errors, an argument the tool is
- * not known to take a warning (likely a typo: a call without it is refused). Shapes the schema refuses
- * are already listed.
+ * not known to take a warning (likely a typo: a call without it is refused). A tool whose arguments
+ * the catalog does not know (a declared server's tool no `tools/list` reported) is not compared.
+ * Shapes the schema refuses are already listed.
  */
-function conditionsProblems(path: string, policy: RawPolicy | undefined, listed: ReadonlySet<string>): PendingProblem[] {
+function conditionsProblems(
+  path: string,
+  policy: RawPolicy | undefined,
+  listed: ReadonlySet<string>,
+  catalog: ProjectCatalog,
+): PendingProblem[] {
   const pending: PendingProblem[] = [];
   if (!isRecord(policy?.conditions)) return pending;
   for (const [tool, conditions] of Object.entries(policy.conditions)) {
@@ -274,7 +287,7 @@ function conditionsProblems(path: string, policy: RawPolicy | undefined, listed:
       });
     }
     if (!isRecord(conditions)) continue;
-    const known = findTool(tool) === undefined ? undefined : knownArguments(tool);
+    const known = catalog.find(tool) === undefined ? undefined : catalog.knownArguments(tool);
     for (const [argument, condition] of Object.entries(conditions)) {
       const where = `${at}/${pointerSegment(argument)}`;
       // Only a shape the schema accepts is judged; any other is already listed as invalid.
@@ -318,9 +331,52 @@ function weakDenyList(where: string, argument: string): PendingProblem {
   };
 }
 
-/** The warning for a name that is not a catalog tool, with the nearest catalog name. */
-export function unknownToolMessage(name: string, where: string): string {
-  return `unknown tool ${quoteForMessage(name)} at ${where}: not in the IdeA MCP tool catalog, it grants nothing${didYouMean(name, TOOL_NAMES, false)}`;
+/** The warning for a name the project's catalog does not know, with the nearest known name. */
+export function unknownToolMessage(name: string, where: string, catalog: ProjectCatalog = IDEA_CATALOG): string {
+  const { why, hint } = unknownTool(name, catalog);
+  return `unknown tool ${quoteForMessage(name)} at ${where}: ${why}, it grants nothing${hint}`;
+}
+
+/**
+ * Why `name` is not a tool of `catalog`, and the nearest known name (`; did you mean …?`, or ''): IdeA's
+ * for a bare name (or the declared tool a bare server tool name is), the nearest declared
+ * `<server>/<tool>` for a qualified one, else the same tool under another server, else the nearest
+ * declared server.
+ */
+export function unknownTool(name: string, catalog: ProjectCatalog): { why: string; hint: string } {
+  const slash = name.indexOf('/');
+  const declared = catalog.servers.flatMap((server) => server.tools);
+  if (slash < 0) {
+    const qualified = declared.find((tool) => tool.serverTool === name)?.name;
+    return {
+      why: 'not in the IdeA MCP tool catalog',
+      hint: qualified === undefined ? didYouMean(name, catalog.names, false) : `; did you mean ${qualified}?`,
+    };
+  }
+  const [id, tool] = [name.slice(0, slash), name.slice(slash + 1)];
+  const server = catalog.servers.find((one) => one.id === id);
+  const why =
+    catalog === INVALID_SERVERS_CATALOG
+      ? `${SERVERS_FILE} is invalid (see its errors), so it declares no server`
+      : server === undefined
+        ? `no server ${quoteForMessage(id)} is declared in ${SERVERS_FILE}`
+        : `server ${id} declares no tool ${quoteForMessage(tool)} in ${SERVERS_FILE}`;
+  const near = didYouMean(
+    name,
+    declared.map((one) => one.name),
+    false,
+  );
+  if (near !== '') return { why, hint: near };
+  const sameTool = declared.find((one) => one.serverTool === tool)?.name;
+  if (sameTool !== undefined) return { why, hint: `; did you mean ${sameTool}?` };
+  const nearServer =
+    server === undefined
+      ? closest(
+          id,
+          catalog.servers.map((one) => one.id),
+        )
+      : undefined;
+  return { why, hint: nearServer === undefined ? '' : `; did you mean server ${nearServer}?` };
 }
 
 /** The problem of an agents file, a warning: the file only names agents for listings, never decides. */

@@ -7,7 +7,6 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import {
   PolicyTestCaseSchema,
   PolicyTestFileSchema,
-  findTool,
   parseRequester,
   type DecisionReason,
   type Expectation,
@@ -20,6 +19,7 @@ import type { AgentsFileState } from './agents-file.js';
 import type { CompiledPolicy } from './compile.js';
 import { NO_EPHEMERAL, decide, lookingApprovals, type DecisionBody } from './decide.js';
 import { JsonLocator, LineIndex } from './json-location.js';
+import { IDEA_CATALOG, type ProjectCatalog } from './project-catalog.js';
 import { AGENTS_FILE, placeProblems, unknownToolMessage, type FileCheck, type PendingProblem } from './policy-check.js';
 import { schemaProblems } from './schema-problems.js';
 import { checkStrictJson } from './strict-json.js';
@@ -48,8 +48,16 @@ export interface ParsedTestFile {
   readonly check: FileCheck;
 }
 
-/** The cases of a test file and its problems; `declared`: the project's agents, when it has an agents file. */
-export function parseTestFile(file: string, text: string, declared?: ReadonlySet<string>): ParsedTestFile {
+/**
+ * The cases of a test file and its problems; `declared`: the project's agents, when it has an agents
+ * file; `catalog`: the tools the project knows.
+ */
+export function parseTestFile(
+  file: string,
+  text: string,
+  declared?: ReadonlySet<string>,
+  catalog: ProjectCatalog = IDEA_CATALOG,
+): ParsedTestFile {
   const strict = checkStrictJson(text, MAX_TEST_FILE_DEPTH);
   if (strict !== null) {
     const what =
@@ -75,9 +83,9 @@ export function parseTestFile(file: string, text: string, declared?: ReadonlySet
       : [];
   for (const [index, raw] of rawCases.entries()) {
     const { requester, tool } = (typeof raw === 'object' && raw !== null ? raw : {}) as { requester?: unknown; tool?: unknown };
-    if (typeof tool === 'string' && findTool(tool) === undefined) {
+    if (typeof tool === 'string' && catalog.find(tool) === undefined) {
       const where = `/cases/${index}/tool`;
-      pending.push({ path: where, severity: 'warning', code: 'unknown_tool', message: () => unknownToolMessage(tool, where) });
+      pending.push({ path: where, severity: 'warning', code: 'unknown_tool', message: () => unknownToolMessage(tool, where, catalog) });
     }
     if (declared !== undefined && typeof requester === 'string') {
       const parsedRequester = parseRequester(requester);

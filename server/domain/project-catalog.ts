@@ -8,8 +8,10 @@ import {
   SERVER_METHODS,
   TOOL_CATALOG,
   findTool,
+  isToolName,
   knownArguments,
   qualifiedToolName,
+  type DeclaredServer,
   type ServersDocument,
   type ToolAccess,
 } from '../../schemas/index.js';
@@ -47,9 +49,15 @@ export interface ProjectCatalog {
   order(name: string): number;
   /** Every known name, in catalog order. */
   readonly names: readonly string[];
-  /** The arguments `name` is known to take. */
-  knownArguments(name: string): readonly string[];
+  /**
+   * The arguments `name` is known to take; undefined when they are not known (a declared server's tool:
+   * its `inputSchema` is the server's to say, see {@link withArguments}).
+   */
+  knownArguments(name: string): readonly string[] | undefined;
 }
+
+/** IdeA's tools' arguments; undefined for any other name. */
+const ideaArguments = (name: string): readonly string[] | undefined => (isToolName(name) ? knownArguments(name) : undefined);
 
 const IDEA_NAMES: readonly string[] = TOOL_CATALOG.map((tool) => tool.name);
 const IDEA_ORDER: ReadonlyMap<string, number> = new Map(IDEA_NAMES.map((name, index) => [name, index]));
@@ -62,13 +70,20 @@ export const IDEA_CATALOG: ProjectCatalog = Object.freeze({
   readOnly: READ_ONLY_DEFAULT,
   order: (name: string) => IDEA_ORDER.get(name) ?? Number.MAX_SAFE_INTEGER,
   names: IDEA_NAMES,
-  knownArguments,
+  knownArguments: ideaArguments,
 });
+
+/**
+ * IdeA's catalog, for the checks of a project whose servers file is invalid (its decisions are all
+ * denied): a `<server>/<tool>` is said to be unknown because of that file, not because it is undeclared.
+ */
+export const INVALID_SERVERS_CATALOG: ProjectCatalog = Object.freeze({ ...IDEA_CATALOG, revision: 'invalid-servers' });
 
 /** The catalog of a valid servers document; `revision` is the file's. */
 export function projectCatalog(document: ServersDocument, revision: string): ProjectCatalog {
   const servers: DeclaredServerTools[] = [];
   const declared = new Map<string, KnownTool>();
+  const methodArguments = new Map<string, readonly string[]>();
   for (const [id, server] of Object.entries(document.servers)) {
     const group = `server:${id}`;
     const tools: KnownTool[] = [];
@@ -84,7 +99,8 @@ export function projectCatalog(document: ServersDocument, revision: string): Pro
       });
       tools.push(entry);
     }
-    for (const { method, label } of SERVER_METHODS) {
+    for (const { method, label, arguments: names } of SERVER_METHODS) {
+      methodArguments.set(qualifiedToolName(id, method), names);
       tools.push(
         Object.freeze({
           name: qualifiedToolName(id, method),
@@ -113,9 +129,69 @@ export function projectCatalog(document: ServersDocument, revision: string): Pro
     ]),
     order: (name: string) => order.get(name) ?? Number.MAX_SAFE_INTEGER,
     names: Object.freeze(names),
-    // A server's arguments are not declared: a condition names what the server's inputSchema says (check cannot compare).
-    knownArguments,
+    // A server's tools' arguments are not declared: they are known once its tools/list is reported (withArguments).
+    knownArguments: (name: string) => ideaArguments(name) ?? methodArguments.get(name),
   });
+}
+
+/**
+ * `catalog`, knowing also the arguments of its declared tools that `lookup` (the server's own name of
+ * the tool) knows, from what the server's `tools/list` said (docs/api.md#other-mcp-servers-tools). For
+ * checks and views only: a decision never reads what a server says of itself.
+ */
+export function withArguments(
+  catalog: ProjectCatalog,
+  lookup: (server: string, tool: string) => readonly string[] | undefined,
+): ProjectCatalog {
+  if (catalog.servers.length === 0) return catalog;
+  return Object.freeze({
+    ...catalog,
+    knownArguments: (name: string) => {
+      const known = catalog.knownArguments(name);
+      if (known !== undefined) return known;
+      const tool = catalog.find(name);
+      return tool?.server === undefined || tool.serverTool === undefined ? undefined : lookup(tool.server, tool.serverTool);
+    },
+  });
+}
+
+/** A catalog as plain data, for checks on another thread: its servers file's document and the arguments known. */
+export type CatalogSnapshot =
+  | { readonly kind: 'idea' }
+  | { readonly kind: 'invalid-servers' }
+  | {
+      readonly kind: 'declared';
+      readonly revision: string;
+      readonly document: ServersDocument;
+      readonly arguments: readonly (readonly [string, readonly string[]])[];
+    };
+
+/** `catalog` as plain data (see {@link catalogFromSnapshot}). */
+export function catalogSnapshot(catalog: ProjectCatalog): CatalogSnapshot {
+  if (catalog === IDEA_CATALOG) return { kind: 'idea' };
+  if (catalog === INVALID_SERVERS_CATALOG) return { kind: 'invalid-servers' };
+  const servers: Record<string, DeclaredServer> = {};
+  const args: [string, readonly string[]][] = [];
+  for (const server of catalog.servers) {
+    const tools: DeclaredServer['tools'] = {};
+    for (const tool of server.tools) {
+      if (tool.serverTool === undefined || SERVER_METHODS.some(({ method }) => method === tool.serverTool)) continue;
+      tools[tool.serverTool] = { access: tool.access, label: tool.label };
+      const known = catalog.knownArguments(tool.name);
+      if (known !== undefined) args.push([tool.name, known]);
+    }
+    servers[server.id] = { label: server.label, tools };
+  }
+  return { kind: 'declared', revision: catalog.revision, document: { version: 1, servers }, arguments: args };
+}
+
+/** A catalog that checks names and arguments as `catalogSnapshot`'s did. */
+export function catalogFromSnapshot(snapshot: CatalogSnapshot): ProjectCatalog {
+  if (snapshot.kind === 'idea') return IDEA_CATALOG;
+  if (snapshot.kind === 'invalid-servers') return INVALID_SERVERS_CATALOG;
+  const known = new Map(snapshot.arguments);
+  const catalog = projectCatalog(snapshot.document, snapshot.revision);
+  return withArguments(catalog, (server, tool) => known.get(qualifiedToolName(server, tool)));
 }
 
 /** Sorts names in the catalog's order (unknown names last, in their order). */

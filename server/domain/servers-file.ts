@@ -85,35 +85,55 @@ export function compileServersFile(bytes: Uint8Array): CompiledServers {
   return { status: 'ok', revision, fileExists: true, document, catalog: projectCatalog(document, revision) };
 }
 
+/** A reason a parsed value is not a servers document: what is wrong, where (a JSON pointer) and its code. */
+export interface ServersProblem {
+  readonly message: string;
+  readonly path: string;
+  readonly code: ProblemCode;
+}
+
 /** The first reason a parsed value is not a servers document, or null. */
-export function serversProblem(value: unknown): { message: string; path: string; code: ProblemCode } | null {
+export function serversProblem(value: unknown): ServersProblem | null {
+  return serversProblems(value, 1)[0] ?? null;
+}
+
+/**
+ * The reasons a parsed value is not a servers document, the service's own (the first) leading, at most
+ * `limit` of the schema's: the version, then the shape, then the reserved tool names.
+ */
+export function serversProblems(value: unknown, limit: number): ServersProblem[] {
+  const problems: ServersProblem[] = [];
   const version = (value as { version?: unknown } | null)?.version;
   if (typeof value === 'object' && value !== null && !Array.isArray(value) && version !== 1) {
     // Only a number is echoed, as for the policy file: this text reaches agents.
     const shown = typeof version === 'number' ? String(version) : version === undefined ? '(missing)' : `(a ${typeof version})`;
-    return { message: `unsupported version ${shown} (expected 1)`, path: '/version', code: 'unsupported_version' };
+    problems.push({ message: `unsupported version ${shown} (expected 1)`, path: '/version', code: 'unsupported_version' });
+    if (limit <= 1) return problems;
   }
   if (!documentCheck.Check(value)) {
-    const [first] = schemaProblems(documentCheck, value, 1).problems;
-    const path = first?.path ?? '';
-    return {
-      message: `${first?.message ?? 'invalid document'}${first?.message.startsWith('unknown property') === true ? keyHint(path) : ''}`,
-      path,
-      code: 'invalid_shape',
-    };
+    for (const { path, message } of schemaProblems(documentCheck, value, limit).problems) {
+      if (path === '/version' && problems.length > 0) continue;
+      const hint = message.startsWith('unknown property') ? keyHint(path) : '';
+      problems.push({ message: `${message}${hint}`, path, code: 'invalid_shape' });
+    }
+    if (problems.length >= limit) return problems.slice(0, limit);
   }
-  for (const [id, server] of Object.entries(value.servers)) {
+  const servers = (value as { servers?: unknown } | null)?.servers;
+  if (typeof servers !== 'object' || servers === null) return problems;
+  for (const [id, server] of Object.entries(servers)) {
+    const tools = (server as { tools?: unknown } | null)?.tools;
+    if (typeof tools !== 'object' || tools === null) continue;
     for (const { method } of SERVER_METHODS) {
-      if (Object.hasOwn(server.tools, method)) {
-        return {
-          message: `the tool name ${JSON.stringify(method)} of server ${id} is reserved: ${id}/${method} names the MCP method itself (implicitly declared read)`,
-          path: `/servers/${pointerSegment(id)}/tools/${pointerSegment(method)}`,
-          code: 'invalid_shape',
-        };
-      }
+      if (!Object.hasOwn(tools, method)) continue;
+      problems.push({
+        message: `the tool name ${JSON.stringify(method)} of server ${id} is reserved: ${id}/${method} names the MCP method itself (implicitly declared read)`,
+        path: `/servers/${pointerSegment(id)}/tools/${pointerSegment(method)}`,
+        code: 'invalid_shape',
+      });
+      if (problems.length >= limit) return problems;
     }
   }
-  return null;
+  return problems;
 }
 
 /** What a refused key should look like, for an unexpected property under `servers` or a server's `tools`. */

@@ -78,7 +78,7 @@ async function registerService(app: TypedApp, { services, logger, auth: authOpti
   });
 
   await app.register(decisionRoutes, { decisions, childLoggerFactory: fastifyChildLoggerFactory });
-  await app.register(catalogRoutes, { permissions });
+  await app.register(catalogRoutes, { permissions, discovered });
   await app.register(serversRoutes, { permissions, discovered });
   await app.register(permissionsRoutes, { permissions, decisions });
   await app.register(previewRoute, { preview });

@@ -55,7 +55,10 @@ export async function agentsOf(file: FileRead): Promise<AgentsFileState> {
 
 /** A project folder read once, as the service would read it: each file's text (null when unread) and what it compiles to. */
 export interface CompiledProject {
+  /** What decisions use: invalid when either file is. */
   readonly policy: CompiledPolicy;
+  /** The policy file alone, compiled under the project's catalog (IdeA's when the servers file is invalid), for its own problems. */
+  readonly ownPolicy: CompiledPolicy;
   readonly servers: CompiledServers;
   readonly serversText: string | null;
   readonly policyText: string | null;
@@ -66,12 +69,13 @@ export interface CompiledProject {
 export async function readCompiledProject(root: string): Promise<CompiledProject> {
   const files = await readProjectFiles(root);
   const servers = serversOf(files.servers);
-  const [policy, agents] = await Promise.all([
-    policyWithServers(servers, (catalog) => policyOf(files.policy, catalog)),
+  const [ownPolicy, agents] = await Promise.all([
+    policyOf(files.policy, servers.status === 'ok' ? servers.catalog : IDEA_CATALOG),
     agentsOf(files.agents),
   ]);
   return {
-    policy,
+    policy: await policyWithServers(servers, () => Promise.resolve(ownPolicy)),
+    ownPolicy,
     servers,
     serversText: files.servers.ok ? files.servers.bytes.toString('utf8') : null,
     policyText: files.policy.ok ? files.policy.bytes.toString('utf8') : null,

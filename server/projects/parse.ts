@@ -8,7 +8,7 @@ import type { Worker } from 'node:worker_threads';
 import type { PolicyDocument } from '../../schemas/index.js';
 import type { AgentsFileState } from '../domain/agents-file.js';
 import { compileDocument, revisionOf, type CompiledPolicy } from '../domain/compile.js';
-import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
+import { IDEA_CATALOG, catalogSnapshot, type CatalogSnapshot, type ProjectCatalog } from '../domain/project-catalog.js';
 import { compileChecked, parseAgentsChecked } from './parse-checks.js';
 import type { ParseRequest, ParseResponse } from './parse-protocol.js';
 import { checkProposal, type ProposalCheck } from './proposal-check.js';
@@ -34,10 +34,10 @@ export async function parseAgents(bytes: Buffer): Promise<AgentsFileState> {
   return answer.agents;
 }
 
-/** A proposed document (the preview's body), checked off this thread unless it is small. */
-export async function checkProposalOffThread(bytes: Buffer): Promise<ProposalCheck> {
-  if (bytes.length <= INLINE_PARSE_BYTES) return checkProposal(bytes);
-  const answer = await offThread.run('proposal', bytes);
+/** A proposed document (the preview's body), checked against the project's `catalog` off this thread unless it is small. */
+export async function checkProposalOffThread(bytes: Buffer, catalog: ProjectCatalog = IDEA_CATALOG): Promise<ProposalCheck> {
+  if (bytes.length <= INLINE_PARSE_BYTES) return checkProposal(bytes, catalog);
+  const answer = await offThread.run('proposal', bytes, catalogSnapshot(catalog));
   if (!('proposal' in answer)) throw new Error('the parse worker answered another question');
   return answer.proposal;
 }
@@ -54,7 +54,7 @@ class ParseWorker {
   private nextId = 0;
   private readonly pending = new Map<number, Pending>();
 
-  run(kind: ParseRequest['kind'], bytes: Buffer): Promise<ParseResponse> {
+  run(kind: ParseRequest['kind'], bytes: Buffer, catalog?: CatalogSnapshot): Promise<ParseResponse> {
     const worker = (this.worker ??= this.start());
     const id = this.nextId++;
     return new Promise<ParseResponse>((resolve, reject) => {
@@ -68,7 +68,7 @@ class ParseWorker {
       // A copy is handed over rather than cloned: structured cloning 4 MiB costs this thread ~17 ms, a memcpy ~1 ms.
       const copy = new Uint8Array(bytes.byteLength);
       copy.set(bytes);
-      const request: ParseRequest = { id, kind, bytes: copy };
+      const request: ParseRequest = { id, kind, bytes: copy, ...(catalog === undefined ? {} : { catalog }) };
       worker.postMessage(request, [copy.buffer]);
     });
   }

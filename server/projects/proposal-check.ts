@@ -8,6 +8,7 @@
 import { findTool, isQualifiedToolName, type PolicyDocument, type PolicyProblem } from '../../schemas/index.js';
 import type { CompiledPolicy } from '../domain/compile.js';
 import { POLICY_FILE, policyProblems } from '../domain/policy-check.js';
+import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { compileChecked, nestedTooDeep } from './parse-checks.js';
 
 export interface ProposalCheck {
@@ -51,12 +52,13 @@ function withCatalogNamesOnly(document: PolicyDocument): PolicyDocument {
   };
 }
 
-export function checkProposal(bytes: Uint8Array): ProposalCheck {
+/** `catalog`: the project's, which the proposal's names and conditions are checked against. */
+export function checkProposal(bytes: Uint8Array, catalog: ProjectCatalog = IDEA_CATALOG): ProposalCheck {
   const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   // Nesting far deeper than any document is refused before a parse that would take seconds.
   const text = nestedTooDeep(bytes) ? raw : proposedText(raw);
   const policy: CompiledPolicy = compileChecked(text === raw ? bytes : Buffer.from(text, 'utf8'));
-  const errors = policyProblems(POLICY_FILE, text, policy);
+  const errors = policyProblems(POLICY_FILE, text, policy, undefined, catalog);
   if (policy.status === 'invalid' || policy.document === null) return { valid: false, errors, document: null, revision: policy.revision };
   return { valid: true, errors, document: withCatalogNamesOnly(policy.document), revision: policy.revision };
 }

@@ -3,16 +3,21 @@
  * as `idea-mcp-proxy` reports them: shown to a person to declare, never a permission (no decision
  * reads this). Bounded in every direction, so a hostile server that lists 100,000 tools with giant
  * descriptions costs the service at most a few MB: 500 tools a server, 32 servers a project, a
- * description cut at 300 characters, and 10 reports a minute per project and server.
+ * description cut at 300 characters, and 10 reports a minute per project and server. The argument
+ * names of each tool's `inputSchema` (declared tools included) are what the catalog knows the tool
+ * takes, for checks of conditions (withArguments); no decision reads them either.
  */
 import {
+  ARGUMENT_NAME_REGEX,
+  MAX_DISCOVERED_ARGUMENT_NAMES,
   MAX_DISCOVERED_DESCRIPTION,
   MAX_DISCOVERED_PER_SERVER,
+  type DiscoveredInput,
   type DiscoveredTool,
   type ServersResponse,
   type ToolAnnotations,
 } from '../../schemas/index.js';
-import type { ProjectCatalog } from '../domain/project-catalog.js';
+import { withArguments, type ProjectCatalog } from '../domain/project-catalog.js';
 import { ApiError } from '../errors.js';
 
 /** Servers only discovered (not declared) a project keeps: 32 × 500 tools × ~1 KB is ~16 MB at most. */
@@ -33,6 +38,14 @@ interface ServerEntry {
   readonly tools: Map<string, Kept>;
   /** Times of the reports of the last minute (at most {@link DISCOVERY_REPORTS_PER_MINUTE}). */
   reports: number[];
+  /** The argument names of the last report's tools that gave an `inputSchema`, by the server's tool name. */
+  arguments: ReadonlyMap<string, readonly string[]>;
+}
+
+/** The names of an `inputSchema`'s properties a condition can name; undefined without properties (any object, by JSON Schema). */
+function argumentNames(input: DiscoveredInput | undefined): readonly string[] | undefined {
+  if (input?.properties === undefined) return undefined;
+  return Object.freeze(Object.keys(input.properties).filter((name) => ARGUMENT_NAME_REGEX.test(name)));
 }
 
 export interface DiscoveredToolsOptions {
@@ -57,7 +70,7 @@ export class DiscoveredTools {
       if (servers.size >= MAX_DISCOVERED_SERVERS) {
         throw new ApiError('limit_exceeded', `Project ${project} already keeps the discovered tools of ${MAX_DISCOVERED_SERVERS} servers.`);
       }
-      servers.set(server, (entry = { tools: new Map(), reports: [] }));
+      servers.set(server, (entry = { tools: new Map(), reports: [], arguments: new Map() }));
     }
     entry.reports = entry.reports.filter((at) => now - at < 60_000);
     if (entry.reports.length >= DISCOVERY_REPORTS_PER_MINUTE) {
@@ -67,6 +80,16 @@ export class DiscoveredTools {
       );
     }
     entry.reports.push(now);
+    // The last list is the server's own word on its tools' arguments: it replaces the one before.
+    const args = new Map<string, readonly string[]>();
+    let budget = MAX_DISCOVERED_ARGUMENT_NAMES;
+    for (const tool of tools) {
+      const names = argumentNames(tool.inputSchema);
+      if (names === undefined || names.length > budget) continue;
+      budget -= names.length;
+      args.set(tool.name, names);
+    }
+    entry.arguments = args;
     let undeclared = 0;
     for (const tool of tools) {
       if (catalog.find(`${server}/${tool.name}`) !== undefined) continue;
@@ -109,6 +132,16 @@ export class DiscoveredTools {
       .sort()
       .map((id) => ({ id, label: id, tools: [], discovered: undeclaredOf(id) }));
     return { servers: [...declared, ...onlyDiscovered] };
+  }
+
+  /** The argument names `server` last reported for its tool `tool`, or undefined when it gave no `inputSchema`. */
+  argumentsOf(project: string, server: string, tool: string): readonly string[] | undefined {
+    return this.byProject.get(project)?.get(server)?.arguments.get(tool);
+  }
+
+  /** `catalog` knowing the arguments of the declared tools whose server reported an `inputSchema`. */
+  catalogWithArguments(project: string, catalog: ProjectCatalog): ProjectCatalog {
+    return withArguments(catalog, (server, tool) => this.argumentsOf(project, server, tool));
   }
 
   /** Forgets what a project's servers listed (the project is gone). */

@@ -3,7 +3,7 @@
  * real service, real SDK client over stdio, the Python fixture server declared as `fs` in the
  * project's `.ideai/mcp-servers.json`. Its tools are decided and listed as `fs/<tool>`, its
  * `resources/read` and `prompts/get` are decided too, and the tools it lists undeclared are
- * reported to the service (never allowed).
+ * reported to the service (never allowed), with the argument names of their inputSchema.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -72,6 +72,10 @@ describe('idea-mcp-proxy --server', () => {
     const fs = servers.find((server) => server.id === 'fs');
     expect(fs?.discovered.map((tool) => tool.name)).toEqual(['idea_ticket_update_carnet']);
     expect(fs?.discovered[0]?.description).toBe('idea_ticket_update_carnet (fixture)');
+    // The argument names of a declared tool's inputSchema (those a condition can name) are known to the catalog.
+    const catalog = await pdp.admin.projectCatalog('demo');
+    expect(catalog.tools.find((tool) => tool.name === 'fs/idea_ticket_read')?.arguments).toEqual(['issueRef']);
+    expect(catalog.tools.find((tool) => tool.name === 'fs/idea_memory_write')?.arguments).toEqual([]);
     const decided = await pdp.decider.decide({ project: 'demo', requester: 'QA', tool: 'fs/idea_ticket_update_carnet' });
     expect(decided).toMatchObject({ allow: false, reason: 'unknown_tool' });
   });

@@ -2,7 +2,10 @@
  * docs/api.md#other-mcp-servers-tools: the decision memo never answers a call with a decision made
  * under another catalog. Random policies naming declared `<server>/<tool>` tools, compiled under
  * catalogs that declare, reclassify or drop them, with grants, once answers and reloads between
- * them: the service (which memoizes) answers exactly what a fresh decide() does.
+ * them: the service (which memoizes) answers exactly what a fresh decide() does. Conditions name
+ * arguments the server's reported `inputSchema` lists or not, reports come and go between calls, and
+ * a policy is sometimes compiled under the catalog view that knows those arguments: none of it
+ * changes a decision.
  */
 import fc from 'fast-check';
 import pino from 'pino';
@@ -13,11 +16,14 @@ import { checkArguments, compileToolConditions, type ToolChecks } from '../../se
 import { decide, ephemeralGrant, type ApprovalsPort, type EphemeralLookup } from '../../server/domain/decide.js';
 import { IDEA_CATALOG, projectCatalog, type ProjectCatalog } from '../../server/domain/project-catalog.js';
 import { DecisionService } from '../../server/decisions/decision-service.js';
+import { DiscoveredTools } from '../../server/servers/discovered-tools.js';
 
 const TOOLS = ['fs/read_text_file', 'fs/write_file', 'fs/resources/read', 'idea_memory_read', 'idea_memory_write'];
 const AGENTS = ['QA', 'Dev'];
 const REQUESTERS = [...AGENTS, 'Main', 'mcp', 'ticket-assistant:demo:82'];
 const VALUES = ['/tmp/a', '/etc/passwd', '', 1];
+/** `path` and `head` are what the server lists; `pth` is a typo of a condition's author. */
+const ARGUMENTS = ['path', 'pth', 'head'];
 
 /** Declares fs's two tools as given (undefined: not declared). */
 function catalogOf(read: 'read' | 'write' | undefined, write: 'read' | 'write' | undefined, revision: string): ProjectCatalog {
@@ -44,14 +50,15 @@ const policyArb = fc
   .record({
     placement: fc.array(fc.constantFrom('allow', 'ask', 'none'), { minLength: TOOLS.length, maxLength: TOOLS.length }),
     conditioned: fc.array(fc.option(conditionArb, { nil: undefined }), { minLength: TOOLS.length, maxLength: TOOLS.length }),
+    argument: fc.constantFrom(...ARGUMENTS),
   })
-  .map(({ placement, conditioned }) => ({
+  .map(({ placement, conditioned, argument }) => ({
     allowedTools: TOOLS.filter((_, index) => placement[index] === 'allow'),
     askTools: TOOLS.filter((_, index) => placement[index] === 'ask'),
     conditions: Object.fromEntries(
       TOOLS.flatMap((tool, index) => {
         const condition = conditioned[index];
-        return placement[index] !== 'none' && condition !== undefined ? [[tool, { path: condition }]] : [];
+        return placement[index] !== 'none' && condition !== undefined ? [[tool, { [argument]: condition }]] : [];
       }),
     ),
   }));
@@ -74,7 +81,8 @@ type Step =
   | { kind: 'call'; query: DecideQuery }
   | { kind: 'grant'; requester: string; tool: string; conditions: ToolConditions }
   | { kind: 'once'; requester: string; tool: string }
-  | { kind: 'reload'; document: number; catalog: number };
+  | { kind: 'reload'; document: number; catalog: number; withArguments: boolean }
+  | { kind: 'report'; listed: readonly string[] | undefined };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -83,11 +91,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       .record({
         requester: fc.constantFrom(...REQUESTERS),
         tool: fc.constantFrom(...TOOLS, 'fs/delete_file', 'read_text_file'),
-        path: fc.option(fc.constantFrom(...VALUES), { nil: undefined }),
+        args: fc.option(fc.dictionary(fc.constantFrom(...ARGUMENTS), fc.constantFrom(...VALUES)), { nil: undefined }),
       })
-      .map(({ requester, tool, path }): Step => ({
+      .map(({ requester, tool, args }): Step => ({
         kind: 'call',
-        query: { project: 'demo', requester, tool, ...(path === undefined ? {} : { arguments: { path } }) },
+        query: { project: 'demo', requester, tool, ...(args === undefined ? {} : { arguments: args }) },
       })),
   },
   {
@@ -111,7 +119,13 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   },
   {
     weight: 2,
-    arbitrary: fc.record({ document: fc.nat(1), catalog: fc.nat(CATALOGS.length - 1) }).map((one): Step => ({ kind: 'reload', ...one })),
+    arbitrary: fc
+      .record({ document: fc.nat(1), catalog: fc.nat(CATALOGS.length - 1), withArguments: fc.boolean() })
+      .map((one): Step => ({ kind: 'reload', ...one })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.option(fc.subarray(['path', 'head']), { nil: undefined }).map((listed): Step => ({ kind: 'report', listed })),
   },
 );
 
@@ -148,9 +162,19 @@ describe('the decision memo under a changing servers catalog', () => {
         fc.array(documentArb, { minLength: 2, maxLength: 2 }),
         fc.array(stepArb, { minLength: 1, maxLength: 60 }),
         (documents, steps) => {
-          const compiled = (document: number, catalog: number): CompiledPolicy =>
-            compileDocument(documents[document] ?? { version: 1 }, `rev${document}`, CATALOGS[catalog]);
+          const discovered = new DiscoveredTools({ now: () => (now += 60_000) });
+          let now = 0;
+          const compiled = (document: number, catalog: number, withArguments = false): CompiledPolicy => {
+            const base = CATALOGS[catalog] ?? IDEA_CATALOG;
+            return compileDocument(
+              documents[document] ?? { version: 1 },
+              `rev${document}`,
+              withArguments ? discovered.catalogWithArguments('demo', base) : base,
+            );
+          };
           let policy = compiled(0, 0);
+          /** The same document under the plain catalog: what the server reported is not in it. */
+          let plain = policy;
           const memoized = new FakeApprovals();
           const fresh = new FakeApprovals();
           const service = new DecisionService({
@@ -160,14 +184,31 @@ describe('the decision memo under a changing servers catalog', () => {
             logger: pino({ enabled: false }),
           });
           for (const step of steps) {
-            if (step.kind === 'reload') policy = compiled(step.document, step.catalog);
-            else if (step.kind === 'grant') {
+            if (step.kind === 'reload') {
+              policy = compiled(step.document, step.catalog, step.withArguments);
+              plain = compiled(step.document, step.catalog);
+            } else if (step.kind === 'report') {
+              const inputSchema =
+                step.listed === undefined ? undefined : { properties: Object.fromEntries(step.listed.map((name) => [name, {}])) };
+              const tools = ['read_text_file', 'write_file'].map((name) => ({
+                name,
+                ...(inputSchema === undefined ? {} : { inputSchema }),
+              }));
+              discovered.report('demo', 'fs', tools, policy.status === 'ok' ? policy.catalog : IDEA_CATALOG);
+            } else if (step.kind === 'grant') {
               for (const approvals of [memoized, fresh])
                 approvals.grants.set(`${step.requester}\u0000${step.tool}`, compileToolConditions(step.conditions));
             } else if (step.kind === 'once') {
               for (const approvals of [memoized, fresh]) approvals.onces.add(`${step.requester}\u0000${step.tool}`);
             } else {
-              expect(withoutId(service.decide(step.query))).toEqual(decide(step.query, policy, EPHEMERAL, fresh));
+              // Under the plain catalog, with copies of the approvals (a once is used up by one decision only).
+              const copy = new FakeApprovals();
+              for (const [key, checks] of fresh.grants) copy.grants.set(key, checks);
+              for (const key of fresh.onces) copy.onces.add(key);
+              const unreported = decide(step.query, plain, EPHEMERAL, copy);
+              const answer = withoutId(service.decide(step.query));
+              expect(answer).toEqual(decide(step.query, policy, EPHEMERAL, fresh));
+              expect(answer).toEqual(unreported);
             }
           }
         },

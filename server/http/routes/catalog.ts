@@ -6,8 +6,10 @@ import {
   TOOL_GROUPS,
   type CatalogResponse,
 } from '../../../schemas/index.js';
+import { revisionOf } from '../../domain/compile.js';
 import { IDEA_CATALOG, type ProjectCatalog } from '../../domain/project-catalog.js';
 import type { PermissionsService } from '../../permissions/permissions-service.js';
+import type { DiscoveredTools } from '../../servers/discovered-tools.js';
 import { errors, type TypedApp } from './common.js';
 
 /** The catalog route's body for `catalog`: IdeA's tools and groups, then each declared server's. */
@@ -23,7 +25,7 @@ export function catalogBody(catalog: ProjectCatalog): CatalogResponse {
       group,
       label,
       issueScoped,
-      arguments: [...catalog.knownArguments(name)],
+      arguments: [...(catalog.knownArguments(name) ?? [])],
       ...(server === undefined ? {} : { server }),
     });
   }
@@ -40,7 +42,25 @@ export function catalogBody(catalog: ProjectCatalog): CatalogResponse {
 
 const CATALOG: CatalogResponse = catalogBody(IDEA_CATALOG);
 
-export async function catalogRoutes(app: TypedApp, { permissions }: { permissions: PermissionsService }): Promise<void> {
+/**
+ * The ETag of a project's catalog: the servers file's revision (its `version`), and while servers'
+ * reported `inputSchema`s add arguments to declared tools, a hash of those too (the body changes with them).
+ */
+function catalogTag(catalog: ProjectCatalog, view: ProjectCatalog): string {
+  const reported = catalog.servers
+    .flatMap((server) => server.tools)
+    .filter((tool) => catalog.knownArguments(tool.name) === undefined)
+    .flatMap((tool) => {
+      const names = view.knownArguments(tool.name);
+      return names === undefined ? [] : [[tool.name, names]];
+    });
+  return `"${reported.length === 0 ? catalog.revision : `${catalog.revision}.${revisionOf(JSON.stringify(reported)).slice(0, 8)}`}"`;
+}
+
+export async function catalogRoutes(
+  app: TypedApp,
+  { permissions, discovered }: { permissions: PermissionsService; discovered: DiscoveredTools },
+): Promise<void> {
   app.get(
     '/catalog',
     {
@@ -63,9 +83,11 @@ export async function catalogRoutes(app: TypedApp, { permissions }: { permission
       },
     },
     async (request, reply) => {
-      const catalog = permissions.catalog(request.params.project);
-      void reply.header('etag', `"${catalog.revision}"`);
-      return catalogBody(catalog);
+      const { project } = request.params;
+      const catalog = permissions.catalog(project);
+      const view = discovered.catalogWithArguments(project, catalog);
+      void reply.header('etag', catalogTag(catalog, view));
+      return catalogBody(view);
     },
   );
   app.get(
