@@ -6,6 +6,7 @@
  * out on that request's stream, as an HTTP server would send it.
  */
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -34,9 +35,17 @@ function memoryEventStore(): EventStore {
   };
 }
 
+/** Starts a stdio process, ready for a session (nothing is read from it before its first message). */
+async function startChild(stdio: StdioCommand): Promise<StdioClientTransport> {
+  const log = process.env.CONFORMANCE_STDERR_FILE;
+  const child = new StdioClientTransport({ ...stdio, stderr: log === undefined ? 'ignore' : 'pipe' });
+  if (log !== undefined) child.stderr?.on('data', (chunk: Buffer) => appendFileSync(log, chunk));
+  await child.start();
+  return child;
+}
+
 /** Relays one session's HTTP transport to its own stdio process; answers how to end it. */
-async function relay(http: StreamableHTTPServerTransport, stdio: StdioCommand): Promise<() => void> {
-  const child = new StdioClientTransport({ ...stdio, stderr: 'ignore' });
+async function relay(http: StreamableHTTPServerTransport, child: StdioClientTransport): Promise<() => void> {
   const inFlight: RequestId[] = [];
   const byProgressToken = new Map<string | number, RequestId>();
   http.onmessage = (message: JSONRPCMessage) => {
@@ -58,7 +67,6 @@ async function relay(http: StreamableHTTPServerTransport, stdio: StdioCommand): 
     const related = (token === undefined ? undefined : byProgressToken.get(token)) ?? inFlight.at(-1);
     void http.send(message, related === undefined ? undefined : { relatedRequestId: related });
   };
-  await child.start();
   await http.start();
   return () => {
     void child.close();
@@ -67,8 +75,17 @@ async function relay(http: StreamableHTTPServerTransport, stdio: StdioCommand): 
 
 export class LegacySessions {
   private readonly sessions = new Map<string, StreamableHTTPServerTransport>();
+  /** One process started ahead, since the suite opens a session per scenario (two processes each through the proxy). */
+  private spare: Promise<StdioClientTransport> | undefined;
 
   constructor(private readonly stdio: StdioCommand) {}
+
+  private nextChild(): Promise<StdioClientTransport> {
+    const child = this.spare ?? startChild(this.stdio);
+    this.spare = startChild(this.stdio);
+    this.spare.catch(() => undefined);
+    return child;
+  }
 
   async handle(request: IncomingMessage, response: ServerResponse, body: unknown): Promise<void> {
     const sessionId = request.headers['mcp-session-id'];
@@ -98,11 +115,14 @@ export class LegacySessions {
       if (transport.sessionId !== undefined) this.sessions.delete(transport.sessionId);
       session.end?.();
     };
-    session.end = await relay(transport, this.stdio);
+    session.end = await relay(transport, await this.nextChild());
     await transport.handleRequest(request, response, body);
   }
 
   async close(): Promise<void> {
     for (const transport of this.sessions.values()) await transport.close();
+    const spare = this.spare;
+    this.spare = undefined;
+    await (await spare?.catch(() => undefined))?.close();
   }
 }

@@ -9,6 +9,7 @@
  * JSON body, or an SSE stream once something comes before the result.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
 import { PROTOCOL_VERSION_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
@@ -88,7 +89,9 @@ export class ModernRelay {
   private start(): ChildProcessWithoutNullStreams {
     if (this.child !== undefined) return this.child;
     const child = spawn(this.stdio.command, this.stdio.args, { cwd: this.stdio.cwd, env: this.stdio.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    child.stderr.resume();
+    const log = process.env.CONFORMANCE_STDERR_FILE;
+    if (log === undefined) child.stderr.resume();
+    else child.stderr.on('data', (chunk: Buffer) => appendFileSync(log, chunk));
     createInterface({ input: child.stdout }).on('line', (line) => {
       let message: unknown;
       try {
