@@ -19,7 +19,6 @@ import {
   type InputRequests,
   type InputRequiredResult,
   type McpServer,
-  type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
@@ -31,7 +30,11 @@ const text = (value: string): CallToolResult => ({ content: [{ type: 'text', tex
 const askFor = (message: string, field: string, type: 'string' | 'boolean') =>
   inputRequired.elicit({
     message,
-    requestedSchema: { type: 'object', properties: { [field]: type === 'string' ? { type: 'string' } : { type: 'boolean' } }, required: [field] },
+    requestedSchema: {
+      type: 'object',
+      properties: { [field]: type === 'string' ? { type: 'string' } : { type: 'boolean' } },
+      required: [field],
+    },
   });
 
 function registerStatelessDiagnostics(server: McpServer): void {
@@ -59,6 +62,7 @@ function registerStatelessDiagnostics(server: McpServer): void {
     'test_logging_tool',
     { description: 'SEP-2575: logs only when the request set _meta.logLevel', inputSchema: NO_ARGS },
     async (_args, ctx) => {
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- the request-scoped log is what the scenario checks
       await ctx.mcpReq.log('info', 'test_logging_tool ran');
       return text('logged through the request-scoped, logLevel-gated channel');
     },
@@ -178,7 +182,7 @@ function registerRoundTrips(server: McpServer): void {
         });
       }
       const color = acceptedContent<{ color: string }>(ctx.mcpReq.inputResponses, 'step2')?.color ?? 'unknown';
-      return text(`Multi-round complete: ${String(state?.name ?? 'unknown')} likes ${color}`);
+      return text(`Multi-round complete: ${typeof state?.name === 'string' ? state.name : 'unknown'} likes ${color}`);
     },
   );
   server.registerTool(
@@ -198,8 +202,6 @@ function registerRoundTrips(server: McpServer): void {
     { description: 'MRTR (SEP-2322): only requests input kinds the declared client capabilities cover', inputSchema: NO_ARGS },
     (_args, ctx): Answer => {
       if (ctx.mcpReq.inputResponses !== undefined) return text('Capability-aware input requests fulfilled');
-      // The deprecated capability names are what the request's envelope declares on this revision.
-      /* eslint-disable @typescript-eslint/no-deprecated */
       const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
       const declared = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
       const inputRequests: InputRequests = {};
@@ -210,7 +212,6 @@ function registerRoundTrips(server: McpServer): void {
           maxTokens: 50,
         });
       if (declared?.roots !== undefined) inputRequests.client_roots = inputRequired.listRoots();
-      /* eslint-enable @typescript-eslint/no-deprecated */
       if (Object.keys(inputRequests).length === 0) return text('No declared client capability supports an in-band input request');
       return inputRequired({ inputRequests });
     },
@@ -219,7 +220,7 @@ function registerRoundTrips(server: McpServer): void {
     'test_input_required_result_prompt',
     { title: 'MRTR Prompt', description: 'MRTR (SEP-2322): prompt that requires elicitation input before rendering' },
     (ctx): GetPromptResult | InputRequiredResult => {
-      const context = acceptedContent<{ context: string }>((ctx as ServerContext).mcpReq.inputResponses, 'user_context')?.context;
+      const context = acceptedContent<{ context: string }>(ctx.mcpReq.inputResponses, 'user_context')?.context;
       if (typeof context !== 'string')
         return inputRequired({ inputRequests: { user_context: askFor('What context should the prompt use?', 'context', 'string') } });
       return { messages: [{ role: 'user', content: { type: 'text', text: `Use the following context: ${context}` } }] };

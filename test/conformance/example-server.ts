@@ -40,8 +40,14 @@ export const EXAMPLE_TOOLS = [
 ] as const;
 
 function registerResources(server: McpServer): void {
-  const fixed = (name: string, uri: string, title: string, description: string, mimeType: string, body: { text: string } | { blob: string }) =>
-    server.registerResource(name, uri, { title, description, mimeType }, () => ({ contents: [{ uri, mimeType, ...body }] }));
+  const fixed = (
+    name: string,
+    uri: string,
+    title: string,
+    description: string,
+    mimeType: string,
+    body: { text: string } | { blob: string },
+  ) => server.registerResource(name, uri, { title, description, mimeType }, () => ({ contents: [{ uri, mimeType, ...body }] }));
   fixed('static-text', 'test://static-text', 'Static Text Resource', 'A static text resource for testing', 'text/plain', {
     text: 'This is the content of the static text resource.',
   });
@@ -66,7 +72,9 @@ function registerResources(server: McpServer): void {
     }),
   );
   const log = (data: string) =>
-    server.server.notification({ method: 'notifications/message', params: { level: 'info', logger: 'conformance-test-server', data } }).catch(() => undefined);
+    server.server
+      .notification({ method: 'notifications/message', params: { level: 'info', logger: 'conformance-test-server', data } })
+      .catch(() => undefined);
   server.server.setRequestHandler('resources/subscribe', (request) => {
     void log(`Subscribed to resource: ${request.params.uri}`);
     return {};
@@ -106,15 +114,25 @@ function registerPrompts(server: McpServer): void {
       messages: [
         {
           role: 'user',
-          content: { type: 'resource', resource: { uri: args.resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } },
+          content: {
+            type: 'resource',
+            resource: { uri: args.resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' },
+          },
         },
         userText('Please process the embedded resource above.'),
       ],
     }),
   );
-  server.registerPrompt('test_prompt_with_image', { title: 'Prompt With Image', description: 'A prompt that includes image content' }, () => ({
-    messages: [{ role: 'user', content: { type: 'image', data: TEST_IMAGE_BASE64, mimeType: 'image/png' } }, userText('Please analyze the image above.')],
-  }));
+  server.registerPrompt(
+    'test_prompt_with_image',
+    { title: 'Prompt With Image', description: 'A prompt that includes image content' },
+    () => ({
+      messages: [
+        { role: 'user', content: { type: 'image', data: TEST_IMAGE_BASE64, mimeType: 'image/png' } },
+        userText('Please analyze the image above.'),
+      ],
+    }),
+  );
   server.server.setRequestHandler('completion/complete', () => ({ completion: { values: [], total: 0, hasMore: false } }));
 }
 
@@ -131,7 +149,7 @@ export function createExampleServer(): McpServer {
         completions: {},
       },
       // A retry's requestState is verified before any handler runs (answered -32602 when it fails).
-      requestState: { verify: requestStateCodec.verify },
+      requestState: { verify: (state, ctx) => requestStateCodec.verify(state, ctx) },
     },
   );
   registerClassicTools(server);

@@ -16,7 +16,7 @@ const NO_ARGS = z.object({});
 /** Asks the client (2025-11-25: a request to the host) and words its answer, or why there is none. */
 async function elicit(ctx: ServerContext, message: string, requestedSchema: Record<string, unknown>, prefix: string) {
   try {
-    const result = (await ctx.mcpReq.send({ method: 'elicitation/create', params: { message, requestedSchema } as never })) as {
+    const result = (await ctx.mcpReq.send({ method: 'elicitation/create', params: { message, requestedSchema } })) as {
       action?: string;
       content?: unknown;
     };
@@ -95,7 +95,6 @@ const JSON_SCHEMA_2020_12 = {
   },
   allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
   if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
-  // eslint-disable-next-line unicorn/no-thenable -- `then` is a JSON Schema 2020-12 keyword
   then: { required: ['phone'] },
   else: { required: ['email'] },
   additionalProperties: false,
@@ -113,19 +112,30 @@ export function registerClassicTools(server: McpServer): void {
   }));
   server.registerTool('test_embedded_resource', { description: 'Tests embedded resource content response' }, () => ({
     content: [
-      { type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } },
-    ],
-  }));
-  server.registerTool('test_multiple_content_types', { description: 'Tests response with multiple content types (text, image, resource)' }, () => ({
-    content: [
-      { type: 'text', text: 'Multiple content types test:' },
-      { type: 'image', data: TEST_IMAGE_BASE64, mimeType: 'image/png' },
       {
         type: 'resource',
-        resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: JSON.stringify({ test: 'data', value: 123 }) },
+        resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' },
       },
     ],
   }));
+  server.registerTool(
+    'test_multiple_content_types',
+    { description: 'Tests response with multiple content types (text, image, resource)' },
+    () => ({
+      content: [
+        { type: 'text', text: 'Multiple content types test:' },
+        { type: 'image', data: TEST_IMAGE_BASE64, mimeType: 'image/png' },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://mixed-content-resource',
+            mimeType: 'application/json',
+            text: JSON.stringify({ test: 'data', value: 123 }),
+          },
+        },
+      ],
+    }),
+  );
   server.registerTool(
     'test_tool_with_logging',
     { description: 'Tests tool that emits log messages during execution', inputSchema: NO_ARGS },

@@ -39,7 +39,10 @@ function memoryEventStore(): EventStore {
 async function startChild(stdio: StdioCommand): Promise<StdioClientTransport> {
   const log = process.env.CONFORMANCE_STDERR_FILE;
   const child = new StdioClientTransport({ ...stdio, stderr: log === undefined ? 'ignore' : 'pipe' });
-  if (log !== undefined) child.stderr?.on('data', (chunk: Buffer) => appendFileSync(log, chunk));
+  if (log !== undefined)
+    child.stderr?.on('data', (chunk: Buffer) => {
+      appendFileSync(log, chunk);
+    });
   await child.start();
   return child;
 }
@@ -96,7 +99,8 @@ export class LegacySessions {
       refuse(response, 404, -32001, 'Session not found');
       return;
     }
-    const initialize = request.method === 'POST' && typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
+    const initialize =
+      request.method === 'POST' && typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
     if (!initialize) {
       refuse(response, 400, -32000, 'Invalid or missing session ID');
       return;

@@ -78,7 +78,7 @@ export class ModernRelay {
     for (const exchange of this.open.values()) exchange.response.destroy();
     this.open.clear();
     const child = this.child;
-    if (child === undefined || child.exitCode !== null) return;
+    if (child?.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.stdin.end();
     const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -91,7 +91,10 @@ export class ModernRelay {
     const child = spawn(this.stdio.command, this.stdio.args, { cwd: this.stdio.cwd, env: this.stdio.env, stdio: ['pipe', 'pipe', 'pipe'] });
     const log = process.env.CONFORMANCE_STDERR_FILE;
     if (log === undefined) child.stderr.resume();
-    else child.stderr.on('data', (chunk: Buffer) => appendFileSync(log, chunk));
+    else
+      child.stderr.on('data', (chunk: Buffer) => {
+        appendFileSync(log, chunk);
+      });
     createInterface({ input: child.stdout }).on('line', (line) => {
       let message: unknown;
       try {

@@ -10,11 +10,16 @@ import type { PdpClient } from '../../client/index.js';
 
 export function qualifiedClient(pdp: PdpClient, server: string): GuardClient {
   const prefix = `${server}/`;
-  const unqualified = (names: readonly string[]) => names.filter((name) => name.startsWith(prefix)).map((name) => name.slice(prefix.length));
+  const unqualified = (names: readonly string[]) =>
+    names.filter((name) => name.startsWith(prefix)).map((name) => name.slice(prefix.length));
   return {
     timeoutMs: pdp.timeoutMs,
     decide: (query, options) => pdp.decide({ ...query, tool: prefix + query.tool }, options),
-    decideBatch: (queries, options) => pdp.decideBatch(queries.map((query) => ({ ...query, tool: prefix + query.tool })), options),
+    decideBatch: (queries, options) =>
+      pdp.decideBatch(
+        queries.map((query) => ({ ...query, tool: prefix + query.tool })),
+        options,
+      ),
     effective: async (project, requester, options) => {
       const effective = await pdp.effective(project, requester, options);
       return {

@@ -88,7 +88,11 @@ export async function startStdioBridge(stdio: StdioCommand): Promise<StdioBridge
     close: async () => {
       await Promise.all([legacy.close(), modern.close()]);
       http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await new Promise<void>((resolve) =>
+        http.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }
