@@ -184,8 +184,8 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-// Measured on the 2-core CI machine: about 2 min directly for 2025-11-25 (a process per session),
-// 15 s for 2026-07-28; the proxy adds a process per session.
+// A whole run took 181 s (407 s under load) on a shared 2-core machine: 2025-11-25 opens a
+// process per session (two through the proxy), 2026-07-28 shares one.
 describe.each(REVISIONS)(`MCP conformance suite ${SUITE_VERSION}, --requirements %s, v2 example server over stdio`, (revision) => {
   let direct: Results;
   const seen = new Set<string>();
