@@ -1,51 +1,98 @@
 /**
- * The conformance suite speaks Streamable HTTP only; `idea-mcp-proxy` speaks stdio. This bridge
- * serves the suite's sessions over HTTP (the reference server's own front) and relays each one's
- * messages, unchanged, to a stdio command of its own: the reference server directly (the
- * baseline), or the proxy in front of it. A message the stdio side sends during a request (a
- * progress notification, a log line, a sampling or elicitation request) goes out on that
- * request's stream, as an HTTP server would send it.
+ * The conformance suite speaks Streamable HTTP only; the example server, `idea-mcp-proxy` and a
+ * server guarded in process all speak stdio. This bridge is the HTTP front they share: it checks
+ * the `Host` header (the suite's DNS rebinding scenario probes it), lets the v2 SDK's own classifier
+ * tell each request's era (and answer the HTTP-level rejections of 2026-07-28, which have no stdio
+ * counterpart), then relays the JSON-RPC messages unchanged: 2025-11-25 sessions each to a stdio
+ * process of their own, 2026-07-28 requests to one shared process (a request claiming
+ * another revision to a process of its own, whose opening answers it).
  */
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { serveSessions, type EverythingServer } from './everything-server.js';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { refuse, type StdioCommand } from './http-util.js';
+import { LegacySessions } from './legacy-sessions.js';
+import { claimedRevision, ModernRelay, MODERN_REVISION, type Message } from './modern-relay.js';
 
-export interface StdioCommand {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd: string;
+export type { StdioCommand } from './http-util.js';
+
+export interface StdioBridge {
+  /** `http://127.0.0.1:<port>/mcp` */
+  url: string;
+  close(): Promise<void>;
 }
 
-export function startStdioBridge(stdio: StdioCommand): Promise<EverythingServer> {
-  return serveSessions(async (http) => {
-    const child = new StdioClientTransport({ ...stdio, stderr: 'ignore' });
-    const inFlight: RequestId[] = [];
-    const byProgressToken = new Map<string | number, RequestId>();
-    http.onmessage = (message: JSONRPCMessage) => {
-      if ('method' in message && 'id' in message) {
-        inFlight.push(message.id);
-        const token = message.params?._meta?.progressToken;
-        if (token !== undefined) byProgressToken.set(token, message.id);
-      }
-      void child.send(message);
-    };
-    child.onmessage = (message: JSONRPCMessage) => {
-      if (!('method' in message)) {
-        const index = 'id' in message && message.id !== undefined ? inFlight.indexOf(message.id) : -1;
-        if (index >= 0) inFlight.splice(index, 1);
-        void http.send(message);
+async function readBody(request: IncomingMessage): Promise<{ ok: true; body: unknown } | { ok: false }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text === '') return { ok: true, body: undefined };
+  try {
+    return { ok: true, body: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** `{ [key]: value }` when the request has that header, else nothing (the classifier's fields are optional). */
+function header(request: IncomingMessage, name: string, key: string): Record<string, string> {
+  const raw = request.headers[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  return value === undefined ? {} : { [key]: value };
+}
+
+export async function startStdioBridge(stdio: StdioCommand): Promise<StdioBridge> {
+  const legacy = new LegacySessions(stdio);
+  const modern = new ModernRelay(stdio);
+  let allowedHosts: string[] = [];
+  const http = createServer((request, response) => {
+    void (async () => {
+      if (!allowedHosts.includes(request.headers.host ?? '')) {
+        refuse(response, 403, -32000, `Invalid Host header: ${String(request.headers.host)}`);
         return;
       }
-      const token =
-        message.method === 'notifications/progress' ? (message.params?.progressToken as string | number | undefined) : undefined;
-      const related = (token === undefined ? undefined : byProgressToken.get(token)) ?? inFlight.at(-1);
-      void http.send(message, related === undefined ? undefined : { relatedRequestId: related });
-    };
-    await child.start();
-    await http.start();
-    return () => {
-      void child.close();
-    };
+      const read = request.method === 'POST' ? await readBody(request) : { ok: true as const, body: undefined };
+      if (!read.ok) {
+        refuse(response, 400, -32700, 'Parse error');
+        return;
+      }
+      const route = classifyInboundRequest({
+        httpMethod: request.method ?? '',
+        ...header(request, 'mcp-protocol-version', 'protocolVersionHeader'),
+        ...header(request, 'mcp-method', 'mcpMethodHeader'),
+        ...header(request, 'mcp-name', 'mcpNameHeader'),
+        body: read.body,
+      });
+      if (route.kind === 'reject') {
+        const id = typeof read.body === 'object' && read.body !== null ? ((read.body as { id?: unknown }).id ?? null) : null;
+        refuse(response, route.httpStatus, route.code, route.message, id, route.data);
+      } else if (route.kind === 'modern' && claimedRevision(route.message as Message) !== MODERN_REVISION) {
+        // A stdio connection answers another revision's claim only as its opening message: a process of its own.
+        const once = new ModernRelay(stdio);
+        response.on('close', () => void once.close());
+        once.handle(route.message as Message, response);
+      } else if (route.kind === 'modern') {
+        modern.handle(route.message as Message, response);
+      } else {
+        await legacy.handle(request, response, read.body);
+      }
+    })().catch((error: unknown) => {
+      refuse(response, 500, -32603, error instanceof Error ? error.message : String(error));
+    });
   });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  allowedHosts = [`127.0.0.1:${String(port)}`, `localhost:${String(port)}`];
+  return {
+    url: `http://127.0.0.1:${String(port)}/mcp`,
+    close: async () => {
+      await Promise.all([legacy.close(), modern.close()]);
+      http.closeAllConnections();
+      await new Promise<void>((resolve) =>
+        http.close(() => {
+          resolve();
+        }),
+      );
+    },
+  };
 }

@@ -1,7 +1,8 @@
 /**
- * Runs the official MCP conformance suite (`@modelcontextprotocol/conformance`, every scenario:
- * `--suite all`) against a Streamable HTTP URL and reads each scenario's checks. The suite needs
- * Node >= 22 (`fs.globSync`): it runs on `CONFORMANCE_NODE` when set, else on the Node running vitest.
+ * Runs the official MCP conformance suite (`@modelcontextprotocol/conformance`) against a
+ * Streamable HTTP URL with `--requirements <revision>`: exactly the scenarios that revision
+ * requires, at its wire, plus those it runs without scoring. Reads each scenario's checks. The
+ * suite needs Node >= 22: it runs on `CONFORMANCE_NODE` when set, else on the Node running vitest.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -20,25 +21,34 @@ export const SUITE_VERSION = (
   ) as { version: string }
 ).version;
 
+/** The revisions the suite has a frozen requirement set for, each run at its own wire. */
+export const REVISIONS = ['2025-11-25', '2026-07-28'] as const;
+export type Revision = (typeof REVISIONS)[number];
+
 interface Check {
   id: string;
   status: string;
   errorMessage?: string;
 }
+/**
+ * Each scenario's checks. A scenario that wrote no `checks.json` (the 2026-07-28 extension
+ * scenarios skip themselves without one) is there with no checks: ran, judged nothing.
+ */
 export type Results = Map<string, Check[]>;
 
-/** Runs the whole suite against `url`; answers each scenario's checks (from the suite's own `checks.json`). */
-export async function runSuite(url: string): Promise<Results> {
+/** Runs the suite's requirement set of `revision` against `url`. */
+export async function runSuite(url: string, revision: Revision): Promise<Results> {
   const output = await mkdtemp(path.join(os.tmpdir(), 'conformance-'));
   try {
-    return await readResults(url, output);
+    return await readResults(url, revision, output);
   } finally {
     await rm(output, { recursive: true, force: true });
   }
 }
 
-async function readResults(url: string, output: string): Promise<Results> {
-  const child = spawn(NODE, [SUITE_CLI, 'server', '--suite', 'all', '--url', url, '-o', output], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function readResults(url: string, revision: Revision, output: string): Promise<Results> {
+  const args = [SUITE_CLI, 'server', '--requirements', revision, '--url', url, '-o', output];
+  const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
@@ -47,19 +57,26 @@ async function readResults(url: string, output: string): Promise<Results> {
   for (const folder of await readdir(output)) {
     const scenario = /^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(folder)?.[1];
     if (scenario === undefined) continue;
-    const checks = JSON.parse(await readFile(path.join(output, folder, 'checks.json'), 'utf8')) as Check[];
+    const files = await readdir(path.join(output, folder));
+    const checks = files.includes('checks.json')
+      ? (JSON.parse(await readFile(path.join(output, folder, 'checks.json'), 'utf8')) as Check[])
+      : [];
     results.set(scenario, checks);
   }
   if (results.size === 0) throw new Error(`the conformance suite produced no results:\n${log}`);
   return results;
 }
 
+/** One line per check: `scenario check STATUS`, sorted. */
 export const summary = (results: Results) =>
   [...results].flatMap(([scenario, checks]) => checks.map((check) => `${scenario} ${check.id} ${check.status}`)).sort();
-export const failedScenarios = (results: Results) =>
+
+/** The checks that failed, with the suite's message: what a failed test prints. */
+export const failures = (results: Results) =>
   [...results]
-    .filter(([, checks]) => checks.some((check) => check.status === 'FAILURE'))
-    .map(([scenario]) => scenario)
+    .flatMap(([scenario, checks]) =>
+      checks.filter((check) => check.status === 'FAILURE').map((check) => `${scenario} ${check.id}: ${check.errorMessage ?? ''}`),
+    )
     .sort();
 
 /** Throws unless the suite's Node is 22 or later. */
