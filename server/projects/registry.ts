@@ -8,11 +8,20 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import type { PolicyConditions } from '../../schemas/index.js';
+import type { PolicyEvent } from '../../schemas/events.js';
 import { PROJECT_ID_REGEX, compareIds } from '../../schemas/ids.js';
+import type { CompiledPolicy } from '../domain/compile.js';
+import { declaresAgent } from '../domain/agents-file.js';
+import { isOnAsk } from '../domain/decide.js';
+import { conditionsInForce } from '../domain/grant-conditions.js';
+import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
+import type { CompiledServers } from '../domain/servers-file.js';
 import { FOLDER_UNREADABLE, folderIdentity } from './folder-identity.js';
 import { HardLinkMemory } from './hard-links.js';
 import { Project, type ProjectChange, type ProjectState } from './project.js';
 import { ProjectChanges, type RegistryChange } from './project-changes.js';
+import type { Projects } from './projects.js';
 import { startWatcher, type WatchScope, type Watcher } from './watcher/index.js';
 
 /** Projects read or checked at the same time (at start, by a rescan). */
@@ -42,7 +51,7 @@ async function forEachLimited<T>(items: readonly T[], limit: number, task: (item
 /** What a folder of the projects root is: a project folder, confirmed absent, or unknown (it could not be checked). */
 type EntryKind = 'folder' | 'absent' | 'unknown';
 
-export class ProjectRegistry {
+export class ProjectRegistry implements Projects {
   private readonly projects = new Map<string, Project>();
   /** Folders being added (watched, not yet served), and whether a change was heard in one meanwhile. */
   private readonly adding = new Map<string, boolean>();
@@ -153,6 +162,48 @@ export class ProjectRegistry {
   /** The identity of a project's folder as last seen (folder-identity.ts), or undefined. */
   folderOf(id: string): string | undefined {
     return this.folders.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.projects.has(id);
+  }
+
+  policyOf(id: string): CompiledPolicy | undefined {
+    return this.projects.get(id)?.state.policy;
+  }
+
+  serversOf(id: string): CompiledServers | undefined {
+    return this.projects.get(id)?.state.servers;
+  }
+
+  catalogOf(id: string): ProjectCatalog {
+    const servers = this.serversOf(id);
+    return servers?.status === 'ok' ? servers.catalog : IDEA_CATALOG;
+  }
+
+  isOnAsk(id: string, agentId: string, tool: string): boolean {
+    return isOnAsk(this.policyOf(id), agentId, tool);
+  }
+
+  isDeclared(id: string, agentId: string): boolean {
+    const state = this.projects.get(id)?.state;
+    return state !== undefined && declaresAgent(state.agents, state.policy, agentId);
+  }
+
+  conditionsOf(id: string, agentId: string, tools: readonly string[]): PolicyConditions | undefined {
+    return conditionsInForce(this.policyOf(id), agentId, tools);
+  }
+
+  freshly<T>(id: string, task: () => T): Promise<T> {
+    return this.projects.get(id)?.freshly(task) ?? Promise.resolve().then(task);
+  }
+
+  summaries(): PolicyEvent[] {
+    return this.list().map((project) => ({
+      project: project.id,
+      revision: project.state.policy.revision,
+      status: project.state.policy.status,
+    }));
   }
 
   get size(): number {
