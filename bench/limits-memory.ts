@@ -19,7 +19,7 @@ function heap(): number {
 export function measure(projects = PROJECTS, agents = AGENTS): { calls: number; bytes: number; perCall: number; rings: number } {
   const before = heap();
   let now = 1;
-  const counts = new UsageCounts({ clock: { monotonic: () => now, wall: () => now }, folderOf: () => 'folder' });
+  const counts = new UsageCounts({ clock: { monotonic: () => now, wall: () => now }, projects: { folderOf: () => 'folder' } });
   let calls = 0;
   for (let project = 0; project < projects; project++) {
     for (let agent = 0; agent < agents; agent++) {

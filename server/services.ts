@@ -92,17 +92,11 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     logger,
     rescanMs: options.rescanMs,
   });
-  const ephemeral = new EphemeralPolicies({ folderOf: (project) => registry.folderOf(project), clock: options.clock });
-  const metrics = createMetrics({
-    projectCounts: () => {
-      const projects = registry.list();
-      return { total: projects.length, invalid: projects.filter((project) => project.state.policy.status === 'invalid').length };
-    },
-    unwatchedFolders: () => registry.unwatchedFolders(),
-  });
+  const ephemeral = new EphemeralPolicies({ projects: registry, clock: options.clock });
+  const metrics = createMetrics({ projects: registry });
   const usage = new UsageCounts({
     clock: options.clock,
-    folderOf: (project) => registry.folderOf(project),
+    projects: registry,
     onChange: () => usageFile?.changed(),
   });
   // Without a state folder (tests) the counts live in memory only.
@@ -117,10 +111,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
   const events = new LiveEvents({
     maxStreams: Math.max(0, maxEventStreams),
     maxStreamsPerClient: options.maxEventStreamsPerClient,
-    projects: () =>
-      registry
-        .list()
-        .map((project) => ({ project: project.id, revision: project.state.policy.revision, status: project.state.policy.status })),
+    projects: registry,
     logger,
   });
   const approvals = new ApprovalsService({

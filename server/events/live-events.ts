@@ -6,10 +6,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { EVENTS_PING_SECONDS, type ApprovalEvent, type PolicyEvent } from '../../schemas/events.js';
+import type { Projects } from '../projects/projects.js';
 
 export interface LiveEventsOptions {
   /** Every project served now, with its status (for the events sent when a stream opens). */
-  readonly projects: () => Iterable<PolicyEvent>;
+  readonly projects: Pick<Projects, 'summaries'>;
   readonly logger: Logger;
   readonly pingMs?: number | undefined;
   /** A reader that lets more than this many bytes pile up is dropped rather than buffered. */
@@ -98,7 +99,7 @@ export class LiveEvents {
     });
     // A comment first, so a client knows at once that the stream is open.
     let text = ': connected\n\n';
-    for (const event of this.options.projects()) {
+    for (const event of this.options.projects.summaries()) {
       if (project === undefined || event.project === project) text += frame('policy', event);
     }
     this.queue(stream, text);

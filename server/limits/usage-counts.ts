@@ -10,6 +10,7 @@
 import { SYSTEM_CLOCK, type ServiceClock } from '../approvals/clock.js';
 import type { LimitsPort, ToolLimit } from '../domain/limits.js';
 import { CallTimes } from './call-times.js';
+import type { Projects } from '../projects/projects.js';
 
 /** 16 million kept calls (128 MB of times): 1,000 projects × 50 agents × 5 tools at 64 calls each. */
 export const MAX_KEPT_CALLS = 16_000_000;
@@ -28,8 +29,8 @@ export interface ProjectCounts {
 
 export interface UsageCountsOptions {
   readonly clock?: ServiceClock | undefined;
-  /** The identity of a project's folder now: counts made for another folder are not inherited. */
-  readonly folderOf?: ((project: string) => string | undefined) | undefined;
+  /** The identity of each project's folder now: counts made for another folder are not inherited. */
+  readonly projects?: Pick<Projects, 'folderOf'> | undefined;
   /** Told that a project's counts changed (the state file saves it later). */
   readonly onChange?: ((project: string) => void) | undefined;
 }
@@ -137,7 +138,7 @@ export class UsageCounts implements LimitsPort {
    * folder, a removed one is forgotten.
    */
   projectChanged(project: string, change: string): void {
-    if (change === 'added') this.adoptFolder(project, this.options.folderOf?.(project));
+    if (change === 'added') this.adoptFolder(project, this.options.projects?.folderOf(project));
     if (change === 'removed') this.dropProject(project);
   }
 
@@ -176,7 +177,7 @@ export class UsageCounts implements LimitsPort {
   private projectCounts(project: string, folder?: string): ProjectCounts {
     let counts = this.projects.get(project);
     if (counts === undefined) {
-      counts = { folder: folder ?? this.options.folderOf?.(project) ?? '', byRequester: new Map(), pairs: 0 };
+      counts = { folder: folder ?? this.options.projects?.folderOf(project) ?? '', byRequester: new Map(), pairs: 0 };
       this.projects.set(project, counts);
     }
     return counts;

@@ -9,6 +9,7 @@ import { DECISION_REASONS, type DecisionReason } from '../../schemas/api.js';
 import { isToolName } from '../../schemas/catalog.js';
 import { droppedLogLines, logWriteErrors } from './logger.js';
 import { PlainHistogram } from './plain-histogram.js';
+import type { Projects } from '../projects/projects.js';
 
 /** Upper bounds (seconds) of the decision latency histogram: an in-memory decision takes microseconds. */
 export const DECISION_BUCKETS = [
@@ -29,10 +30,8 @@ export interface ProjectCounts {
 export interface CreateMetricsOptions {
   /** Also export the default Node process metrics, prefixed `pdp_` (default `true`). */
   readonly defaultMetrics?: boolean | undefined;
-  /** Read at every scrape for the project gauges. */
-  readonly projectCounts?: (() => ProjectCounts) | undefined;
-  /** Read at every scrape: folders that exist but cannot be watched now, by errno code. */
-  readonly unwatchedFolders?: (() => ReadonlyMap<string, number>) | undefined;
+  /** Read at every scrape: the projects served with their status, and the folders that cannot be watched now. */
+  readonly projects?: Pick<Projects, 'summaries' | 'unwatchedFolders'> | undefined;
 }
 
 /** The metrics of one app; every `record*` is cheap and never throws. */
@@ -156,7 +155,9 @@ function projectGauges(registers: Registry[], options: CreateMetricsOptions): vo
   let counts: ProjectCounts = { total: 0, invalid: 0 };
   const refreshCounts = (): void => {
     try {
-      if (options.projectCounts) counts = options.projectCounts();
+      const summaries = options.projects?.summaries();
+      if (summaries !== undefined)
+        counts = { total: summaries.length, invalid: summaries.filter(({ status }) => status === 'invalid').length };
     } catch {
       // A failing provider must not break the scrape: the last known numbers are exported.
     }
@@ -189,7 +190,7 @@ function projectGauges(registers: Registry[], options: CreateMetricsOptions): vo
     collect() {
       let unwatched: ReadonlyMap<string, number> = new Map<string, number>();
       try {
-        unwatched = options.unwatchedFolders?.() ?? unwatched;
+        unwatched = options.projects?.unwatchedFolders() ?? unwatched;
       } catch {
         // A failing provider must not break the scrape.
       }

@@ -12,6 +12,7 @@ import { ephemeralGrant, type EphemeralGrant } from '../domain/decide.js';
 import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { normalizeIssueRef } from '../../schemas/requester.js';
 import { ApiError } from '../errors.js';
+import type { Projects } from '../projects/projects.js';
 
 /** At most this many live ephemeral policies per project. */
 const MAX_EPHEMERAL_PER_PROJECT = 1000;
@@ -29,8 +30,8 @@ interface Entry extends EphemeralGrant {
 export interface EphemeralPoliciesOptions {
   /** Times every expiry on its monotonic clock (default: the system's). */
   readonly clock?: ServiceClock | undefined;
-  /** The identity of a project's folder now (server/projects/folder-identity.ts); without it, folders are not compared. */
-  readonly folderOf?: (project: string) => string | undefined;
+  /** The identity of each project's folder now (server/projects/folder-identity.ts); without it, folders are not compared. */
+  readonly projects?: Pick<Projects, 'folderOf'> | undefined;
 }
 
 export class EphemeralPolicies {
@@ -137,12 +138,12 @@ export class EphemeralPolicies {
   }
 
   private folderNow(project: string): string | undefined {
-    return this.options.folderOf?.(project);
+    return this.options.projects?.folderOf(project);
   }
 
   /** True when the project has a folder now and it is not the one the entry was registered for. */
   private otherFolder(entry: Entry, folder: string | undefined): boolean {
-    return this.options.folderOf !== undefined && folder !== undefined && folder !== entry.folder;
+    return this.options.projects !== undefined && folder !== undefined && folder !== entry.folder;
   }
 }
 

@@ -134,7 +134,7 @@ describe('LiveEvents', () => {
   }
 
   it('sends a ping comment on its period, and nothing for a change that is what streams last heard', async () => {
-    const events = new LiveEvents({ projects: () => [], logger, pingMs: 40 });
+    const events = new LiveEvents({ projects: { summaries: () => [] }, logger, pingMs: 40 });
     const { url, server } = await serve(events);
     const stream = await openSse(url);
     await waitFor(() => stream.comments.filter((comment) => comment === 'ping').length >= 2, 'two pings');
@@ -154,7 +154,7 @@ describe('LiveEvents', () => {
   });
 
   it('drops a reader that does not read instead of buffering for it', async () => {
-    const events = new LiveEvents({ projects: () => [], logger, maxBufferedBytes: 64 * 1024 });
+    const events = new LiveEvents({ projects: { summaries: () => [] }, logger, maxBufferedBytes: 64 * 1024 });
     const { url, server } = await serve(events);
     const slow = await openSse(url);
     const fast = await openSse(url);

@@ -95,7 +95,7 @@ describe('the usage counts file', () => {
     const { state, clock, pass, bootTime } = clocks();
     const logger = pino({ enabled: false });
     const open = () => {
-      const counts = new UsageCounts({ clock, folderOf: () => 'folder-1' });
+      const counts = new UsageCounts({ clock, projects: { folderOf: () => 'folder-1' } });
       return { counts, file: new UsageCountsFile({ stateDir, counts, logger, clock, bootTime }) };
     };
     const first = open();

@@ -63,9 +63,16 @@ describe('createMetrics', () => {
     let failing = false;
     const metrics = createMetrics({
       defaultMetrics: false,
-      projectCounts: () => {
-        if (failing) throw new Error('store not ready');
-        return { total: 5, invalid };
+      projects: {
+        summaries: () => {
+          if (failing) throw new Error('store not ready');
+          return Array.from({ length: 5 }, (_, index) => ({
+            project: `p${String(index)}`,
+            revision: 'r',
+            status: index < invalid ? ('invalid' as const) : ('ok' as const),
+          }));
+        },
+        unwatchedFolders: () => new Map<string, number>(),
       },
     });
     metrics.recordReload('demo', 'ok');
