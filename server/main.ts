@@ -1,4 +1,4 @@
 /** Entry point of the service (`node dist/server/main.js`, `npm start`): see start-server.ts. */
 import { runServer } from './start-server.js';
 
-void runServer();
+void runServer(process.env);

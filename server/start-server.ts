@@ -11,7 +11,7 @@ import { createLogger } from './ops/logger.js';
 const logger = createLogger({ level: logLevelOf() });
 
 /** Starts the service configured by `env`; resolves once it listens (the process then exits on SIGTERM/SIGINT). */
-export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function startServer(env: NodeJS.ProcessEnv): Promise<void> {
   const config = await loadConfig(env);
   // Temporary grants and `once` approvals are kept there: the same checks as for the admin token file.
   await prepareStateDir(config.stateDir);
@@ -95,7 +95,7 @@ function logUnhandledRejections(): void {
 }
 
 /** {@link startServer}; a service that cannot start logs why and exits 1. */
-export async function runServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function runServer(env: NodeJS.ProcessEnv): Promise<void> {
   logUnhandledRejections();
   try {
     await startServer(env);

@@ -10,7 +10,8 @@ import { runServer } from '../start-server.js';
 import type { Output } from './commands.js';
 
 export async function serveCommand(output: Output): Promise<void> {
-  const env = process.env;
+  // A copy: the demo folder chosen below is this run's setting, not a change to the process's environment.
+  const env = { ...process.env };
   const stateDir = stateDirOf(env);
   if (!projectsConfigured(env)) {
     await prepareStateDir(stateDir);
