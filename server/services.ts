@@ -188,11 +188,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
   registry.changes.subscribe(usage);
   registry.changes.subscribe(ephemeral);
   registry.changes.subscribe(events);
-  registry.changes.subscribe({
-    projectChanged: (project, change) => {
-      if (change === 'removed') discovered.forget(project);
-    },
-  });
+  registry.changes.subscribe(discovered);
   for (const warning of approvals.warnings) logger.warn({ stateDir: options.stateDir }, warning);
 
   return {

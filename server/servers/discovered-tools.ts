@@ -148,4 +148,9 @@ export class DiscoveredTools {
   forget(project: string): void {
     this.byProject.delete(project);
   }
+
+  /** Told of every project change (server/projects/project-changes.ts): a removed project's reports go. */
+  projectChanged(project: string, change: string): void {
+    if (change === 'removed') this.forget(project);
+  }
 }
