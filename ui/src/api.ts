@@ -2,7 +2,7 @@
  * The panel's only way to the service: the public REST API (docs/api.md#http-api, docs/api.md#security), same origin. The
  * token (admin, or decide token for read-only use) is sent on every request when the user gave one.
  */
-import type { CatalogResponse, PermissionsView, ProjectsResponse, RecentDecisionsResponse } from '../../schemas/api.js';
+import type { AllowlistBody, CatalogResponse, PermissionsView, ProjectsResponse, RecentDecisionsResponse } from '../../schemas/api.js';
 import type {
   Approval,
   ApprovalAnswer,
@@ -14,7 +14,6 @@ import type {
 import type { PreviewResponse } from '../../schemas/policy-as-code.js';
 import type { PolicyDocument } from '../../schemas/policy.js';
 import type { DeclareToolBody, ServersResponse } from '../../schemas/servers.js';
-import type { WriteLists } from './model.js';
 
 /** An API failure, with the stable `error.code` of the service (or a local code for the network). */
 export class ApiError extends Error {
@@ -109,7 +108,7 @@ export class PermissionsApi {
   }
 
   /** `PUT .../default` or `.../agents/:agentId` with complete lists (not a patch), guarded by the revision. */
-  putAllowlist(project: string, agentId: string | null, lists: WriteLists, revision: string): Promise<VersionedView> {
+  putAllowlist(project: string, agentId: string | null, lists: AllowlistBody, revision: string): Promise<VersionedView> {
     return this.versioned('PUT', this.targetPath(project, agentId), { revision, body: lists });
   }
 
