@@ -4,86 +4,71 @@
  * (admin token only: an agent must never approve itself).
  */
 import type { ApprovalEvent } from '../../../schemas/events.js';
-import type { Approval, ApprovalAnswer } from '../../../schemas/approvals.js';
-import { asApiError, type PermissionsApi } from '../api/api.js';
+import type { Approval, ApprovalAnswer, ApprovalsResponse, GrantsResponse } from '../../../schemas/approvals.js';
+import { asApiError, type ApiError, type PermissionsApi } from '../api/api.js';
 import { frenchError } from '../model/errors-fr.js';
 import type { Navigation } from './navigation.js';
 import { GRANT_DURATIONS, answeredText, closedText, domKey } from '../model/requests-model.js';
 import { agentName, canAnswer } from '../state/selectors.js';
-import { openTokenForm, type PanelState } from '../state/state.js';
+import { openTokenForm } from '../state/state.js';
 import type { Store } from '../state/store.js';
-import { SerialRead } from './serial-read.js';
+import { ProjectList } from './project-list.js';
 
 /** Events of a burst are answered with one read. */
 const GATHER_MS = 40;
 /** Closed requests said one by one; more are counted (a policy change can close a hundred at once). */
 const SAID_CLOSED = 3;
 
-export class Requests {
-  private readonly reads = new SerialRead(() => this.read());
+/** What one read of the lists brings: the approval requests and the grants of the project. */
+interface RequestLists {
+  approvals: ApprovalsResponse;
+  grants: GrantsResponse;
+}
+
+export class Requests extends ProjectList<RequestLists> {
   private timer: ReturnType<typeof setTimeout> | null = null;
 
-  /** The load this controller last read the lists for. */
-  private seenLoad = 0;
-
   constructor(
-    private readonly store: Store,
+    store: Store,
     private readonly api: PermissionsApi,
     private readonly navigation: Navigation,
-  ) {}
-
-  private get state(): Readonly<PanelState> {
-    return this.store.state;
+  ) {
+    super(store);
   }
 
-  /** A store listener: every new load of the view reads the lists again (grants send no event). */
-  followLoads(): void {
-    if (this.state.loadCount === this.seenLoad) return;
-    this.seenLoad = this.state.loadCount;
-    void this.refresh();
+  protected async fetch(project: string): Promise<RequestLists> {
+    const [approvals, grants] = await Promise.all([this.api.approvals(project), this.api.grants(project)]);
+    return { approvals, grants };
   }
 
-  /** Reads the pending requests and the grants of the open project (one read at a time). */
-  refresh(): Promise<void> {
-    return this.reads.run();
-  }
-
-  private async read(): Promise<void> {
-    const state = this.state;
-    const project = state.projectId;
-    if (project === null) return;
-    try {
-      const [approvals, grants] = await Promise.all([this.api.approvals(project), this.api.grants(project)]);
-      if (state.projectId !== project) return;
-      const requests = state.requests;
-      const pending = approvals.approvals.filter((entry) => entry.status === 'pending');
-      const still = new Set(pending.map((entry) => entry.id));
-      // The request this page is answering closes before its answer returns: the answer says it.
-      const gone = requests.loaded ? requests.pending.filter((entry) => !still.has(entry.id) && entry.id !== requests.busy) : [];
-      const announcedNew = requests.loaded && this.announceNew(requests.pending, pending);
-      this.store.stage(() => {
-        requests.pending = pending;
-        requests.grants = grants.grants;
-        requests.loaded = true;
-        requests.loadError = null;
-        requests.unsupported = false;
-        requests.elsewhere.delete(project);
-        if (requests.durationsFor !== null && !pending.some((entry) => entry.id === requests.durationsFor)) requests.durationsFor = null;
-      });
-      if (gone.length > 0) {
-        this.store.changed(); // the lists now, the reason once read
-        await this.announceClosed(project, gone, announcedNew);
-      }
-    } catch (error) {
-      if (state.projectId !== project) return;
-      const failure = asApiError(error);
-      this.store.stage((next) => {
-        if (failure.status === 404 && failure.code !== 'unknown_project') next.requests.unsupported = true;
-        else next.requests.loadError = frenchError(failure);
-      });
-    } finally {
-      this.store.changed();
+  protected async apply({ approvals, grants }: RequestLists, project: string): Promise<boolean> {
+    const requests = this.state.requests;
+    const pending = approvals.approvals.filter((entry) => entry.status === 'pending');
+    const still = new Set(pending.map((entry) => entry.id));
+    // The request this page is answering closes before its answer returns: the answer says it.
+    const gone = requests.loaded ? requests.pending.filter((entry) => !still.has(entry.id) && entry.id !== requests.busy) : [];
+    const announcedNew = requests.loaded && this.announceNew(requests.pending, pending);
+    this.store.stage(() => {
+      requests.pending = pending;
+      requests.grants = grants.grants;
+      requests.loaded = true;
+      requests.loadError = null;
+      requests.unsupported = false;
+      requests.elsewhere.delete(project);
+      if (requests.durationsFor !== null && !pending.some((entry) => entry.id === requests.durationsFor)) requests.durationsFor = null;
+    });
+    if (gone.length > 0) {
+      this.store.changed(); // the lists now, the reason once read
+      await this.announceClosed(project, gone, announcedNew);
     }
+    return true;
+  }
+
+  protected readFailed(failure: ApiError): void {
+    this.store.stage((next) => {
+      if (failure.status === 404 && failure.code !== 'unknown_project') next.requests.unsupported = true;
+      else next.requests.loadError = frenchError(failure);
+    });
   }
 
   /**

@@ -7,10 +7,11 @@
  * tool is still undeclared there, the same declaration is sent on the new version (at most three
  * times), else nothing is written and the panel says who won.
  */
+import type { ServersResponse } from '../../../schemas/servers.js';
 import { ApiError, asApiError, type PermissionsApi } from '../api/api.js';
 import { frenchError } from '../model/errors-fr.js';
 import type { Navigation } from './navigation.js';
-import { SerialRead } from './serial-read.js';
+import { ProjectList } from './project-list.js';
 import {
   accessWord,
   declareBody,
@@ -21,68 +22,51 @@ import {
   type DeclaredAccess,
   type ServersPanel,
 } from '../model/servers-model.js';
-import { openTokenForm, type PanelState } from '../state/state.js';
+import { openTokenForm } from '../state/state.js';
 import type { Store } from '../state/store.js';
 
 /** A declaration is sent again at most this many times on versions that keep changing under it (as a save). */
 const MAX_REAPPLY = 3;
 
-export class Servers {
-  private readonly reads = new SerialRead(() => this.read());
-  private seenLoad = 0;
-
+export class Servers extends ProjectList<ServersResponse> {
   constructor(
-    private readonly store: Store,
+    store: Store,
     private readonly api: PermissionsApi,
     private readonly navigation: Navigation,
-  ) {}
-
-  private get state(): Readonly<PanelState> {
-    return this.store.state;
+  ) {
+    super(store);
   }
 
-  /** A store listener: every new load of the view reads the list again. */
-  followLoads(): void {
-    if (this.state.loadCount === this.seenLoad) return;
-    this.seenLoad = this.state.loadCount;
-    void this.refresh();
+  protected fetch(project: string): Promise<ServersResponse> {
+    return this.api.servers(project);
   }
 
-  refresh(): Promise<void> {
-    return this.reads.run();
+  protected apply({ servers }: ServersResponse): boolean {
+    const current = this.state.servers;
+    // Nothing new: no render (the periodic read must not redraw the page every few seconds).
+    if (current.loaded && current.loadError === null && JSON.stringify(current.servers) === JSON.stringify(servers)) return false;
+    this.change((panel) => {
+      panel.loaded = true;
+      panel.servers = servers;
+      panel.loadError = null;
+      // A form of a tool declared elsewhere meanwhile has nothing left to declare.
+      const form = panel.form;
+      if (
+        form !== null &&
+        !servers.some((server) => server.id === form.server && server.discovered.some((tool) => tool.name === form.tool))
+      ) {
+        panel.form = null;
+      }
+    });
+    return true;
   }
 
-  private async read(): Promise<void> {
-    const project = this.state.projectId;
-    if (project === null) return;
-    try {
-      const { servers } = await this.api.servers(project);
-      if (this.state.projectId !== project) return;
-      const current = this.state.servers;
-      // Nothing new: no render (the periodic read must not redraw the page every few seconds).
-      if (current.loaded && current.loadError === null && JSON.stringify(current.servers) === JSON.stringify(servers)) return;
-      this.change((panel) => {
-        panel.loaded = true;
-        panel.servers = servers;
-        panel.loadError = null;
-        // A form of a tool declared elsewhere meanwhile has nothing left to declare.
-        const form = panel.form;
-        if (
-          form !== null &&
-          !servers.some((server) => server.id === form.server && server.discovered.some((tool) => tool.name === form.tool))
-        ) {
-          panel.form = null;
-        }
-      });
-    } catch (error) {
-      if (this.state.projectId !== project) return;
-      const loadError = frenchError(asApiError(error));
-      this.change((panel) => {
-        panel.loaded = true;
-        panel.loadError = loadError;
-      });
-    }
-    this.store.changed();
+  protected readFailed(failure: ApiError): void {
+    const loadError = frenchError(failure);
+    this.change((panel) => {
+      panel.loaded = true;
+      panel.loadError = loadError;
+    });
   }
 
   /** Staged: the caller tells the listeners. */
