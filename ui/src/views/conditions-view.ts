@@ -176,44 +176,7 @@ function renderRow(
     'fieldset',
     { class: `condition-row${problem === null ? '' : ' incomplete'}` },
     h('legend', { class: 'visually-hidden' }, number),
-    h(
-      'div',
-      { class: 'condition-fields' },
-      h(
-        'div',
-        { class: 'condition-field' },
-        h('label', { for: ids.argument(index) }, 'Argument'),
-        h('input', {
-          id: ids.argument(index),
-          class: 'condition-argument',
-          type: 'text',
-          list: ids.datalist,
-          value: row.argument,
-          autocomplete: 'off',
-          spellcheck: 'false',
-          'aria-describedby': warning === null ? null : `${ids.argument(index)}-warning`,
-          oninput: (event: Event) => {
-            actions.setConditionArgument(tool, index, (event.target as HTMLInputElement).value);
-          },
-        }),
-      ),
-      h(
-        'div',
-        { class: 'condition-field' },
-        h('label', { for: ids.operator(index) }, 'Opérateur'),
-        h(
-          'select',
-          {
-            id: ids.operator(index),
-            class: 'condition-operator',
-            onchange: (event: Event) => {
-              actions.setConditionOperator(tool, index, (event.target as HTMLSelectElement).value as ConditionOperator);
-            },
-          },
-          OPERATORS.map((operator) => h('option', { value: operator.id, selected: operator.id === row.operator }, operator.label)),
-        ),
-      ),
-    ),
+    renderConditionFields(actions, tool, row, index, warning !== null),
     warning === null ? null : h('p', { id: `${ids.argument(index)}-warning`, class: 'condition-warning' }, `⚠ ${warning}`),
     row.operator === 'absent' ? null : renderValues(actions, tool, row, index, describedBy, problem !== null || refused !== null),
     problem === null ? null : h('p', { id: ids.problem(index), class: 'condition-problem' }, problem),
@@ -230,6 +193,49 @@ function renderRow(
         },
       },
       'Retirer la condition',
+    ),
+  );
+}
+
+/** A condition's argument (the catalog's names offered by a datalist) and its operator. */
+function renderConditionFields(actions: Actions, tool: string, row: ConditionRow, index: number, warned: boolean): Child {
+  const ids = conditionIds(tool);
+  return h(
+    'div',
+    { class: 'condition-fields' },
+    h(
+      'div',
+      { class: 'condition-field' },
+      h('label', { for: ids.argument(index) }, 'Argument'),
+      h('input', {
+        id: ids.argument(index),
+        class: 'condition-argument',
+        type: 'text',
+        list: ids.datalist,
+        value: row.argument,
+        autocomplete: 'off',
+        spellcheck: 'false',
+        'aria-describedby': warned ? `${ids.argument(index)}-warning` : null,
+        oninput: (event: Event) => {
+          actions.setConditionArgument(tool, index, (event.target as HTMLInputElement).value);
+        },
+      }),
+    ),
+    h(
+      'div',
+      { class: 'condition-field' },
+      h('label', { for: ids.operator(index) }, 'Opérateur'),
+      h(
+        'select',
+        {
+          id: ids.operator(index),
+          class: 'condition-operator',
+          onchange: (event: Event) => {
+            actions.setConditionOperator(tool, index, (event.target as HTMLSelectElement).value as ConditionOperator);
+          },
+        },
+        OPERATORS.map((operator) => h('option', { value: operator.id, selected: operator.id === row.operator }, operator.label)),
+      ),
     ),
   );
 }

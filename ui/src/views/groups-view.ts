@@ -5,6 +5,7 @@
  * checkbox (checked = Autorisé) whose label is the whole row, and an unchecked write tool has a
  * "Sur demande" toggle beside it. Otherwise the row shows a mark, attenuated while inherited.
  */
+import type { Grant } from '../../../schemas/approvals.js';
 import type { Actions } from './actions.js';
 import { renderConditionsEditor, renderConditionsToggle, rowConditionsText } from './conditions-view.js';
 import { limitLineId, renderLimitLine } from './limits-view.js';
@@ -23,6 +24,7 @@ import {
   type CatalogTool,
   type RowState,
   type ToolGroupView,
+  type ToolState,
 } from '../model/model.js';
 import { defaultAllowed, editable, grantFor, groupOpen, overriding, shownAllowed, shownAsk, toolbarStop } from '../state/selectors.js';
 import type { PanelState } from '../state/state.js';
@@ -57,53 +59,32 @@ export function renderAccessSection(
   );
 }
 
-function renderToolbar(
-  state: PanelState,
-  actions: Actions,
-  group: ToolGroupView,
-  counts: { open: boolean; allowed: number; asked: number },
-  bodyId: string,
-): Child {
-  const stop = toolbarStop(state, group.id);
-  const tabindex = (index: number): number => (index === stop ? 0 : -1);
-  const remember = (index: number) => () => {
-    actions.rememberToolbarFocus(group.id, index);
-  };
-  const toggle = h(
-    'button',
-    {
-      id: `group-toggle-${group.id}`,
-      class: 'group-toggle',
-      type: 'button',
-      tabindex: tabindex(0),
-      'aria-expanded': String(counts.open),
-      'aria-controls': bodyId,
-      'aria-label': groupAccessibleName(group.label, counts.allowed, group.tools.length, counts.asked),
-      onfocus: remember(0),
-      onclick: () => {
-        actions.toggleGroup(group.id, group.access);
-      },
+interface GroupCounts {
+  open: boolean;
+  allowed: number;
+  asked: number;
+}
+
+/** The toolbar's roving focus: the one item in the Tab order, and remembering the item focused. */
+interface ToolbarFocus {
+  tabindex: (index: number) => number;
+  remember: (index: number) => () => void;
+}
+
+function toolbarFocus(state: PanelState, actions: Actions, groupId: string): ToolbarFocus {
+  const stop = toolbarStop(state, groupId);
+  return {
+    tabindex: (index) => (index === stop ? 0 : -1),
+    remember: (index) => () => {
+      actions.rememberToolbarFocus(groupId, index);
     },
-    h('span', { class: 'chevron', 'aria-hidden': 'true' }, counts.open ? '▾' : '▸'),
-    h('span', { class: 'group-label' }, group.label),
-    h('span', { class: 'counter' }, counterText(counts.allowed, group.tools.length, counts.asked)),
-  );
+  };
+}
+
+function renderToolbar(state: PanelState, actions: Actions, group: ToolGroupView, counts: GroupCounts, bodyId: string): Child {
+  const focus = toolbarFocus(state, actions, group.id);
+  const toggle = renderGroupToggle(actions, group, counts, bodyId, focus);
   if (!editable(state)) return h('div', { class: 'group-head' }, toggle);
-  const action = (index: 1 | 2, onclick: () => void, text: string): Child =>
-    h(
-      'button',
-      {
-        id: `${TOOLBAR_ITEMS[index]}-${group.id}`,
-        class: 'button button-quiet',
-        type: 'button',
-        tabindex: tabindex(index),
-        'aria-label': `${text} (${group.label})`,
-        onfocus: remember(index),
-        onclick,
-      },
-      text,
-    );
-  const moreOpen = state.moreActionsFor === group.id;
   const onKeydown = (event: Event): void => {
     if (event instanceof KeyboardEvent && actions.moveToolbarFocus(group.id, event.key)) event.preventDefault();
   };
@@ -117,40 +98,82 @@ function renderToolbar(
       onkeydown: onKeydown,
     },
     toggle,
+    renderGroupActions(state, actions, group, focus),
+  );
+}
+
+/** The group button: opens or closes the group, and says its counters. */
+function renderGroupToggle(actions: Actions, group: ToolGroupView, counts: GroupCounts, bodyId: string, focus: ToolbarFocus): Child {
+  return h(
+    'button',
+    {
+      id: `group-toggle-${group.id}`,
+      class: 'group-toggle',
+      type: 'button',
+      tabindex: focus.tabindex(0),
+      'aria-expanded': String(counts.open),
+      'aria-controls': bodyId,
+      'aria-label': groupAccessibleName(group.label, counts.allowed, group.tools.length, counts.asked),
+      onfocus: focus.remember(0),
+      onclick: () => {
+        actions.toggleGroup(group.id, group.access);
+      },
+    },
+    h('span', { class: 'chevron', 'aria-hidden': 'true' }, counts.open ? '▾' : '▸'),
+    h('span', { class: 'group-label' }, group.label),
+    h('span', { class: 'counter' }, counterText(counts.allowed, group.tools.length, counts.asked)),
+  );
+}
+
+/** "Tout autoriser", "Tout retirer" and "Autres actions": the toolbar's items 1 to 3. */
+function renderGroupActions(state: PanelState, actions: Actions, group: ToolGroupView, focus: ToolbarFocus): Child {
+  const action = (index: 1 | 2, onclick: () => void, text: string): Child =>
     h(
-      'div',
-      { class: 'group-actions' },
-      action(
-        1,
-        () => {
-          actions.setGroup(group.id, 'allow');
+      'button',
+      {
+        id: `${TOOLBAR_ITEMS[index]}-${group.id}`,
+        class: 'button button-quiet',
+        type: 'button',
+        tabindex: focus.tabindex(index),
+        'aria-label': `${text} (${group.label})`,
+        onfocus: focus.remember(index),
+        onclick,
+      },
+      text,
+    );
+  return h(
+    'div',
+    { class: 'group-actions' },
+    action(
+      1,
+      () => {
+        actions.setGroup(group.id, 'allow');
+      },
+      'Tout autoriser dans ce groupe',
+    ),
+    action(
+      2,
+      () => {
+        actions.setGroup(group.id, 'deny');
+      },
+      'Tout retirer dans ce groupe',
+    ),
+    h(
+      'button',
+      {
+        id: `group-more-${group.id}`,
+        class: 'button button-quiet button-more',
+        type: 'button',
+        tabindex: focus.tabindex(3),
+        'aria-expanded': String(state.moreActionsFor === group.id),
+        'aria-controls': `group-more-actions-${group.id}`,
+        'aria-label': `Autres actions (${group.label})`,
+        onfocus: focus.remember(3),
+        onclick: () => {
+          actions.toggleMoreActions(group.id);
         },
-        'Tout autoriser dans ce groupe',
-      ),
-      action(
-        2,
-        () => {
-          actions.setGroup(group.id, 'deny');
-        },
-        'Tout retirer dans ce groupe',
-      ),
-      h(
-        'button',
-        {
-          id: `group-more-${group.id}`,
-          class: 'button button-quiet button-more',
-          type: 'button',
-          tabindex: tabindex(3),
-          'aria-expanded': String(moreOpen),
-          'aria-controls': `group-more-actions-${group.id}`,
-          'aria-label': `Autres actions (${group.label})`,
-          onfocus: remember(3),
-          onclick: () => {
-            actions.toggleMoreActions(group.id);
-          },
-        },
-        'Autres actions',
-      ),
+      },
+      'Autres actions',
     ),
   );
 }
@@ -214,19 +237,72 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
   const canEdit = editable(state);
   const target = state.target;
   const grant = target.kind === 'agent' && current !== 'allow' ? grantFor(state, target.agentId, tool.name) : undefined;
+  const inheritedLook = target.kind === 'agent' && !overriding(state);
+  const { texts, describedBy } = renderToolTexts(state, tool, current, grant);
+  const rowClass = `tool-row access-${tool.access}${inheritedLook ? ' inherited' : ''}${canEdit ? ' editable' : ''}`;
+  if (!canEdit) {
+    const mark = current === 'allow' || grant !== undefined ? '✓' : current === 'ask' ? '?' : '–';
+    return h(
+      'li',
+      { class: rowClass },
+      h('div', { class: 'tool-line' }, h('span', { class: `mark${mark === '✓' ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, mark), texts),
+    );
+  }
+  const controlId = toolControlId(tool.name);
+  // Asking is offered for write tools (and kept visible on any tool already on ask, to clear it).
+  const offersAsk = current !== 'allow' && (tool.access === 'write' || current === 'ask');
+  const confirmation = state.confirmation;
+  const awaiting = confirmation !== null && confirmation.tools.length === 1 && confirmation.tools[0] === tool.name;
+  return h(
+    'li',
+    { class: rowClass },
+    h(
+      'div',
+      { class: 'tool-line' },
+      h(
+        'label',
+        { class: 'tool-check-row', for: controlId },
+        h('input', {
+          id: controlId,
+          class: 'tool-check',
+          type: 'checkbox',
+          checked: current === 'allow',
+          'aria-label': checkboxLabel(tool),
+          'aria-describedby': describedBy,
+          onchange: (event: Event) => {
+            actions.setTool(tool.name, (event.target as HTMLInputElement).checked ? 'allow' : 'deny');
+          },
+        }),
+        texts,
+      ),
+      offersAsk ? renderAskToggle(actions, tool, current) : null,
+      // Conditions and a usage limit narrow a tool the policy lists (allowed or on ask), never a denied one.
+      current === 'deny' ? null : renderConditionsToggle(state, actions, tool),
+    ),
+    awaiting ? renderConfirmation(actions, [tool.name]) : null,
+    current === 'deny' ? null : renderConditionsEditor(state, actions, tool),
+  );
+}
+
+/**
+ * What a tool row says: name and label, class badge, state (with a temporary grant's remaining
+ * time), conditions and usage limit; and the ids that describe the row's checkbox, state first.
+ */
+function renderToolTexts(
+  state: PanelState,
+  tool: CatalogTool,
+  current: ToolState,
+  grant: Grant | undefined,
+): { texts: Child[]; describedBy: string } {
   const rowText = rowState(
-    target,
+    state.target,
     overriding(state),
     current === 'allow',
     defaultAllowed(state).has(tool.name),
     current === 'ask',
     grant !== undefined,
   );
-  const inheritedLook = target.kind === 'agent' && !overriding(state);
-  const confirmation = state.confirmation;
-  const awaiting = confirmation !== null && confirmation.tools.length === 1 && confirmation.tools[0] === tool.name;
   const stateId = `state-${tool.name}`;
-  const conditions = current === 'deny' ? null : rowConditionsText(state, tool.name);
   const stateText = h(
     'span',
     { id: stateId, class: `state ${STATE_CLASS[rowText]}` },
@@ -238,6 +314,7 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
           h('span', { class: 'until', 'data-until': grant.expiresAt }, remainingText(Date.parse(grant.expiresAt) - Date.now())),
         ],
   );
+  const conditions = current === 'deny' ? null : rowConditionsText(state, tool.name);
   const conditionsId = `conditions-${tool.name}`;
   // Its own line under the name; read after the state: « Autorisé · seulement pour les agents QA ».
   const conditionsText =
@@ -260,62 +337,25 @@ function renderTool(state: PanelState, actions: Actions, tool: CatalogTool): Chi
     conditionsText,
     limitLine,
   ];
-  const rowClass = `tool-row access-${tool.access}${inheritedLook ? ' inherited' : ''}${canEdit ? ' editable' : ''}`;
-  if (!canEdit) {
-    const mark = current === 'allow' || grant !== undefined ? '✓' : current === 'ask' ? '?' : '–';
-    return h(
-      'li',
-      { class: rowClass },
-      h('div', { class: 'tool-line' }, h('span', { class: `mark${mark === '✓' ? ' mark-on' : ''}`, 'aria-hidden': 'true' }, mark), texts),
-    );
-  }
-  const controlId = toolControlId(tool.name);
-  // Asking is offered for write tools (and kept visible on any tool already on ask, to clear it).
-  const offersAsk = current !== 'allow' && (tool.access === 'write' || current === 'ask');
+  return { texts, describedBy: [stateId, conditions === null ? null : conditionsId, limitId].filter((id) => id !== null).join(' ') };
+}
+
+/** "Sur demande" beside an unchecked write tool: pressed while the tool is on ask. */
+function renderAskToggle(actions: Actions, tool: CatalogTool, current: ToolState): Child {
   return h(
-    'li',
-    { class: rowClass },
-    h(
-      'div',
-      { class: 'tool-line' },
-      h(
-        'label',
-        { class: 'tool-check-row', for: controlId },
-        h('input', {
-          id: controlId,
-          class: 'tool-check',
-          type: 'checkbox',
-          checked: current === 'allow',
-          'aria-label': checkboxLabel(tool),
-          'aria-describedby': [stateId, conditions === null ? null : conditionsId, limitId].filter((id) => id !== null).join(' '),
-          onchange: (event: Event) => {
-            actions.setTool(tool.name, (event.target as HTMLInputElement).checked ? 'allow' : 'deny');
-          },
-        }),
-        texts,
-      ),
-      offersAsk
-        ? h(
-            'button',
-            {
-              id: askToggleId(tool.name),
-              class: 'button ask-toggle',
-              type: 'button',
-              'aria-pressed': String(current === 'ask'),
-              'aria-label': askToggleLabel(tool),
-              onclick: () => {
-                actions.setTool(tool.name, current === 'ask' ? 'deny' : 'ask');
-              },
-            },
-            h('span', { class: 'ask-mark', 'aria-hidden': 'true' }, current === 'ask' ? '●' : '○'),
-            ' Sur demande',
-          )
-        : null,
-      // Conditions and a usage limit narrow a tool the policy lists (allowed or on ask), never a denied one.
-      current === 'deny' ? null : renderConditionsToggle(state, actions, tool),
-    ),
-    awaiting ? renderConfirmation(actions, [tool.name]) : null,
-    current === 'deny' ? null : renderConditionsEditor(state, actions, tool),
+    'button',
+    {
+      id: askToggleId(tool.name),
+      class: 'button ask-toggle',
+      type: 'button',
+      'aria-pressed': String(current === 'ask'),
+      'aria-label': askToggleLabel(tool),
+      onclick: () => {
+        actions.setTool(tool.name, current === 'ask' ? 'deny' : 'ask');
+      },
+    },
+    h('span', { class: 'ask-mark', 'aria-hidden': 'true' }, current === 'ask' ? '●' : '○'),
+    ' Sur demande',
   );
 }
 

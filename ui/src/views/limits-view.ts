@@ -6,8 +6,9 @@
  */
 import type { Actions } from './actions.js';
 import { h, type Child } from '../dom/dom.js';
+import type { Limit } from '../../../schemas/limits.js';
 import { shownLimit, shownLimitRow, savedLimit } from '../state/limit-selectors.js';
-import { LIMIT_UNITS, limitIds, limitRowProblem, limitText, raisedLimit, type LimitUnit } from '../model/limits-model.js';
+import { LIMIT_UNITS, limitIds, limitRowProblem, limitText, raisedLimit, type LimitRow, type LimitUnit } from '../model/limits-model.js';
 import type { DenialGroup } from '../model/denials-model.js';
 import { toolState } from '../model/model.js';
 import { canWrite, overrideRefusal, overriding, shownAllowed, shownAsk } from '../state/selectors.js';
@@ -45,92 +46,14 @@ export function renderLimitSection(state: PanelState, actions: Actions, tool: st
     role: 'group',
     'aria-label': `Limite d\u2019usage de ${tool}`,
   };
-  if (row === undefined) {
-    return h(
-      'div',
-      attributes,
-      title,
-      h('p', { class: 'mode-hint' }, 'Aucune limite : les appels autorisés ne sont pas comptés.'),
-      h(
-        'div',
-        { class: 'button-row' },
-        h(
-          'button',
-          {
-            id: ids.add,
-            class: 'button',
-            type: 'button',
-            'aria-label': `Ajouter une limite d\u2019usage à ${tool}`,
-            onclick: () => {
-              actions.addLimit(tool);
-            },
-          },
-          'Ajouter une limite',
-        ),
-      ),
-    );
-  }
+  if (row === undefined) return h('div', attributes, title, renderNoLimit(actions, tool));
   const problem = limitRowProblem(row);
-  const limit = shownLimit(state, tool);
-  const described = problem === null ? ids.summary : ids.problem;
-  const field = (id: string, label: string, value: string, invalid: boolean, onInput: (text: string) => void): Child =>
-    h(
-      'div',
-      { class: 'condition-field' },
-      h('label', { for: id }, label),
-      h('input', {
-        id,
-        class: 'limit-number',
-        type: 'text',
-        inputmode: 'numeric',
-        value,
-        autocomplete: 'off',
-        spellcheck: 'false',
-        'aria-invalid': invalid ? 'true' : null,
-        'aria-describedby': described,
-        oninput: (event: Event) => {
-          onInput((event.target as HTMLInputElement).value);
-        },
-      }),
-    );
   return h(
     'div',
     attributes,
     title,
-    h(
-      'div',
-      { class: 'condition-fields limit-fields' },
-      field(ids.max, 'Appels au plus', row.max, problem?.field === 'max', (text) => {
-        actions.setLimitMax(tool, text);
-      }),
-      field(ids.count, 'Par (durée)', row.count, problem?.field === 'count', (text) => {
-        actions.setLimitCount(tool, text);
-      }),
-      h(
-        'div',
-        { class: 'condition-field' },
-        h('label', { for: ids.unit }, 'Unité'),
-        h(
-          'select',
-          {
-            id: ids.unit,
-            class: 'limit-unit',
-            'aria-describedby': described,
-            onchange: (event: Event) => {
-              actions.setLimitUnit(tool, (event.target as HTMLSelectElement).value as LimitUnit);
-            },
-          },
-          LIMIT_UNITS.map((unit) => h('option', { value: unit.id, selected: unit.id === row.unit }, unit.label)),
-        ),
-      ),
-    ),
-    problem !== null || limit === null
-      ? h('p', { id: ids.problem, class: 'condition-problem' }, problem?.text ?? '')
-      : h(
-          'p',
-          { id: ids.summary, class: 'mode-hint limit-summary' },
-          `${capitalized(limitText(limit))} : au-delà, l\u2019appel est refusé (limite atteinte) jusqu\u2019à ce que le plus ancien appel compté sorte de la fenêtre. Une approbation ne lève pas la limite.`,
-        ),
+    renderLimitFields(actions, tool, row, problem),
+    renderLimitSummary(tool, problem, shownLimit(state, tool)),
     h(
       'button',
       {
@@ -144,6 +67,105 @@ export function renderLimitSection(state: PanelState, actions: Actions, tool: st
       },
       'Retirer la limite',
     ),
+  );
+}
+
+/** A row without a limit: the sentence that says so and « Ajouter une limite ». */
+function renderNoLimit(actions: Actions, tool: string): Child {
+  return [
+    h('p', { class: 'mode-hint' }, 'Aucune limite : les appels autorisés ne sont pas comptés.'),
+    h(
+      'div',
+      { class: 'button-row' },
+      h(
+        'button',
+        {
+          id: limitIds(tool).add,
+          class: 'button',
+          type: 'button',
+          'aria-label': `Ajouter une limite d\u2019usage à ${tool}`,
+          onclick: () => {
+            actions.addLimit(tool);
+          },
+        },
+        'Ajouter une limite',
+      ),
+    ),
+  ];
+}
+
+type LimitProblem = ReturnType<typeof limitRowProblem>;
+
+/** The three fields of a limit: calls at most, the window's length and its unit, each described by the summary or the problem. */
+function renderLimitFields(actions: Actions, tool: string, row: LimitRow, problem: LimitProblem): Child {
+  const ids = limitIds(tool);
+  const described = problem === null ? ids.summary : ids.problem;
+  return h(
+    'div',
+    { class: 'condition-fields limit-fields' },
+    renderNumberField(ids.max, 'Appels au plus', row.max, problem?.field === 'max', described, (text) => {
+      actions.setLimitMax(tool, text);
+    }),
+    renderNumberField(ids.count, 'Par (durée)', row.count, problem?.field === 'count', described, (text) => {
+      actions.setLimitCount(tool, text);
+    }),
+    h(
+      'div',
+      { class: 'condition-field' },
+      h('label', { for: ids.unit }, 'Unité'),
+      h(
+        'select',
+        {
+          id: ids.unit,
+          class: 'limit-unit',
+          'aria-describedby': described,
+          onchange: (event: Event) => {
+            actions.setLimitUnit(tool, (event.target as HTMLSelectElement).value as LimitUnit);
+          },
+        },
+        LIMIT_UNITS.map((unit) => h('option', { value: unit.id, selected: unit.id === row.unit }, unit.label)),
+      ),
+    ),
+  );
+}
+
+function renderNumberField(
+  id: string,
+  label: string,
+  value: string,
+  invalid: boolean,
+  described: string,
+  onInput: (text: string) => void,
+): Child {
+  return h(
+    'div',
+    { class: 'condition-field' },
+    h('label', { for: id }, label),
+    h('input', {
+      id,
+      class: 'limit-number',
+      type: 'text',
+      inputmode: 'numeric',
+      value,
+      autocomplete: 'off',
+      spellcheck: 'false',
+      'aria-invalid': invalid ? 'true' : null,
+      'aria-describedby': described,
+      oninput: (event: Event) => {
+        onInput((event.target as HTMLInputElement).value);
+      },
+    }),
+  );
+}
+
+/** Under the fields: why the value is refused, or what the limit does once reached. */
+function renderLimitSummary(tool: string, problem: LimitProblem, limit: Limit | null): Child {
+  const ids = limitIds(tool);
+  if (problem !== null || limit === null) return h('p', { id: ids.problem, class: 'condition-problem' }, problem?.text ?? '');
+  return h(
+    'p',
+    { id: ids.summary, class: 'mode-hint limit-summary' },
+    `${capitalized(limitText(limit))} : au-delà, l\u2019appel est refusé (limite atteinte) jusqu\u2019à ce que le plus ancien appel compté sorte de la fenêtre. Une approbation ne lève pas la limite.`,
   );
 }
 

@@ -129,22 +129,32 @@ function renderPending(state: PanelState, actions: Actions, answerable: boolean)
 
 function renderRequest(state: PanelState, actions: Actions, request: Approval, answerable: boolean): Child {
   const key = domKey(request.id);
-  const tool = state.catalog?.tools.find((entry) => entry.name === request.tool);
   const agent = agentName(state, request.requester);
-  const busy = state.requests.busy !== null;
-  const disabled = !answerable || busy ? 'true' : null;
+  const button = answerButton(!answerable || state.requests.busy !== null);
   const open = state.requests.durationsFor === request.id;
-  const button = (id: string, text: string, onclick: () => void, extra: Record<string, string | null> = {}): Child =>
-    h('button', { id, class: 'button', type: 'button', 'aria-disabled': disabled, onclick, ...extra }, text);
-  const onDurationsKey = (event: Event): void => {
-    if (event instanceof KeyboardEvent && event.key === 'Escape') {
-      event.preventDefault();
-      actions.showDurations(null);
-    }
-  };
   return h(
     'li',
     { class: 'request', 'aria-labelledby': `request-${key}-title` },
+    renderRequestHead(state, request, agent),
+    renderAnswers(actions, request, agent, open, button),
+    open ? renderDurations(actions, request, button) : null,
+  );
+}
+
+type AnswerButton = (id: string, text: string, onclick: () => void, extra?: Record<string, string | null>) => Child;
+
+/** The buttons of one request's answers, inert while another answer is sent or without the admin token. */
+function answerButton(inert: boolean): AnswerButton {
+  const disabled = inert ? 'true' : null;
+  return (id, text, onclick, extra = {}) =>
+    h('button', { id, class: 'button', type: 'button', 'aria-disabled': disabled, onclick, ...extra }, text);
+}
+
+/** Who wants to call what (with the id when the name differs), the tool's class, the ticket, and the time left. */
+function renderRequestHead(state: PanelState, request: Approval, agent: string): Child {
+  const key = domKey(request.id);
+  const tool = state.catalog?.tools.find((entry) => entry.name === request.tool);
+  return [
     h(
       'h3',
       { id: `request-${key}-title` },
@@ -160,66 +170,80 @@ function renderRequest(state: PanelState, actions: Actions, request: Approval, a
       `demandé à ${clockText(request.createdAt)} · expire dans `,
       until(request.expiresAt),
     ),
-    h(
-      'div',
-      { class: 'button-row request-actions', role: 'group', 'aria-label': `Réponse à ${agent} pour ${request.tool}` },
+  ];
+}
+
+/** The four answers: once, for a while (opens the durations), always, refuse. */
+function renderAnswers(actions: Actions, request: Approval, agent: string, open: boolean, button: AnswerButton): Child {
+  const key = domKey(request.id);
+  return h(
+    'div',
+    { class: 'button-row request-actions', role: 'group', 'aria-label': `Réponse à ${agent} pour ${request.tool}` },
+    button(
+      `approve-once-${key}`,
+      'Autoriser une fois',
+      () => {
+        actions.answer(request.id, 'once');
+      },
+      {
+        class: 'button button-primary',
+      },
+    ),
+    button(
+      `approve-for-${key}`,
+      'Autoriser pendant…',
+      () => {
+        actions.showDurations(open ? null : request.id);
+      },
+      {
+        'aria-expanded': String(open),
+        'aria-controls': `durations-${key}`,
+      },
+    ),
+    button(`approve-always-${key}`, 'Toujours autoriser', () => {
+      actions.answer(request.id, 'always');
+    }),
+    button(
+      `deny-${key}`,
+      'Refuser',
+      () => {
+        actions.answer(request.id, 'deny');
+      },
+      { class: 'button button-danger' },
+    ),
+  );
+}
+
+/** "Autoriser pendant…" opened: one button per duration; Escape closes them. */
+function renderDurations(actions: Actions, request: Approval, button: AnswerButton): Child {
+  const key = domKey(request.id);
+  const onDurationsKey = (event: Event): void => {
+    if (event instanceof KeyboardEvent && event.key === 'Escape') {
+      event.preventDefault();
+      actions.showDurations(null);
+    }
+  };
+  return h(
+    'div',
+    {
+      id: `durations-${key}`,
+      class: 'button-row durations',
+      role: 'group',
+      'aria-label': 'Autoriser pendant',
+      onkeydown: onDurationsKey,
+    },
+    GRANT_DURATIONS.map((duration) =>
       button(
-        `approve-once-${key}`,
-        'Autoriser une fois',
+        `approve-for-${key}-${duration.seconds}`,
+        duration.label,
         () => {
-          actions.answer(request.id, 'once');
+          actions.answer(request.id, 'for', duration.seconds);
         },
         {
-          class: 'button button-primary',
+          'aria-label': `Autoriser pendant ${duration.spoken}`,
         },
-      ),
-      button(
-        `approve-for-${key}`,
-        'Autoriser pendant…',
-        () => {
-          actions.showDurations(open ? null : request.id);
-        },
-        {
-          'aria-expanded': String(open),
-          'aria-controls': `durations-${key}`,
-        },
-      ),
-      button(`approve-always-${key}`, 'Toujours autoriser', () => {
-        actions.answer(request.id, 'always');
-      }),
-      button(
-        `deny-${key}`,
-        'Refuser',
-        () => {
-          actions.answer(request.id, 'deny');
-        },
-        { class: 'button button-danger' },
       ),
     ),
-    open
-      ? h(
-          'div',
-          {
-            id: `durations-${key}`,
-            class: 'button-row durations',
-            role: 'group',
-            'aria-label': 'Autoriser pendant',
-            onkeydown: onDurationsKey,
-          },
-          GRANT_DURATIONS.map((duration) =>
-            button(
-              `approve-for-${key}-${duration.seconds}`,
-              duration.label,
-              () => {
-                actions.answer(request.id, 'for', duration.seconds);
-              },
-              {
-                'aria-label': `Autoriser pendant ${duration.spoken}`,
-              },
-            ),
-          ),
-        )
-      : null,
   );
 }
 

@@ -17,6 +17,7 @@ import {
   serverName,
   undeclared,
   type DeclareForm,
+  type DeclaredAccess,
   type DiscoveredEntry,
   type ServerEntry,
 } from '../model/servers-model.js';
@@ -144,24 +145,6 @@ function renderDiscoveredTool(state: PanelState, actions: Actions, server: Serve
 }
 
 function renderDeclareForm(state: PanelState, actions: Actions, form: DeclareForm, name: string, tool: DiscoveredEntry): Child {
-  const busy = state.servers.busy;
-  const blocked = busy || form.access === null;
-  const choice = (access: 'read' | 'write', text: string, effect: string): Child =>
-    h(
-      'label',
-      { class: 'declare-choice', for: `declare-${access}` },
-      h('input', {
-        id: `declare-${access}`,
-        type: 'radio',
-        name: 'declare-access',
-        value: access,
-        checked: form.access === access,
-        onchange: () => {
-          actions.setDeclareAccess(access);
-        },
-      }),
-      h('span', { class: 'declare-choice-text' }, h('strong', null, text), h('span', { class: 'mode-hint' }, ` — ${effect}`)),
-    );
   const prefill =
     form.prefilled === null
       ? 'Le serveur ne dit pas si ce tool écrit : choisissez vous-même.'
@@ -182,75 +165,101 @@ function renderDeclareForm(state: PanelState, actions: Actions, form: DeclareFor
       'fieldset',
       { class: 'declare-access' },
       h('legend', null, 'Classe du tool'),
-      choice('read', 'Lecture', 'autorisé par défaut à tous les agents en lecture seule'),
-      choice('write', 'Écriture', 'refusé par défaut, à accorder agent par agent'),
+      renderAccessChoice(actions, form, 'read', 'Lecture', 'autorisé par défaut à tous les agents en lecture seule'),
+      renderAccessChoice(actions, form, 'write', 'Écriture', 'refusé par défaut, à accorder agent par agent'),
     ),
     h('p', { class: 'mode-hint', id: 'declare-prefill' }, prefill),
-    h(
-      'label',
-      { class: 'declare-field', for: 'declare-label' },
-      h('span', null, 'Libellé en français (facultatif)'),
-      h('input', {
-        id: 'declare-label',
-        type: 'text',
-        maxlength: 120,
-        value: form.label,
-        placeholder: tool.title ?? tool.name,
-        oninput: (event: Event) => {
-          actions.setDeclareLabel((event.target as HTMLInputElement).value);
-        },
-      }),
-    ),
+    renderDeclareField('declare-label', 'Libellé en français (facultatif)', form.label, tool.title ?? tool.name, (text) => {
+      actions.setDeclareLabel(text);
+    }),
     form.newServer
-      ? h(
-          'label',
-          { class: 'declare-field', for: 'declare-server-label' },
-          h('span', null, `Nom du serveur ${form.server} (facultatif, il sera ajouté au fichier)`),
-          h('input', {
-            id: 'declare-server-label',
-            type: 'text',
-            maxlength: 120,
-            value: form.serverLabel,
-            placeholder: form.server,
-            oninput: (event: Event) => {
-              actions.setDeclareServerLabel((event.target as HTMLInputElement).value);
-            },
-          }),
+      ? renderDeclareField(
+          'declare-server-label',
+          `Nom du serveur ${form.server} (facultatif, il sera ajouté au fichier)`,
+          form.serverLabel,
+          form.server,
+          (text) => {
+            actions.setDeclareServerLabel(text);
+          },
         )
       : null,
     form.problem === null
       ? null
       : h('div', { class: 'banner banner-error', role: 'alert', id: 'declare-error' }, renderFrenchError(form.problem, 'declare-error')),
     form.access === null ? h('p', { class: 'mode-hint', id: 'declare-reason' }, 'Choisissez Lecture ou Écriture pour déclarer.') : null,
+    renderDeclareButtons(actions, form, state.servers.busy),
+  );
+}
+
+/** One of the two classes the user chooses (a radio and what the class does). */
+function renderAccessChoice(actions: Actions, form: DeclareForm, access: DeclaredAccess, text: string, effect: string): Child {
+  return h(
+    'label',
+    { class: 'declare-choice', for: `declare-${access}` },
+    h('input', {
+      id: `declare-${access}`,
+      type: 'radio',
+      name: 'declare-access',
+      value: access,
+      checked: form.access === access,
+      onchange: () => {
+        actions.setDeclareAccess(access);
+      },
+    }),
+    h('span', { class: 'declare-choice-text' }, h('strong', null, text), h('span', { class: 'mode-hint' }, ` — ${effect}`)),
+  );
+}
+
+/** An optional text field of the form (the tool's label, a new server's name). */
+function renderDeclareField(id: string, label: string, value: string, placeholder: string, onInput: (text: string) => void): Child {
+  return h(
+    'label',
+    { class: 'declare-field', for: id },
+    h('span', null, label),
+    h('input', {
+      id,
+      type: 'text',
+      maxlength: 120,
+      value,
+      placeholder,
+      oninput: (event: Event) => {
+        onInput((event.target as HTMLInputElement).value);
+      },
+    }),
+  );
+}
+
+/** « Déclarer » (inert until a class is chosen, or while a declaration is sent) and « Annuler ». */
+function renderDeclareButtons(actions: Actions, form: DeclareForm, busy: boolean): Child {
+  const blocked = busy || form.access === null;
+  return h(
+    'div',
+    { class: 'button-row' },
     h(
-      'div',
-      { class: 'button-row' },
-      h(
-        'button',
-        {
-          id: 'declare-confirm',
-          class: 'button button-primary',
-          type: 'button',
-          'aria-disabled': blocked ? 'true' : null,
-          'aria-describedby': form.access === null ? 'declare-reason' : null,
-          onclick: () => {
-            actions.declare();
-          },
+      'button',
+      {
+        id: 'declare-confirm',
+        class: 'button button-primary',
+        type: 'button',
+        'aria-disabled': blocked ? 'true' : null,
+        'aria-describedby': form.access === null ? 'declare-reason' : null,
+        onclick: () => {
+          actions.declare();
         },
-        busy ? 'Déclaration…' : 'Déclarer',
-      ),
-      h(
-        'button',
-        {
-          id: 'declare-cancel',
-          class: 'button',
-          type: 'button',
-          onclick: () => {
-            actions.closeDeclare();
-          },
+      },
+      busy ? 'Déclaration…' : 'Déclarer',
+    ),
+    h(
+      'button',
+      {
+        id: 'declare-cancel',
+        class: 'button',
+        type: 'button',
+        onclick: () => {
+          actions.closeDeclare();
         },
-        'Annuler',
-      ),
+      },
+      'Annuler',
     ),
   );
 }
