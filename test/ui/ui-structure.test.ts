@@ -125,6 +125,8 @@ describe('the panel’s module structure', () => {
   it('imports across ui/src folders in one direction only', async () => {
     const files = await sources();
     expect(new Set([...files.keys()].map(folderOf))).toEqual(new Set(['.', ...Object.keys(MAY_IMPORT)]));
+    // Only the composition root sits beside the folders: a new module goes into the folder of its layer.
+    expect([...files.keys()].filter((file) => folderOf(file) === '.').sort()).toEqual(['action-routes.ts', 'main.ts']);
     expect(wrongImports(files)).toEqual([]);
   });
 
