@@ -1,7 +1,7 @@
 /** docs/api.md#usage-limits: what a limited row of the panel says, in French. */
 import { describe, expect, it } from 'vitest';
-import { limitText, perText, savedLimits } from '../../ui/src/limits-model.js';
-import { DENIAL_REASONS } from '../../ui/src/denials-model.js';
+import { limitText, perText, savedLimits } from '../../ui/src/model/limits-model.js';
+import { DENIAL_REASONS } from '../../ui/src/model/denials-model.js';
 import type { PermissionsView } from '../../schemas/index.js';
 
 describe('the panel’s words for limits', () => {

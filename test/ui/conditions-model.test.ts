@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG, TOOL_GROUPS, type CatalogResponse } from '../../schemas/index.js';
-import { groupDenials, reasonsText } from '../../ui/src/denials-model.js';
+import { groupDenials, reasonsText } from '../../ui/src/model/denials-model.js';
 import { defined } from '../support/typed.js';
-import { previewLines, proposedDocument, savedDocument } from '../../ui/src/preview-model.js';
+import { previewLines, proposedDocument, savedDocument } from '../../ui/src/model/preview-model.js';
 import {
   conditionOf,
   conditionText,
@@ -18,7 +18,7 @@ import {
   unknownArgumentWarning,
   valueText,
   type ConditionRow,
-} from '../../ui/src/conditions-model.js';
+} from '../../ui/src/model/conditions-model.js';
 
 const catalog: CatalogResponse = {
   tools: TOOL_CATALOG.map((tool) => ({ ...tool })),

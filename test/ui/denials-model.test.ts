@@ -1,7 +1,7 @@
 /** "Refus récents", pure part: whose denials a target shows, grouping by tool, French reasons and times. */
 import { describe, expect, it } from 'vitest';
 import type { PermissionsView, RecentDecision } from '../../schemas/api.js';
-import { DENIAL_REASONS, agoText, denialsOf, groupDenials } from '../../ui/src/denials-model.js';
+import { DENIAL_REASONS, agoText, denialsOf, groupDenials } from '../../ui/src/model/denials-model.js';
 import { DECISION_REASONS } from '../../schemas/api.js';
 
 const decision = (requester: string, tool: string, reason: RecentDecision['reason'], at: string): RecentDecision => ({

@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG, TOOL_GROUPS } from '../../schemas/index.js';
 import type { CatalogResponse, PermissionsView } from '../../schemas/index.js';
-import { ApiError } from '../../ui/src/api.js';
-import { basisOf, changeBetween, changeText, sameBasis } from '../../ui/src/draft-rebase.js';
-import { frenchError } from '../../ui/src/errors-fr.js';
+import { ApiError } from '../../ui/src/api/api.js';
+import { basisOf, changeBetween, changeText, sameBasis } from '../../ui/src/model/draft-rebase.js';
+import { frenchError } from '../../ui/src/model/errors-fr.js';
 import {
   firstLimitProblem,
   limitOfRow,
@@ -20,8 +20,8 @@ import {
   rowOfLimit,
   withLimits,
   type LimitRow,
-} from '../../ui/src/limits-model.js';
-import { proposedDocument, savedDocument } from '../../ui/src/preview-model.js';
+} from '../../ui/src/model/limits-model.js';
+import { proposedDocument, savedDocument } from '../../ui/src/model/preview-model.js';
 
 const catalog: CatalogResponse = {
   tools: TOOL_CATALOG.map((tool) => ({ ...tool })),

@@ -7,11 +7,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { remainingText } from '../../ui/src/countdown.js';
-import { approvalEventOf, eventsNeedReload, policyEventOf, type ShownPolicy } from '../../ui/src/live-sync.js';
-import { GRANT_DURATIONS, answeredText, closedText } from '../../ui/src/requests-model.js';
+import { remainingText } from '../../ui/src/dom/countdown.js';
+import { approvalEventOf, eventsNeedReload, policyEventOf, type ShownPolicy } from '../../ui/src/controllers/live-sync.js';
+import { GRANT_DURATIONS, answeredText, closedText } from '../../ui/src/model/requests-model.js';
 import type { Approval } from '../../schemas/approvals.js';
-import { LiveStream, type LiveState } from '../../ui/src/live-stream.js';
+import { LiveStream, type LiveState } from '../../ui/src/api/live-stream.js';
 import { MAX_SSE_LINE, SseParser, type SseMessage } from '../../schemas/server-sent-events.js';
 import { defined } from '../support/typed.js';
 import { elapse, waitFor } from '../support/wait.js';

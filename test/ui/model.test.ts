@@ -13,7 +13,7 @@ import {
   listsToSave,
   summaryText,
   toolState,
-} from '../../ui/src/model.js';
+} from '../../ui/src/model/model.js';
 
 const catalog: CatalogResponse = {
   tools: TOOL_CATALOG.map((tool) => ({ ...tool })),

@@ -5,7 +5,7 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { UNDO_MS } from '../../ui/src/writes.js';
+import { UNDO_MS } from '../../ui/src/controllers/writes.js';
 import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
 import type { RunningService } from './service.js';
 

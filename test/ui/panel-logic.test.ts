@@ -5,12 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, READ_ONLY_DEFAULT, TOOL_CATALOG, TOOL_GROUPS } from '../../schemas/index.js';
 import type { AgentPermissions, CatalogResponse, PermissionsView } from '../../schemas/index.js';
-import { agentFlags, overrideRefusal, showsId, skeleton, visibleText } from '../../ui/src/agent-names.js';
-import { ApiError } from '../../ui/src/api.js';
-import { basisOf, changeText, conflictSides, sameBasis } from '../../ui/src/draft-rebase.js';
-import { ERROR_SENTENCES, frenchError, frenchPolicyError } from '../../ui/src/errors-fr.js';
-import { quickGrantState, quickGrantText, quickGrants } from '../../ui/src/quick-grants.js';
-import { tokenFromFragment } from '../../ui/src/token.js';
+import { agentFlags, overrideRefusal, showsId, skeleton, visibleText } from '../../ui/src/model/agent-names.js';
+import { ApiError } from '../../ui/src/api/api.js';
+import { basisOf, changeText, conflictSides, sameBasis } from '../../ui/src/model/draft-rebase.js';
+import { ERROR_SENTENCES, frenchError, frenchPolicyError } from '../../ui/src/model/errors-fr.js';
+import { quickGrantState, quickGrantText, quickGrants } from '../../ui/src/model/quick-grants.js';
+import { tokenFromFragment } from '../../ui/src/api/token.js';
 import { defined } from '../support/typed.js';
 
 const catalog: CatalogResponse = {

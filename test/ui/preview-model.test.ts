@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG, TOOL_GROUPS } from '../../schemas/index.js';
 import type { CatalogResponse, PermissionsView, ReplayChange } from '../../schemas/index.js';
-import { previewLines, proposedDocument, savedDocument } from '../../ui/src/preview-model.js';
+import { previewLines, proposedDocument, savedDocument } from '../../ui/src/model/preview-model.js';
 
 const catalog: CatalogResponse = {
   tools: TOOL_CATALOG.map((tool) => ({ ...tool })),

@@ -3,15 +3,15 @@
  * composition root binds, so a new action is one line here and a typo or a wrong signature is a
  * compile error (the table must cover exactly the names of {@link Actions}).
  */
-import type { Actions } from './actions.js';
-import type { ConditionEdits } from './condition-edits.js';
-import type { Denials } from './denials.js';
-import type { Editing } from './editing.js';
-import type { LimitEdits } from './limit-edits.js';
-import type { Navigation } from './navigation.js';
-import type { Requests } from './requests.js';
-import type { Servers } from './servers.js';
-import type { Writes } from './writes.js';
+import type { Actions } from './views/actions.js';
+import type { ConditionEdits } from './controllers/condition-edits.js';
+import type { Denials } from './controllers/denials.js';
+import type { Editing } from './controllers/editing.js';
+import type { LimitEdits } from './controllers/limit-edits.js';
+import type { Navigation } from './controllers/navigation.js';
+import type { Requests } from './controllers/requests.js';
+import type { Servers } from './controllers/servers.js';
+import type { Writes } from './controllers/writes.js';
 
 /** The controllers the views' actions go to, by the name the table uses. */
 export interface Controllers {

@@ -3,25 +3,25 @@
  * controllers built from (store, api), views rendered from (state, actions) on every change.
  */
 import { bindActions } from './action-routes.js';
-import { PermissionsApi, apiRoot } from './api.js';
-import { ConditionEdits } from './condition-edits.js';
-import { startCountdowns } from './countdown.js';
-import { DENIALS_REFRESH_MS, Denials } from './denials.js';
-import { renderInto, shownText } from './dom.js';
-import { DraftPreviews } from './draft-preview.js';
-import { Editing } from './editing.js';
-import { LimitEdits } from './limit-edits.js';
-import { LiveSync } from './live-sync.js';
-import { Navigation } from './navigation.js';
-import { PressHold } from './press-hold.js';
-import { Requests } from './requests.js';
-import { Servers } from './servers.js';
-import { dirty } from './selectors.js';
-import { initialState, type PanelState } from './state.js';
-import { Store } from './store.js';
-import { TokenStore, takeTokenFromLocation } from './token.js';
-import { renderPage } from './view.js';
-import { Writes } from './writes.js';
+import { PermissionsApi, apiRoot } from './api/api.js';
+import { ConditionEdits } from './controllers/condition-edits.js';
+import { startCountdowns } from './dom/countdown.js';
+import { DENIALS_REFRESH_MS, Denials } from './controllers/denials.js';
+import { renderInto, shownText } from './dom/dom.js';
+import { DraftPreviews } from './controllers/draft-preview.js';
+import { Editing } from './controllers/editing.js';
+import { LimitEdits } from './controllers/limit-edits.js';
+import { LiveSync } from './controllers/live-sync.js';
+import { Navigation } from './controllers/navigation.js';
+import { PressHold } from './dom/press-hold.js';
+import { Requests } from './controllers/requests.js';
+import { Servers } from './controllers/servers.js';
+import { dirty } from './state/selectors.js';
+import { initialState, type PanelState } from './state/state.js';
+import { Store } from './state/store.js';
+import { TokenStore, takeTokenFromLocation } from './api/token.js';
+import { renderPage } from './views/view.js';
+import { Writes } from './controllers/writes.js';
 
 const root = document.getElementById('app');
 const announcer = document.getElementById('announcer');
