@@ -9,7 +9,11 @@
  * import { guardMcpServer } from 'idea-mcp-permissions-client/mcp';
  *
  * const server = new McpServer({ name: 'idea', version: '1.0.0' });
- * guardMcpServer(server, { client: new PdpClient({ baseUrl: 'http://127.0.0.1:8787' }), project: 'demo', requester: process.env.IDEA_AGENT_ID ?? '' });
+ * guardMcpServer(server, {
+ *   client: new PdpClient({ baseUrl: 'http://127.0.0.1:8787' }),
+ *   project: 'demo',
+ *   requester: process.env.IDEA_AGENT_ID ?? '',
+ * });
  * ```
  *
  * @packageDocumentation

@@ -1,6 +1,6 @@
 /**
- * Wire shapes of the HTTP API (docs/api.md#http-api, docs/api.md#ephemeral-ticket-assistant-policies): the server's route schemas and the client SDK's
- * response validation both come from here.
+ * Wire shapes of the HTTP API (docs/api.md#http-api, docs/api.md#ephemeral-ticket-assistant-policies):
+ * the server's route schemas and the client SDK's response validation both come from here.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DecisionApprovalSchema } from './approvals.js';

@@ -44,6 +44,9 @@ export interface InvalidToolsDetails {
   unknown: string[];
   duplicates: string[];
   empty: number;
-  /** Names in both `allowedTools` and `askTools` of one policy (docs/api.md#approvals-and-temporary-grants); absent where there is no `askTools`. */
+  /**
+   * Names in both `allowedTools` and `askTools` of one policy
+   * (docs/api.md#approvals-and-temporary-grants); absent where there is no `askTools`.
+   */
   conflicts?: string[];
 }

@@ -5,7 +5,10 @@
  */
 import type { ErrorCode } from '../schemas/index.js';
 
-/** The API's codes, `write_conflict` (a write that kept racing, 409) and `invalid_ttl` (answered as `invalid_request` by the approvals service). */
+/**
+ * The API's codes, `write_conflict` (a write that kept racing, 409) and `invalid_ttl` (answered as
+ * `invalid_request` by the approvals service).
+ */
 export type ServiceErrorCode = ErrorCode | 'write_conflict' | 'invalid_ttl';
 
 export class ApiError extends Error {

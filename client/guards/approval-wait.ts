@@ -1,8 +1,9 @@
 /**
- * The `approval: { waitMs }` option of both guards (docs/api.md#the-client-sdk, docs/api.md#approvals-and-temporary-grants): a call that the service
- * answers with `approval_required` long-polls its approval request for up to `waitMs`, then is
- * decided again, and runs only if that new decision allows it. One function for both guards, so
- * they keep parity for approvals too.
+ * The `approval: { waitMs }` option of both guards (docs/api.md#the-client-sdk,
+ * docs/api.md#approvals-and-temporary-grants): a call that the service answers with
+ * `approval_required` long-polls its approval request for up to `waitMs`, then is decided again,
+ * and runs only if that new decision allows it. One function for both guards, so they keep parity
+ * for approvals too.
  */
 import type { DecideQuery } from '../../schemas/api.js';
 import { MAX_APPROVAL_WAIT_SECONDS } from '../../schemas/approvals.js';

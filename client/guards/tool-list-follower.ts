@@ -1,8 +1,9 @@
 /**
- * Keeps an MCP host's cached `tools/list` right (docs/api.md#the-client-sdk, docs/api.md#live-changes-get-events): with `filterToolsList`, the
- * MCP guard follows the service's events and sends `notifications/tools/list_changed` whenever
- * what it would list for a requester it has listed changes, in either direction: a policy change,
- * the service becoming unreachable (a list answered now is empty, fail closed) and reachable again.
+ * Keeps an MCP host's cached `tools/list` right (docs/api.md#the-client-sdk,
+ * docs/api.md#live-changes-get-events): with `filterToolsList`, the MCP guard follows the service's
+ * events and sends `notifications/tools/list_changed` whenever what it would list for a requester
+ * it has listed changes, in either direction: a policy change, the service becoming unreachable (a
+ * list answered now is empty, fail closed) and reachable again.
  */
 import { errorText } from '../causes.js';
 import type { EventSubscription } from '../events/event-stream.js';

@@ -19,7 +19,10 @@ export interface CheckOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** Why a check failed: the service cannot be used (`pdp_unavailable`), it refuses this caller (`pdp_rejected`), or it does not serve the project. */
+/**
+ * Why a check failed: the service cannot be used (`pdp_unavailable`), it refuses this caller
+ * (`pdp_rejected`), or it does not serve the project.
+ */
 export type CheckFailureReason = 'pdp_unavailable' | 'pdp_rejected' | 'unknown_project';
 
 /** What `PdpClient.check()` found. */
@@ -34,7 +37,10 @@ export type CheckResult =
   | {
       ok: false;
       reason: CheckFailureReason;
-      /** One line saying what is wrong and where: `policy service at http://127.0.0.1:8787 rejected the request (401 unauthorized: ...)`. */
+      /**
+       * One line saying what is wrong and where:
+       * `policy service at http://127.0.0.1:8787 rejected the request (401 unauthorized: ...)`.
+       */
       message: string;
     };
 

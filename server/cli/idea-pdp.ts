@@ -5,7 +5,7 @@
  * command's module is loaded only when it runs: `check` never loads Fastify or the panel.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { escapeControls } from '../../schemas/display.js';
 import type { Output } from './commands.js';
 import { CHECK_HELP, DECIDE_HELP, FMT_HELP, MAIN_HELP, PREVIEW_HELP, SERVE_HELP, TEST_HELP, UsageError } from './usage.js';
@@ -44,6 +44,40 @@ function coverageMinimum(text: string | undefined): number | undefined {
   return value;
 }
 
+/** Every option of every command, as parseArgs reads them; {@link ALLOWED} says which command takes which. */
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  json: { type: 'boolean' },
+  strict: { type: 'boolean' },
+  require: { type: 'boolean' },
+  staged: { type: 'boolean' },
+  project: { type: 'string' },
+  requester: { type: 'string' },
+  tool: { type: 'string' },
+  arguments: { type: 'string' },
+  format: { type: 'string' },
+  verbose: { type: 'boolean', short: 'v' },
+  run: { type: 'string' },
+  coverage: { type: 'boolean' },
+  'coverage-min': { type: 'string' },
+  'fail-on-deny': { type: 'boolean' },
+  server: { type: 'string' },
+  check: { type: 'boolean' },
+} as const satisfies ParseArgsConfig['options'];
+
+type Option = keyof typeof OPTIONS;
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values'];
+
+/** The options each command takes besides `--help`. */
+const ALLOWED: Record<Command, readonly Option[]> = {
+  serve: [],
+  check: ['json', 'strict', 'require', 'staged'],
+  test: ['json', 'project', 'strict', 'require', 'staged', 'format', 'verbose', 'run', 'coverage', 'coverage-min'],
+  decide: ['project', 'requester', 'tool', 'arguments', 'fail-on-deny', 'format'],
+  preview: ['server', 'project', 'json'],
+  fmt: ['check'],
+};
+
 async function run(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--help' || name === '-h' || name === 'help') {
@@ -55,44 +89,18 @@ async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (!isCommand(name)) throw new UsageError(name === undefined ? 'a command is needed' : `unknown command: ${name}`);
-  const { values, positionals } = parseArgs({
-    args: [...rest],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      json: { type: 'boolean' },
-      strict: { type: 'boolean' },
-      require: { type: 'boolean' },
-      staged: { type: 'boolean' },
-      project: { type: 'string' },
-      requester: { type: 'string' },
-      tool: { type: 'string' },
-      arguments: { type: 'string' },
-      format: { type: 'string' },
-      verbose: { type: 'boolean', short: 'v' },
-      run: { type: 'string' },
-      coverage: { type: 'boolean' },
-      'coverage-min': { type: 'string' },
-      'fail-on-deny': { type: 'boolean' },
-      server: { type: 'string' },
-      check: { type: 'boolean' },
-    },
-  });
+  const { values, positionals } = parseArgs({ args: [...rest], allowPositionals: true, strict: true, options: OPTIONS });
   if (values.help === true) {
     output.out(HELP[name]);
     return 0;
   }
-  const allowed: Record<Command, readonly string[]> = {
-    serve: [],
-    check: ['json', 'strict', 'require', 'staged'],
-    test: ['json', 'project', 'strict', 'require', 'staged', 'format', 'verbose', 'run', 'coverage', 'coverage-min'],
-    decide: ['project', 'requester', 'tool', 'arguments', 'fail-on-deny', 'format'],
-    preview: ['server', 'project', 'json'],
-    fmt: ['check'],
-  };
-  const extra = Object.keys(values).find((option) => !allowed[name].includes(option));
+  const extra = Object.keys(values).find((option) => !(ALLOWED[name] as readonly string[]).includes(option));
   if (extra !== undefined) throw new UsageError(`${name} takes no --${extra}`);
+  return runCommand(name, values, positionals);
+}
+
+/** Runs one command with the options it takes, loading its module only then. */
+async function runCommand(name: Command, values: Values, positionals: string[]): Promise<number> {
   switch (name) {
     case 'serve':
       if (positionals.length > 0) throw new UsageError('serve takes no argument (configure it with PDP_* variables)');
@@ -111,22 +119,7 @@ async function run(argv: readonly string[]): Promise<number> {
     }
     case 'test': {
       const { testCommand } = await import('./offline-commands.js');
-      if (values.json === true && values.format !== undefined && values.format !== 'json') throw new UsageError('--json is --format json');
-      const format = values.json === true ? 'json' : (values.format ?? 'lines');
-      if (format !== 'json' && format !== 'tap' && format !== 'junit' && format !== 'lines')
-        throw new UsageError('--format is one of tap, junit, json');
-      const options = {
-        format,
-        project: values.project,
-        verbose: values.verbose === true,
-        run: values.run,
-        coverage: values.coverage === true,
-        coverageMin: coverageMinimum(values['coverage-min']),
-        require: values.require === true,
-        strict: values.strict === true,
-        staged: values.staged === true,
-      } as const;
-      return testCommand(positionals, options, output);
+      return testCommand(positionals, testOptions(values), output);
     }
     case 'decide': {
       const { decideCommand } = await import('./offline-commands.js');
@@ -149,6 +142,25 @@ async function run(argv: readonly string[]): Promise<number> {
       return fmtCommand(positionals, { check: values.check === true }, output);
     }
   }
+}
+
+/** `test`'s options: `--json` is `--format json`, and the format is one of four. */
+function testOptions(values: Values) {
+  if (values.json === true && values.format !== undefined && values.format !== 'json') throw new UsageError('--json is --format json');
+  const format = values.json === true ? 'json' : (values.format ?? 'lines');
+  if (format !== 'json' && format !== 'tap' && format !== 'junit' && format !== 'lines')
+    throw new UsageError('--format is one of tap, junit, json');
+  return {
+    format,
+    project: values.project,
+    verbose: values.verbose === true,
+    run: values.run,
+    coverage: values.coverage === true,
+    coverageMin: coverageMinimum(values['coverage-min']),
+    require: values.require === true,
+    strict: values.strict === true,
+    staged: values.staged === true,
+  } as const;
 }
 
 run(process.argv.slice(2)).then(

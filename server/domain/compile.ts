@@ -1,6 +1,7 @@
 /**
  * Turns a policy document into the precomputed state decisions read: one frozen allowlist per
- * agent override, one for the project default, each with its tools on ask (docs/api.md#approvals-and-temporary-grants). Deterministic (the same bytes always give the same
+ * agent override, one for the project default, each with its tools on ask
+ * (docs/api.md#approvals-and-temporary-grants). Deterministic (the same bytes always give the same
  * state), but not pure: equal allowlists are shared through a bounded module-level memo
  * (`makeAllowlist`), which changes memory use, never a result.
  */

@@ -149,21 +149,30 @@ const strings = (value: unknown): string[] =>
  * on ask), and the warnings; a tool name is known when `catalog` has it.
  */
 export function documentProblems(value: unknown, agents?: AgentsFileState, catalog: ProjectCatalog = IDEA_CATALOG): PendingProblem[] {
-  const pending: PendingProblem[] = [];
+  const { pending, shapePaths } = shapeProblems(value);
+  if (!isRecord(value)) return pending;
+  pending.push(...agentIdProblems(value, shapePaths, agents));
+  for (const [path, policy] of policiesOf(value)) pending.push(...onePolicyProblems(path, policy, catalog));
+  return pending;
+}
+
+/**
+ * What the schema refuses, limits aside (limits.ts judges them), and the malformed conditions;
+ * `shapePaths`: where the schema refused something, limits included.
+ */
+function shapeProblems(value: unknown): { pending: PendingProblem[]; shapePaths: ReadonlySet<string> } {
   documentCheck ??= TypeCompiler.Compile(PolicyDocumentSchema);
   const allShape = schemaProblems(documentCheck, value, Number.MAX_SAFE_INTEGER).problems;
   // A malformed condition is said by conditionsMistakes, one mistake at its value; the union's message says less.
   const mistakes = documentConditionMistakes(value);
   const related = (a: string, b: string): boolean => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
   const shape = allShape.filter((one) => !CONDITIONS_PATH.test(one.path) || !mistakes.some((mistake) => related(mistake.path, one.path)));
-  for (const mistake of mistakes) {
-    pending.push({
-      path: mistake.path,
-      severity: 'error',
-      code: 'invalid_condition',
-      message: () => `invalid condition at ${mistake.path}: ${mistake.message}`,
-    });
-  }
+  const pending: PendingProblem[] = mistakes.map((mistake) => ({
+    path: mistake.path,
+    severity: 'error',
+    code: 'invalid_condition',
+    message: () => `invalid condition at ${mistake.path}: ${mistake.message}`,
+  }));
   for (const one of shape) {
     if (LIMITS_PATH.test(one.path)) continue;
     let code: ProblemCode = 'invalid_shape';
@@ -176,22 +185,40 @@ export function documentProblems(value: unknown, agents?: AgentsFileState, catal
     }
     pending.push({ path: one.path, severity: 'error', code, message: () => message });
   }
-  if (!isRecord(value)) return pending;
-  const rawAgents: unknown[] = Array.isArray(value.agents) ? value.agents : [];
+  return { pending, shapePaths: new Set(shape.map((one) => one.path)) };
+}
+
+/** The overrides' objects in document order (those that are objects). */
+const overridesOf = (document: Record<string, unknown>): [number, RawAgent][] =>
+  (Array.isArray(document.agents) ? (document.agents as unknown[]) : []).flatMap((raw, index): [number, RawAgent][] =>
+    isRecord(raw) ? [[index, raw as RawAgent]] : [],
+  );
+
+/** The policies of a document with their paths: the project default, then each override's. */
+function policiesOf(document: Record<string, unknown>): [string, RawPolicy | undefined][] {
   const policies: [string, RawPolicy | undefined][] = [
-    ['/projectDefault', isRecord(value.projectDefault) ? value.projectDefault : undefined],
+    ['/projectDefault', isRecord(document.projectDefault) ? document.projectDefault : undefined],
   ];
+  for (const [index, agent] of overridesOf(document)) {
+    policies.push([`/agents/${index}/policy`, isRecord(agent.policy) ? agent.policy : undefined]);
+  }
+  return policies;
+}
+
+/**
+ * The overrides' agent ids: one the schema's pattern accepts but the service refuses, a second
+ * override for one agent, and (a warning) an agent the agents file does not declare.
+ */
+function agentIdProblems(document: Record<string, unknown>, shapePaths: ReadonlySet<string>, agents?: AgentsFileState): PendingProblem[] {
+  const pending: PendingProblem[] = [];
   const seen = new Map<string, string>();
   const declared = agents?.exists === true ? new Set(agents.agents.map((agent) => agent.id)) : undefined;
-  for (const [index, raw] of rawAgents.entries()) {
-    if (!isRecord(raw)) continue;
-    const agent = raw as RawAgent;
-    policies.push([`/agents/${index}/policy`, isRecord(agent.policy) ? agent.policy : undefined]);
+  for (const [index, agent] of overridesOf(document)) {
     if (typeof agent.agentId !== 'string') continue;
     const agentId = agent.agentId;
     const path = `/agents/${index}/agentId`;
     const why = agentIdProblem(agentId);
-    if (why !== undefined && shape.every((one) => one.path !== path)) {
+    if (why !== undefined && !shapePaths.has(path)) {
       pending.push({
         path,
         severity: 'error',
@@ -218,42 +245,50 @@ export function documentProblems(value: unknown, agents?: AgentsFileState, catal
       });
     }
   }
-  for (const [path, policy] of policies) {
-    const allowed = strings(policy?.allowedTools);
-    const ask = strings(policy?.askTools);
-    const conflicts = askConflicts(allowed, ask);
-    if (conflicts.length > 0) {
-      const names = conflicts.slice(0, 5).map(quoteForMessage).join(', ');
+  return pending;
+}
+
+/** The problems of one policy at `path`: its tool lists, its conditions and its limits. */
+function onePolicyProblems(path: string, policy: RawPolicy | undefined, catalog: ProjectCatalog): PendingProblem[] {
+  const pending: PendingProblem[] = [];
+  const allowed = strings(policy?.allowedTools);
+  const ask = strings(policy?.askTools);
+  const conflicts = askConflicts(allowed, ask);
+  if (conflicts.length > 0) {
+    const names = conflicts.slice(0, 5).map(quoteForMessage).join(', ');
+    pending.push({
+      path: `${path}/askTools`,
+      severity: 'error',
+      code: 'ask_conflict',
+      message: () => `${names} in both allowedTools and askTools at ${path}`,
+    });
+  }
+  for (const list of ['allowedTools', 'askTools'] as const) pending.push(...toolListProblems(`${path}/${list}`, policy?.[list], catalog));
+  pending.push(...conditionsProblems(path, policy, new Set([...allowed, ...ask]), catalog));
+  for (const found of limitsProblems(path, policy)) pending.push({ ...found, severity: 'error', message: () => found.message });
+  return pending;
+}
+
+/** The names of one tool list at `at`: a name listed twice is an error, a name the catalog does not know a warning. */
+function toolListProblems(at: string, names: unknown, catalog: ProjectCatalog): PendingProblem[] {
+  const pending: PendingProblem[] = [];
+  if (!Array.isArray(names)) return pending;
+  const firstAt = new Map<string, string>();
+  for (const [index, name] of names.entries()) {
+    if (typeof name !== 'string') continue;
+    const where = `${at}/${index}`;
+    const first = firstAt.get(name);
+    if (first === undefined) firstAt.set(name, where);
+    else {
       pending.push({
-        path: `${path}/askTools`,
+        path: where,
         severity: 'error',
-        code: 'ask_conflict',
-        message: () => `${names} in both allowedTools and askTools at ${path}`,
+        code: 'duplicate_tool',
+        message: () => `${quoteForMessage(name)} named twice in one list, at ${first} and ${where}`,
       });
     }
-    for (const list of ['allowedTools', 'askTools'] as const) {
-      const names = policy?.[list];
-      if (!Array.isArray(names)) continue;
-      const firstAt = new Map<string, string>();
-      for (const [index, name] of names.entries()) {
-        if (typeof name !== 'string') continue;
-        const where = `${path}/${list}/${index}`;
-        const first = firstAt.get(name);
-        if (first === undefined) firstAt.set(name, where);
-        else {
-          pending.push({
-            path: where,
-            severity: 'error',
-            code: 'duplicate_tool',
-            message: () => `${quoteForMessage(name)} named twice in one list, at ${first} and ${where}`,
-          });
-        }
-        if (catalog.find(name) !== undefined) continue;
-        pending.push({ path: where, severity: 'warning', code: 'unknown_tool', message: () => unknownToolMessage(name, where, catalog) });
-      }
-    }
-    pending.push(...conditionsProblems(path, policy, new Set([...allowed, ...ask]), catalog));
-    for (const found of limitsProblems(path, policy)) pending.push({ ...found, severity: 'error', message: () => found.message });
+    if (catalog.find(name) !== undefined) continue;
+    pending.push({ path: where, severity: 'warning', code: 'unknown_tool', message: () => unknownToolMessage(name, where, catalog) });
   }
   return pending;
 }

@@ -54,7 +54,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // A path parameter (an agent id or a requester) may be 1,024 characters (schemas/api.ts); the
     // router's default of 100 would refuse longer ids before validation could name the problem.
     routerOptions: { maxParamLength: 1024 },
-    // A request still incomplete after 10 s is cut (a 1 MiB body takes milliseconds on loopback), so held-open connections cannot pin the sockets.
+    // A request still incomplete after 10 s is cut (a 1 MiB body takes milliseconds on loopback), so
+    // held-open connections cannot pin the sockets.
     requestTimeout: Math.max(headersTimeout, 10_000),
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
     // Checked every second: a timeout is then at most a second late.

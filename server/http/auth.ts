@@ -63,7 +63,10 @@ export interface RefusedCredential {
   readonly remoteAddress: string | undefined;
   /** The token kinds that route accepts. */
   readonly expected: 'admin' | 'admin or approver' | 'decide or admin';
-  /** `none`: no Authorization header; `malformed`: not `Bearer <token>`; `unknown`: no token of this service; else the kind of token it was. */
+  /**
+   * `none`: no Authorization header; `malformed`: not `Bearer <token>`; `unknown`: no token of this
+   * service; else the kind of token it was.
+   */
   readonly presented: 'none' | 'malformed' | 'unknown' | 'decide' | 'approver';
 }
 

@@ -35,7 +35,10 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-cache',
 };
 
-/** Fastify plugin serving the permissions panel; register it once on the app (not wrapped in fastify-plugin on purpose: its hooks stay scoped to `/ui`). */
+/**
+ * Fastify plugin serving the permissions panel; register it once on the app (not wrapped in
+ * fastify-plugin on purpose: its hooks stay scoped to `/ui`).
+ */
 export const uiPlugin: FastifyPluginAsync<UiPluginOptions> = async (app, options) => {
   const root = options.root ?? defaultUiRoot();
   const indexFile = path.join(root, 'index.html');

@@ -63,7 +63,10 @@ function stdoutDestination(): DestinationStream {
   return stdout;
 }
 
-/** The service's logger: JSON lines at `options.level` (default info; PDP_LOG_LEVEL through server/config.ts), secrets redacted, on stdout. */
+/**
+ * The service's logger: JSON lines at `options.level` (default info; PDP_LOG_LEVEL through
+ * server/config.ts), secrets redacted, on stdout.
+ */
 export function createLogger(options: LoggerOptions = {}, destination: DestinationStream = stdoutDestination()): Logger {
   return pino({ level: 'info', redact: REDACT, ...options }, destination);
 }

@@ -1,9 +1,10 @@
 /**
- * Ephemeral ticket-assistant policies (docs/api.md#ephemeral-ticket-assistant-policies): in memory only, per project, with a TTL.
- * Expired entries are never used (checked on read) and are swept periodically, so memory stays
- * bounded. Each belongs to the project folder it was registered for
- * (docs/design.md#approvals-grants-and-time, "A grant belongs to its folder"): a project whose folder disappears for a while and comes back keeps its
- * policies, a folder deleted and made again under the same id inherits none.
+ * Ephemeral ticket-assistant policies (docs/api.md#ephemeral-ticket-assistant-policies): in memory
+ * only, per project, with a TTL. Expired entries are never used (checked on read) and are swept
+ * periodically, so memory stays bounded. Each belongs to the project folder it was registered for
+ * (docs/design.md#approvals-grants-and-time, "A grant belongs to its folder"): a project whose
+ * folder disappears for a while and comes back keeps its policies, a folder deleted and made again
+ * under the same id inherits none.
  */
 import { compareIds } from '../../schemas/ids.js';
 import type { EphemeralPolicy } from '../../schemas/index.js';

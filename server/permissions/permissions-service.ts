@@ -1,7 +1,8 @@
 /**
- * Reads and writes of the projects' permissions (docs/api.md#http-api) and the ephemeral ticket-assistant
- * policies (docs/api.md#ephemeral-ticket-assistant-policies). Validation errors, and a write the project refuses or cannot make, are `ApiError`s;
- * server/http/ maps their codes to statuses.
+ * Reads and writes of the projects' permissions (docs/api.md#http-api) and the ephemeral
+ * ticket-assistant policies (docs/api.md#ephemeral-ticket-assistant-policies). Validation errors,
+ * and a write the project refuses or cannot make, are `ApiError`s; server/http/ maps their codes
+ * to statuses.
  */
 import type { Logger } from 'pino';
 import {

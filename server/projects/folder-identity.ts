@@ -1,7 +1,8 @@
 /**
  * What tells one project folder from another made later under the same path
- * (docs/design.md#approvals-grants-and-time, "A grant belongs to its folder"): its real path, device, inode and birth time. ext4 gives a new
- * folder the inode number of one just deleted, so the inode alone does not tell them apart.
+ * (docs/design.md#approvals-grants-and-time, "A grant belongs to its folder"): its real path,
+ * device, inode and birth time. ext4 gives a new folder the inode number of one just deleted, so
+ * the inode alone does not tell them apart.
  */
 import { promises as fs } from 'node:fs';
 

@@ -302,7 +302,7 @@ export class Project {
         });
       } catch (error) {
         // A link that leads outside is refused whatever changed; a changed file is read again.
-        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the callback above, which TypeScript does not follow
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the callback, which TypeScript does not follow
         if (outside) throw outsideFailure(this.id, target.name);
         if (error instanceof TargetChangedError && attempt < MAX_WRITE_ATTEMPTS) continue;
         throw await this.writeFailure(error, target.name);

@@ -17,7 +17,10 @@ export interface Projects {
   serversOf(project: string): CompiledServers | undefined;
   /** The identity of its folder as last seen (folder-identity.ts): state kept for a folder never passes to one made again. */
   folderOf(project: string): string | undefined;
-  /** The tools a write or a grant may name: the IdeA catalog plus its declared servers' tools (the IdeA catalog alone when unknown or invalid). */
+  /**
+   * The tools a write or a grant may name: the IdeA catalog plus its declared servers' tools (the
+   * IdeA catalog alone when unknown or invalid).
+   */
   catalogOf(project: string): ProjectCatalog;
   /** Whether `tool` is on ask for the agent `agentId` in its valid policy. */
   isOnAsk(project: string, agentId: string, tool: string): boolean;

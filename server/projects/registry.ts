@@ -246,7 +246,10 @@ export class ProjectRegistry implements Projects {
     }
   }
 
-  /** After the root was replaced or came back: its listing, then every project in it (a few at a time, so that a single change is not queued behind them all). */
+  /**
+   * After the root was replaced or came back: its listing, then every project in it (a few at a
+   * time, so that a single change is not queued behind them all).
+   */
   private async recheckRoot(): Promise<void> {
     await this.listRoot();
     await this.checkProjects(this.list().filter((project) => path.dirname(project.root) === this.root));

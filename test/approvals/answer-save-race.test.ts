@@ -9,7 +9,7 @@ import type { Decision } from '../../schemas/index.js';
 import { saveAtomically } from '../support/files.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
-import { ADMIN_TOKEN, askDoc, buildApprovalsApp } from './service.js';
+import { ADMIN_TOKEN, askDoc, buildApprovalsApp } from '../support/approvals-app.js';
 
 const ON_ASK = `${JSON.stringify(askDoc({ allowedTools: [...READ_TOOLS], askTools: ['idea_memory_write'] }), null, 2)}\n`;
 const OFF_ASK = `${JSON.stringify(askDoc({ allowedTools: [...READ_TOOLS] }), null, 2)}\n`;

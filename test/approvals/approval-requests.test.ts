@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CLOSED_APPROVALS_PER_PROJECT } from '../../server/approvals/approval-requests.js';
 import { ApiError } from '../../server/errors.js';
-import { open } from './helpers.js';
+import { open } from '../support/clocked-approvals.js';
 import { stringContaining, stringMatching } from '../support/typed.js';
 
 const MINUTE = 60_000;

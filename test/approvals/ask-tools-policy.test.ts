@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { PUBLISHED_SCHEMA_PATH } from '../../schemas/publish.js';
 import type { EffectivePolicy, PermissionsView } from '../../schemas/index.js';
-import { askDoc, buildApprovalsApp, type Service } from './service.js';
+import { askDoc, buildApprovalsApp, type Service } from '../support/approvals-app.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 

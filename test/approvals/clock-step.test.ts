@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import { waitFor } from '../support/wait.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { askDoc, buildApprovalsApp } from './service.js';
+import { askDoc, buildApprovalsApp } from '../support/approvals-app.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

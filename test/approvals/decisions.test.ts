@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Approval, RecentDecision } from '../../schemas/index.js';
-import { ADMIN_TOKEN, MovableClock, approvalOf, askDoc, buildApprovalsApp } from './service.js';
+import { ADMIN_TOKEN, MovableClock, approvalOf, askDoc, buildApprovalsApp } from '../support/approvals-app.js';
 import { READ_TOOLS, WRITE_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 import { captureLogs } from '../support/app.js';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { replaceProjectFolder, writeProject } from '../support/files.js';
 import { waitFor } from '../support/wait.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { approvalOf, askDoc, buildApprovalsApp } from './service.js';
+import { approvalOf, askDoc, buildApprovalsApp } from '../support/approvals-app.js';
 
 const policy = askDoc({ allowedTools: ['idea_ticket_read'], askTools: ['idea_ask_agent'] });
 const projects = { demo: { policy }, other: { policy } };

@@ -12,7 +12,7 @@ import { ApprovalsStateFile, type PersistedOnce } from '../../server/approvals/s
 import { ApiError } from '../../server/errors.js';
 import { elapse } from '../support/wait.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { TestClock } from './helpers.js';
+import { TestClock } from '../support/clocked-approvals.js';
 
 const TOOL = 'idea_ticket_update';
 const MINUTE = 60_000;

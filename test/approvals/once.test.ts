@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/catalog.js';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { open, TestClock } from './helpers.js';
+import { open, TestClock } from '../support/clocked-approvals.js';
 import { elapse } from '../support/wait.js';
 
 const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApprovalsStateFile, CORRUPT_FILE_NAME, STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { open, TestClock } from './helpers.js';
+import { open, TestClock } from '../support/clocked-approvals.js';
 import { stringContaining, stringMatching } from '../support/typed.js';
 
 const HOUR = 3_600_000;

@@ -7,7 +7,7 @@
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Approval } from '../../schemas/index.js';
-import { admin, approvalOf, askDoc, buildApprovalsApp, type Service } from './service.js';
+import { admin, approvalOf, askDoc, buildApprovalsApp, type Service } from '../support/approvals-app.js';
 import { openSse, type SseFrame } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 

@@ -8,7 +8,7 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../schemas/index.js';
-import { admin, approvalOf, askDoc, buildApprovalsApp } from './service.js';
+import { admin, approvalOf, askDoc, buildApprovalsApp } from '../support/approvals-app.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { waitFor } from '../support/wait.js';
 import { captureLogs } from '../support/app.js';

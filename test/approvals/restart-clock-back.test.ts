@@ -17,7 +17,7 @@ import { writeProject } from '../support/files.js';
 import { START_DEADLINE_MS, startService, type ServiceProcess } from '../support/service-process.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { READ_TOOLS } from '../support/tools.js';
-import { askDoc } from './service.js';
+import { askDoc } from '../support/approvals-app.js';
 
 const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find(
   (file) => existsSync(file),

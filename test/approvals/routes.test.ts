@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Approval, Grant } from '../../schemas/index.js';
-import { admin, approvalOf, askDoc, decider, DECIDE_TOKEN, buildApprovalsApp } from './service.js';
+import { admin, approvalOf, askDoc, decider, DECIDE_TOKEN, buildApprovalsApp } from '../support/approvals-app.js';
 import { handlerReached } from '../support/app.js';
 import { openSse } from '../support/sse.js';
 import { READ_TOOLS } from '../support/tools.js';

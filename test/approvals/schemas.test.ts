@@ -11,7 +11,7 @@ import {
   GrantCreateBodySchema,
   GrantsResponseSchema,
 } from '../../schemas/approvals.js';
-import { open } from './helpers.js';
+import { open } from '../support/clocked-approvals.js';
 
 describe('approvals wire schemas', () => {
   it('describe what the classes answer', async () => {

@@ -5,7 +5,7 @@ import { TOOL_CATALOG } from '../../schemas/catalog.js';
 import { parseRequester } from '../../schemas/requester.js';
 import { ApiError } from '../../server/errors.js';
 import { MAX_GRANTS_PER_PROJECT, TemporaryGrants } from '../../server/approvals/temporary-grants.js';
-import { TestClock } from './helpers.js';
+import { TestClock } from '../support/clocked-approvals.js';
 import { stringMatching } from '../support/typed.js';
 
 const names = TOOL_CATALOG.map((tool) => tool.name);

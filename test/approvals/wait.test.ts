@@ -3,7 +3,7 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SYSTEM_CLOCK } from '../../server/approvals/clock.js';
 import { ApiError } from '../../server/errors.js';
-import { open } from './helpers.js';
+import { open } from '../support/clocked-approvals.js';
 
 afterEach(() => {
   vi.useRealTimers();

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { PdpClient } from '../../client/index.js';
 import { cannedDecision, sendJson, startFakeHttp } from './fake-pdp.js';
-import { startRealPdp } from './real-pdp.js';
+import { startRealPdp } from '../support/real-pdp.js';
 
 const query = { project: 'demo', requester: 'QA', tool: 'idea_ticket_read' } as const;
 

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PdpClient, PdpError } from '../../client/index.js';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG } from '../../schemas/catalog.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 
 const suite = suiteScope();

@@ -17,7 +17,7 @@ import type { Approval, ApprovalAnswer } from '../../client/index.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { runAgentLoop } from '../../examples/openai-invoker/agent-loop.js';
 import { sendJson, startFakeHttp, type FakeServer } from './fake-pdp.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 

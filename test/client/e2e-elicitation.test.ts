@@ -19,7 +19,7 @@ import { guardMcpServer, type McpGuardOptions } from '../../client/mcp.js';
 import { createIdeaToolsServer, ToolRunRecorder } from '../../examples/mcp-server/idea-tools.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { waitFor } from '../support/wait.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 
 const TOOL = 'idea_memory_write';

@@ -12,8 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
-import { connectGuardedIdeaServer } from './mcp-harness.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { connectGuardedIdeaServer } from '../support/guarded-mcp-server.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 

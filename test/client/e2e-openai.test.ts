@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { runAgentLoop } from '../../examples/openai-invoker/agent-loop.js';
 import { sendJson, startFakeHttp, type FakeServer } from './fake-pdp.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 
 const suite = suiteScope();

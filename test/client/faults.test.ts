@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PdpClient, type ClientDecision } from '../../client/index.js';
 import { guardOpenAiToolCalls } from '../../client/openai.js';
 import { cannedDecision, closedPortUrl, sendJson, startBlackHole, startFakeHttp, type FakeServer } from './fake-pdp.js';
-import { connectGuardedIdeaServer } from './mcp-harness.js';
+import { connectGuardedIdeaServer } from '../support/guarded-mcp-server.js';
 import { waitFor } from '../support/wait.js';
 
 const TIMEOUT_MS = 250;

@@ -11,7 +11,7 @@ import { guardMcpServer } from '../../client/mcp.js';
 import { guardOpenAiToolCalls, type ChatCompletionToolCall } from '../../client/openai.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { cannedDecision, sendJson, startFakeHttp } from './fake-pdp.js';
-import { connectGuardedIdeaServer } from './mcp-harness.js';
+import { connectGuardedIdeaServer } from '../support/guarded-mcp-server.js';
 import { startPolicyTablePdp } from './policy-table-pdp.js';
 import { elapse, waitFor } from '../support/wait.js';
 

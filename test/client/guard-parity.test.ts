@@ -15,8 +15,8 @@ import {
 } from '../../client/index.js';
 import { guardOpenAiToolCalls } from '../../client/openai.js';
 import { closedPortUrl } from './fake-pdp.js';
-import { connectGuardedIdeaServer } from './mcp-harness.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { connectGuardedIdeaServer } from '../support/guarded-mcp-server.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 
 const suite = suiteScope();

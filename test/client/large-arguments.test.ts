@@ -3,7 +3,7 @@
  * allowed undecided, and alone: in a batch, its neighbours are decided as `decide` would decide them.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 
 const suite = suiteScope();

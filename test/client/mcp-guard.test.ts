@@ -9,7 +9,7 @@ import { PdpClient } from '../../client/index.js';
 import { guardMcpServer, type McpRequestExtra } from '../../client/mcp.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { startPolicyTablePdp } from './policy-table-pdp.js';
-import { connectGuardedIdeaServer, LowLevelServer as Server } from './mcp-harness.js';
+import { connectGuardedIdeaServer, LowLevelServer as Server } from '../support/guarded-mcp-server.js';
 import { sendJson, startFakeHttp, type FakeServer } from './fake-pdp.js';
 
 const table = { QA: [...READ_ONLY_DEFAULT], Main: [...READ_ONLY_DEFAULT, 'idea_memory_write'] };

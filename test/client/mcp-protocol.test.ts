@@ -22,8 +22,8 @@ import { guardMcpServer, type McpGuardOptions } from '../../client/mcp.js';
 import type { ClientDecision } from '../../client/decision.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { startPolicyTablePdp } from './policy-table-pdp.js';
-import { connectGuardedIdeaServer, LowLevelServer as Server } from './mcp-harness.js';
-import { startRealPdp } from './real-pdp.js';
+import { connectGuardedIdeaServer, LowLevelServer as Server } from '../support/guarded-mcp-server.js';
+import { startRealPdp } from '../support/real-pdp.js';
 import { waitFor } from '../support/wait.js';
 import type { FakeServer } from './fake-pdp.js';
 

@@ -14,7 +14,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { guardMcpServer } from '../../client/mcp.js';
 import { REPO_ROOT } from '../support/service-process.js';
-import { LowLevelServer as Server } from './mcp-harness.js';
+import { LowLevelServer as Server } from '../support/guarded-mcp-server.js';
 
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 const handlersOf = (server: Server) => (server as unknown as { _requestHandlers: unknown })._requestHandlers;

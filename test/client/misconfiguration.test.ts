@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { PdpClient, type ClientDecision } from '../../client/index.js';
 import { oneLine } from '../../client/causes.js';
 import { closedPortUrl, sendJson, startBlackHole, startFakeHttp } from './fake-pdp.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 import { stringContaining, stringMatching } from '../support/typed.js';

@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { closedPortUrl } from './fake-pdp.js';
-import { connectGuardedIdeaServer } from './mcp-harness.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { connectGuardedIdeaServer } from '../support/guarded-mcp-server.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { elapse, waitFor } from '../support/wait.js';
 
 let cleanups: (() => Promise<void>)[] = [];

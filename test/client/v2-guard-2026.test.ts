@@ -12,7 +12,7 @@ import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
 import { suiteScope, type TestScope } from '../support/app.js';
 import { REPO_ROOT } from '../support/service-process.js';
 import { waitFor } from '../support/wait.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

@@ -15,7 +15,7 @@ import { guardMcpServer } from '../../client/mcp.js';
 import { suiteScope } from '../support/app.js';
 import { REPO_ROOT } from '../support/service-process.js';
 import { waitFor } from '../support/wait.js';
-import { startRealPdp, type RealPdp } from './real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

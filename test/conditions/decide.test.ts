@@ -1,7 +1,7 @@
 /** docs/api.md#conditions-on-a-tools-arguments: what a condition allows, refuses and says, through POST /decide and the recent decisions. */
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery, RecentDecision } from '../../schemas/index.js';
-import { buildApprovalsApp, decider, type Service } from '../approvals/service.js';
+import { buildApprovalsApp, decider, type Service } from '../support/approvals-app.js';
 import { suiteScope } from '../support/app.js';
 import { READ_TOOLS } from '../support/tools.js';
 

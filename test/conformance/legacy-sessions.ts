@@ -11,7 +11,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { refuse, type StdioCommand } from './http-util.js';
+import { refuse } from './json-rpc-refusal.js';
+import type { StdioCommand } from './stdio-command.js';
 
 /** Resumable SSE streams: events kept in memory, replayed after a `Last-Event-ID`. */
 function memoryEventStore(): EventStore {

@@ -13,7 +13,7 @@ import { appendFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
 import { PROTOCOL_VERSION_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
-import type { StdioCommand } from './http-util.js';
+import type { StdioCommand } from './stdio-command.js';
 
 export type Message = Record<string, unknown> & { id?: unknown; method?: unknown; params?: Record<string, unknown> };
 

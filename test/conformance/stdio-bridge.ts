@@ -10,11 +10,12 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
-import { refuse, type StdioCommand } from './http-util.js';
+import { refuse } from './json-rpc-refusal.js';
+import type { StdioCommand } from './stdio-command.js';
 import { LegacySessions } from './legacy-sessions.js';
 import { claimedRevision, ModernRelay, MODERN_REVISION, type Message } from './modern-relay.js';
 
-export type { StdioCommand } from './http-util.js';
+export type { StdioCommand } from './stdio-command.js';
 
 export interface StdioBridge {
   /** `http://127.0.0.1:<port>/mcp` */

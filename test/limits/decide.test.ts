@@ -1,7 +1,7 @@
 /** docs/api.md#usage-limits: counting allowed calls per project × requester × tool over a sliding window, through the real routes. */
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery, EffectivePolicy } from '../../schemas/index.js';
-import { TestClock } from '../approvals/helpers.js';
+import { TestClock } from '../support/clocked-approvals.js';
 import { buildTestApp, call, decide, decideBatch, defaultUrl, startTestServer, DECIDE_TOKEN } from '../support/app.js';
 import { READ_TOOLS } from '../support/tools.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PdpClient } from '../../client/index.js';
-import { connectGuardedIdeaServer } from '../client/mcp-harness.js';
+import { connectGuardedIdeaServer } from '../support/guarded-mcp-server.js';
 import { startTestServer } from '../support/app.js';
 import { READ_TOOLS } from '../support/tools.js';
 

@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PreviewResponse } from '../../schemas/index.js';
-import { TestClock } from '../approvals/helpers.js';
+import { TestClock } from '../support/clocked-approvals.js';
 import { buildTestApp, call, decide } from '../support/app.js';
 import { runSourceCli } from '../support/cli.js';
 import { tempFolder } from '../support/temp-folder.js';

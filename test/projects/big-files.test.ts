@@ -12,7 +12,7 @@ import { TOOL_CATALOG } from '../../schemas/index.js';
 import { MAX_FILE_BYTES } from '../../server/projects/file-read.js';
 import { policyText, saveAtomically } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from './support.js';
+import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from '../support/folder-registry.js';
 
 /** The longest the decisions of another project may wait while a huge file compiles. */
 const MAX_STALL_MS = 50;

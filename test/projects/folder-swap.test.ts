@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { POLICY_FILE, policyText, saveAtomically } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, makeProject, startRegistry, timeUntil } from './support.js';
+import { decideWith, makeProject, startRegistry, timeUntil } from '../support/folder-registry.js';
 import type { ProjectRegistry } from '../../server/projects/registry.js';
 import { elapse } from '../support/wait.js';
 

@@ -11,7 +11,7 @@ import { Project } from '../../server/projects/project.js';
 import { STALE_TEMP_MS, removeStaleTemps } from '../../server/projects/recovery.js';
 import { POLICY_FILE, policyText, readText } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from './support.js';
+import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from '../support/folder-registry.js';
 
 // Nothing for anyone: the built-in read-only set would allow idea_ticket_read.
 const LOCKED = policyText([]);

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { runSourceCli } from '../support/cli.js';
 import { POLICY_FILE, policyText, saveAtomically } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, policyPathOf, startRegistry, timeUntil } from './support.js';
+import { decideWith, policyPathOf, startRegistry, timeUntil } from '../support/folder-registry.js';
 
 const GRANT = policyText(['idea_memory_write']);
 const REVOKE = policyText([]);

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { withAgentOverride } from '../../server/domain/edit.js';
 import { POLICY_FILE, policyText } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, makeProject, startRegistry, timeUntil } from './support.js';
+import { decideWith, makeProject, startRegistry, timeUntil } from '../support/folder-registry.js';
 import { stringMatching } from '../support/typed.js';
 
 afterEach(() => vi.restoreAllMocks());

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ProjectRegistry } from '../../server/projects/registry.js';
 import { policyText } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, makeProject, policyPathOf, timeUntil } from './support.js';
+import { decideWith, makeProject, policyPathOf, timeUntil } from '../support/folder-registry.js';
 
 const GRANTS = { QA: ['idea_memory_write'] };
 

@@ -9,7 +9,7 @@ import type { PolicyDocument } from '../../schemas/index.js';
 import { Project } from '../../server/projects/project.js';
 import { policyText } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { makeProject, policyPathOf } from './support.js';
+import { makeProject, policyPathOf } from '../support/folder-registry.js';
 
 const REPAIRED: PolicyDocument = { version: 1, agents: [{ agentId: 'QA', policy: { allowedTools: ['idea_ticket_read'] } }] };
 const isRoot = process.getuid?.() === 0;

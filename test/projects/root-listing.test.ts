@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ABSENCE_CONFIRM_MS } from '../../server/projects/registry.js';
 import { policyText } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { makeProject, startRegistry, timeUntil } from './support.js';
+import { makeProject, startRegistry, timeUntil } from '../support/folder-registry.js';
 import { elapse } from '../support/wait.js';
 
 afterEach(() => vi.restoreAllMocks());

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { withAgentOverride } from '../../server/domain/edit.js';
 import type { ProjectRegistry } from '../../server/projects/registry.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from './support.js';
+import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from '../support/folder-registry.js';
 
 const WRITES = 40;
 

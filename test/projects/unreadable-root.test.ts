@@ -11,7 +11,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import { ABSENCE_CONFIRM_MS } from '../../server/projects/registry.js';
-import { approvalOf, askDoc, buildApprovalsApp, type Service } from '../approvals/service.js';
+import { approvalOf, askDoc, buildApprovalsApp, type Service } from '../support/approvals-app.js';
 import { makeTestProjects, type TestProjects } from '../support/app.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { elapse, waitFor } from '../support/wait.js';

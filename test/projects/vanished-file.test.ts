@@ -12,7 +12,7 @@ import { TOOL_CATALOG } from '../../schemas/index.js';
 import { VANISHED_GRACE_MS } from '../../server/projects/project.js';
 import { policyText } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from './support.js';
+import { decideWith, makeProject, policyPathOf, startRegistry, timeUntil } from '../support/folder-registry.js';
 import { elapse } from '../support/wait.js';
 
 const BRANCH_A = { QA: ['idea_ticket_read'] };

@@ -12,7 +12,7 @@ import { withAgentOverride } from '../../server/domain/edit.js';
 import { Project } from '../../server/projects/project.js';
 import { POLICY_FILE, policyText, saveAtomically, saveAtomicallyOnThisThread } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { makeProject, policyPathOf } from './support.js';
+import { makeProject, policyPathOf } from '../support/folder-registry.js';
 import { elapse } from '../support/wait.js';
 
 afterEach(() => vi.restoreAllMocks());

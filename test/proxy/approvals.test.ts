@@ -13,11 +13,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DECISION_META_KEY, type RefusalDecisionMeta } from '../../client/mcp.js';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
-import { connectGuardedIdeaServer } from '../client/mcp-harness.js';
-import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { connectGuardedIdeaServer } from '../support/guarded-mcp-server.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { REPO_ROOT } from '../support/service-process.js';
-import { connectThroughProxy, proxyArgs, proxyEnv } from './proxy-process.js';
+import { connectThroughProxy, proxyArgs, proxyEnv } from '../support/proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

@@ -7,10 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { INITIALIZE, spawnProxyFor } from './proxy-process.js';
+import { INITIALIZE, spawnProxyFor } from '../support/proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommand, UsageError } from '../../client/proxy/options.js';
 import { AS_ROOT, NOBODY } from '../support/hostile-socket.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { spawnProxy } from './proxy-process.js';
+import { spawnProxy } from '../support/proxy-process.js';
 
 const GOOD = 'a-decide-token-of-32-characters0';
 

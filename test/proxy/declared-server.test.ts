@@ -9,10 +9,10 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DECISION_META_KEY } from '../../client/mcp.js';
-import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { connectThroughProxy } from './proxy-process.js';
+import { connectThroughProxy } from '../support/proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
-import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { INITIALIZE, spawnProxyFor } from './proxy-process.js';
+import { INITIALIZE, spawnProxyFor } from '../support/proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

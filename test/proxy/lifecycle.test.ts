@@ -6,10 +6,10 @@
  * was pending, and a host that closes stdin gets the server stopped (stdin, SIGTERM, SIGKILL).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { elapse, waitFor } from '../support/wait.js';
-import { INITIALIZE, spawnProxyFor } from './proxy-process.js';
+import { INITIALIZE, spawnProxyFor } from '../support/proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

@@ -9,10 +9,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { INITIALIZE, PYTHON_SERVER, spawnProxyFor } from './proxy-process.js';
+import { INITIALIZE, PYTHON_SERVER, spawnProxyFor } from '../support/proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

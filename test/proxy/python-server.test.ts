@@ -9,11 +9,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardOpenAiToolCalls } from '../../client/openai.js';
 import { DECISION_META_KEY } from '../../client/mcp.js';
-import { connectGuardedIdeaServer } from '../client/mcp-harness.js';
-import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { connectGuardedIdeaServer } from '../support/guarded-mcp-server.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { connectThroughProxy } from './proxy-process.js';
+import { connectThroughProxy } from '../support/proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

@@ -3,9 +3,9 @@
  * service's tokens, nor the paths of the files that hold them.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
-import { INITIALIZE, spawnProxy } from './proxy-process.js';
+import { INITIALIZE, spawnProxy } from '../support/proxy-process.js';
 
 const suite = suiteScope();
 let pdp: RealPdp;

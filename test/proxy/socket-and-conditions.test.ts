@@ -12,7 +12,7 @@ import { READ_TOOLS } from '../support/tools.js';
 import { writeProject } from '../support/files.js';
 import { freePort, START_DEADLINE_MS, startService, type ServiceProcess } from '../support/service-process.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { connectThroughProxy } from './proxy-process.js';
+import { connectThroughProxy } from '../support/proxy-process.js';
 
 const ADMIN = 'proxy-socket-test-admin-token-0001';
 const DECIDE = 'proxy-socket-test-decide-token-001';

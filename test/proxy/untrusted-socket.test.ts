@@ -11,7 +11,7 @@ import { DECISION_META_KEY } from '../../client/mcp.js';
 import { AS_ROOT, giveAway, hostileSocket, type HostileSocket } from '../support/hostile-socket.js';
 import { freePort } from '../support/service-process.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { connectThroughProxy } from './proxy-process.js';
+import { connectThroughProxy } from '../support/proxy-process.js';
 
 const DECIDE = 'untrusted-socket-decide-token-0001';
 const closers: (() => Promise<unknown>)[] = [];

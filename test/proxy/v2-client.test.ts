@@ -11,11 +11,11 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT } from '../../schemas/catalog.js';
-import { startRealPdp, type RealPdp } from '../client/real-pdp.js';
+import { startRealPdp, type RealPdp } from '../support/real-pdp.js';
 import { suiteScope } from '../support/app.js';
 import { REPO_ROOT } from '../support/service-process.js';
 import { waitFor } from '../support/wait.js';
-import { proxyArgs, proxyEnv } from './proxy-process.js';
+import { proxyArgs, proxyEnv } from '../support/proxy-process.js';
 
 const V2_SERVER = [process.execPath, '--import', 'tsx', path.join(REPO_ROOT, 'test', 'proxy', 'fixtures', 'v2-server.ts')];
 

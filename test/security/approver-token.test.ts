@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { Approval } from '../../schemas/index.js';
 import { REFUSED_CREDENTIAL_LINES_PER_MINUTE, refusedCredentialLog } from '../../server/http/refused-credentials.js';
-import { admin, approvalOf, approver, APPROVER_TOKEN, askDoc, decider, DECIDE_TOKEN, buildApprovalsApp } from '../approvals/service.js';
+import { admin, approvalOf, approver, APPROVER_TOKEN, askDoc, decider, DECIDE_TOKEN, buildApprovalsApp } from '../support/approvals-app.js';
 import { READ_TOOLS } from '../support/tools.js';
 import { captureLogs } from '../support/app.js';
 

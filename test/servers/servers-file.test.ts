@@ -10,7 +10,7 @@ import { PUBLISHED_SERVERS_SCHEMA_PATH, publishedServersSchemaText } from '../..
 import { compileServersFile } from '../../server/domain/servers-file.js';
 import { policyText, saveAtomically } from '../support/files.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { decideWith, makeProject, startRegistry, timeUntil } from './../projects/support.js';
+import { decideWith, makeProject, startRegistry, timeUntil } from '../support/folder-registry.js';
 
 export const SERVERS_FILE = 'mcp-servers.json';
 

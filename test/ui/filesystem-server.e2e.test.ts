@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DECISION_META_KEY } from '../../client/mcp.js';
 import type { ServersResponse } from '../../schemas/index.js';
 import { REPO_ROOT } from '../support/service-process.js';
-import { connectThroughProxy } from '../proxy/proxy-process.js';
-import { POLL, browserTestsEnabled, useBrowserHarness } from './harness.js';
+import { connectThroughProxy } from '../support/proxy-process.js';
+import { POLL, browserTestsEnabled, useBrowserHarness } from './panel-page.js';
 
 const harness = useBrowserHarness();
 

@@ -4,7 +4,7 @@
  * récents with « limite atteinte » and « Relever la limite », each at 1440 and 420 px.
  */
 import type { Page } from 'playwright-core';
-import type { RunningService } from './service.js';
+import type { RunningService } from './demo-service.js';
 import { READ_TOOLS } from '../support/tools.js';
 
 interface LimitShot {

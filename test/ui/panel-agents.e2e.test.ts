@@ -7,8 +7,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
-import type { RunningService } from './service.js';
+import { POLL, browserTestsEnabled, text, useBrowserHarness } from './panel-page.js';
+import type { RunningService } from './demo-service.js';
 
 const harness = useBrowserHarness();
 

@@ -8,8 +8,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
-import type { RunningService } from './service.js';
+import { POLL, browserTestsEnabled, text, useBrowserHarness } from './panel-page.js';
+import type { RunningService } from './demo-service.js';
 import { READ_TOOLS } from '../support/tools.js';
 
 const harness = useBrowserHarness();

@@ -6,8 +6,8 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { UNDO_MS } from '../../ui/src/controllers/writes.js';
-import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
-import type { RunningService } from './service.js';
+import { POLL, browserTestsEnabled, text, useBrowserHarness } from './panel-page.js';
+import type { RunningService } from './demo-service.js';
 
 const harness = useBrowserHarness();
 

@@ -7,8 +7,8 @@
 import type { Locator, Page, Request } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { PREVIEW_DEBOUNCE_MS } from '../../ui/src/controllers/draft-preview.js';
-import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
-import type { RunningService } from './service.js';
+import { POLL, browserTestsEnabled, text, useBrowserHarness } from './panel-page.js';
+import type { RunningService } from './demo-service.js';
 
 const harness = useBrowserHarness();
 

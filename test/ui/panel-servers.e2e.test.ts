@@ -10,8 +10,8 @@ import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { CatalogResponse } from '../../schemas/index.js';
-import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
-import { startService, type RunningService } from './service.js';
+import { POLL, browserTestsEnabled, text, useBrowserHarness } from './panel-page.js';
+import { startService, type RunningService } from './demo-service.js';
 
 const harness = useBrowserHarness();
 

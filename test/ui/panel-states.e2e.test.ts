@@ -7,8 +7,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { startService, type RunningService } from './service.js';
-import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
+import { startService, type RunningService } from './demo-service.js';
+import { POLL, browserTestsEnabled, text, useBrowserHarness } from './panel-page.js';
 
 const harness = useBrowserHarness();
 

@@ -5,8 +5,8 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { POLL, browserTestsEnabled, text, useBrowserHarness } from './harness.js';
-import { ADMIN_TOKEN, type RunningService } from './service.js';
+import { POLL, browserTestsEnabled, text, useBrowserHarness } from './panel-page.js';
+import { ADMIN_TOKEN, type RunningService } from './demo-service.js';
 
 const harness = useBrowserHarness();
 const STORAGE_KEY = 'idea-pdp.token';

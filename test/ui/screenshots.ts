@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../ui/build.js';
 import { launchChromium } from './browser.js';
 import { LIMIT_SHOTS } from './limit-shots.js';
-import { ADMIN_TOKEN, DEMO_PROJECTS, startService, type RunningService } from './service.js';
+import { ADMIN_TOKEN, DEMO_PROJECTS, startService, type RunningService } from './demo-service.js';
 import { READ_TOOLS } from '../support/tools.js';
 
 const outDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');

@@ -1,4 +1,7 @@
-/** POST /projects/:project/mcp-tool-permissions/preview (docs/api.md#policy-as-code-idea-pdp-and-previews): a proposed document, checked and replayed, nothing written. */
+/**
+ * POST /projects/:project/mcp-tool-permissions/preview (docs/api.md#policy-as-code-idea-pdp-and-previews):
+ * a proposed document, checked and replayed, nothing written.
+ */
 import { PreviewBodySchema, PreviewResponseSchema, ProjectParamsSchema } from '../../../schemas/index.js';
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import { MAX_FILE_BYTES } from '../../projects/file-read.js';

@@ -1,7 +1,7 @@
 /**
- * Helpers of the projects suite: a registry on real folders with the real watcher, and decisions
- * answered from its state exactly as the decision service answers them. Temp folders, policy
- * texts and editor saves are in test/support/.
+ * A registry on real folders with the real watcher, and decisions answered from its state exactly
+ * as the decision service answers them (the projects and servers suites). Temp folders, policy
+ * texts and editor saves are in files.ts and temp-folder.ts.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,8 +11,8 @@ import type { DecisionBody } from '../../server/domain/decide.js';
 import { NO_EPHEMERAL, decide } from '../../server/domain/decide.js';
 import type { RegistryChange } from '../../server/projects/project-changes.js';
 import { ProjectRegistry, type RegistryOptions } from '../../server/projects/registry.js';
-import { POLICY_FILE } from '../support/files.js';
-import { waitFor } from '../support/wait.js';
+import { POLICY_FILE } from './files.js';
+import { waitFor } from './wait.js';
 
 export const silent = pino({ level: 'silent' });
 

@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { buildUi } from '../../ui/build.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
-import { ADMIN_TOKEN, DEMO_PROJECTS, startService, type RunningService } from './service.js';
+import { ADMIN_TOKEN, DEMO_PROJECTS, startService, type RunningService } from './demo-service.js';
 
 export const POLL = { timeout: 5000, interval: 25 };
 

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { TestScope } from '../support/app.js';
-import { REPO_ROOT } from '../support/service-process.js';
-import { waitFor } from '../support/wait.js';
+import type { TestScope } from './app.js';
+import { REPO_ROOT } from './service-process.js';
+import { waitFor } from './wait.js';
 
 export const PROXY_CLI = path.join(REPO_ROOT, 'client', 'proxy', 'cli.ts');
 export const PYTHON_SERVER = path.join(REPO_ROOT, 'test', 'proxy', 'fixtures', 'python_mcp_server.py');

@@ -15,7 +15,7 @@ import {
   type TestApp,
   type TestAppOptions,
   type TestScope,
-} from '../support/app.js';
+} from './app.js';
 
 export { ADMIN_TOKEN, APPROVER_TOKEN, DECIDE_TOKEN };
 export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` } as const;

@@ -1,13 +1,5 @@
-/** What the stdio bridge's two halves share. */
+/** The JSON-RPC error both halves of the stdio bridge answer a request they refuse with. */
 import type { ServerResponse } from 'node:http';
-
-/** A stdio MCP server to start: the example server, or `idea-mcp-proxy` in front of it. */
-export interface StdioCommand {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd: string;
-}
 
 /** Answers a JSON-RPC error on an HTTP status. */
 export function refuse(response: ServerResponse, status: number, code: number, message: string, id: unknown = null, data?: unknown): void {

@@ -9,7 +9,7 @@ import {
   makeTestProjects,
   startTestServer,
   type TestServer,
-} from '../support/app.js';
+} from './app.js';
 
 export interface RealPdp {
   url: string;
