@@ -3,9 +3,8 @@
  * grants, the last two loaded from and saved to the state file of the state folder.
  */
 import { ApprovalRequests, type ApprovalChange } from './approval-requests.js';
-import { SYSTEM_CLOCK, type ServiceClock } from './clock.js';
+import { SYSTEM_CLOCK, bootDeadline, bootTimeOf, type RestartBounds, type ServiceClock } from './clock.js';
 import { OnceAllowances } from './once-allowances.js';
-import { bootDeadline, readBootTime, type BootTime, type RestartBounds } from './boot-clock.js';
 import { ApprovalsStateFile, type ApprovalsState } from './state-file.js';
 import { TemporaryGrants, type TemporaryGrantsOptions } from './temporary-grants.js';
 
@@ -33,9 +32,8 @@ export interface OpenApprovalsOptions {
   readonly onChange?: (change: ApprovalChange) => void;
   /** Told about a failed save that no caller is waiting for, to log it. */
   readonly onPersistFailure?: (error: Error) => void;
+  /** The one clock: monotonic and wall times, and the boot reading across restarts (clock.ts). */
   readonly clock?: ServiceClock | undefined;
-  /** The boot and the time since it (default: the system's, boot-clock.ts); tests replace it. */
-  readonly bootTime?: (() => BootTime | undefined) | undefined;
 }
 
 export interface Approvals {
@@ -51,12 +49,11 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
   const clock = options.clock ?? SYSTEM_CLOCK;
   const file = options.stateDirectory === undefined ? undefined : new ApprovalsStateFile(options.stateDirectory);
   const loaded: ApprovalsState & { warning?: string } = file?.load() ?? { grants: [], onces: [] };
-  const bootTime = options.bootTime ?? readBootTime;
   // The latest wall time seen, kept in the file: after a reboot nothing is judged earlier than it.
   let seenWallMs = Math.max(Date.parse(loaded.seenAt ?? '') || 0, clock.wall());
   const persist = (target: ApprovalsStateFile): void => {
     const now = clock.monotonic();
-    const boot = bootTime();
+    const boot = bootTimeOf(clock);
     seenWallMs = Math.max(seenWallMs, clock.wall());
     // Each end also on the boot clock, which a wall clock set back while the service is stopped does not move.
     const bootExpiry = boot === undefined ? undefined : (expiresAt: number) => bootDeadline(boot, now, expiresAt);
@@ -87,7 +84,7 @@ export function openApprovals(options: OpenApprovalsOptions): Approvals {
   const onces = new OnceAllowances({ ...saving, ...(options.onceTtlSeconds === undefined ? {} : { ttlSeconds: options.onceTtlSeconds }) });
   const now = clock.monotonic();
   const bounds: RestartBounds = {
-    boot: bootTime(),
+    boot: bootTimeOf(clock),
     savedBootId: loaded.bootId,
     seenWallMs: loaded.seenAt === undefined ? undefined : Date.parse(loaded.seenAt) || undefined,
   };
