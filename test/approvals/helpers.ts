@@ -1,4 +1,7 @@
-/** Shared set-up of the approvals tests: an injected clock and the real service with its real classes (temp folders: test/support/temp-folder.ts). */
+/**
+ * Shared set-up of the approvals tests: an injected clock and the real service with its real classes
+ * (temp folders: test/support/temp-folder.ts).
+ */
 import pino, { type Logger } from 'pino';
 import { afterEach } from 'vitest';
 import type { ApprovalEvent } from '../../schemas/events.js';
