@@ -44,6 +44,11 @@ export function parseRequester(raw: string): ParsedRequester {
   return { id: raw, kind: agentIdProblem(raw) === undefined ? 'agent' : 'invalid' };
 }
 
+/** An agent requester: the only kind that asks, and gets grants and `once` answers (never anonymous or ticket-assistant ones). */
+export function isAgentRequester(requester: string): boolean {
+  return parseRequester(requester).kind === 'agent';
+}
+
 /** A string as a message quotes it: JSON-quoted (control and bidirectional characters escaped), at most 200 characters of it. */
 export function quoteForMessage(text: string): string {
   const quoted = text.length > QUOTED_REQUESTER_MAX ? `${JSON.stringify(text.slice(0, QUOTED_REQUESTER_MAX))}…` : JSON.stringify(text);

@@ -10,21 +10,16 @@ import { DiscoveredTools } from './servers/discovered-tools.js';
 import type { Logger } from 'pino';
 import { ApprovalsService } from './approvals/approvals-service.js';
 import type { ServiceClock } from './approvals/clock.js';
-import { openApprovals } from './approvals/open-approvals.js';
 import { createAuditFile } from './decisions/audit-file.js';
 import { DecisionService } from './decisions/decision-service.js';
 import { PreviewService } from './decisions/preview-service.js';
 import { RecentDecisionsFile } from './decisions/recent-decisions-file.js';
-import { declaresAgent } from './domain/agents-file.js';
-import { isOnAsk } from './domain/decide.js';
-import { conditionsInForce } from './domain/grant-conditions.js';
-import { ApiError } from './errors.js';
 import { LiveEvents } from './events/live-events.js';
 import { UsageCounts } from './limits/usage-counts.js';
 import { UsageCountsFile } from './limits/usage-counts-file.js';
 import { createMetrics, type PdpMetrics } from './ops/metrics.js';
 import { EphemeralPolicies } from './permissions/ephemeral.js';
-import { PermissionsService, catalogOf } from './permissions/permissions-service.js';
+import { PermissionsService } from './permissions/permissions-service.js';
 import { ProjectRegistry } from './projects/registry.js';
 
 export interface ServicesOptions {
@@ -115,42 +110,12 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     logger,
   });
   const approvals = new ApprovalsService({
-    approvals: openApprovals({
-      stateDirectory: options.stateDir,
-      approvalTtlSeconds: options.approvalTtlSeconds,
-      clock: options.clock,
-      makeAlways: (project, requester, tool) => permissions.allowAlways(project, requester, tool),
-      isOnAsk: (project, requester, tool) => isOnAsk(registry.get(project)?.state.policy, requester, tool),
-      isDeclared: (project, requester) => {
-        const state = registry.get(project)?.state;
-        return state !== undefined && declaresAgent(state.agents, state.policy, requester);
-      },
-      folderOf: (project) => registry.folderOf(project),
-      catalogOf: (project) => {
-        const found = registry.get(project);
-        return found === undefined ? IDEA_CATALOG : catalogOf(found);
-      },
-      conditionsOf: (project, requester, tools) => {
-        const conditions = conditionsInForce(registry.get(project)?.state.policy, requester, tools);
-        if (conditions === undefined) {
-          throw new ApiError(
-            'policy_invalid',
-            `The policy file of project ${project} is invalid: a grant keeps the conditions its tools have now, which cannot be read; nothing was granted.`,
-          );
-        }
-        return conditions;
-      },
-      withFreshPolicy: (project, task) => registry.get(project)?.freshly(task) ?? Promise.resolve().then(task),
-      onChange: (change) => {
-        events.approvalChanged(change);
-      },
-      onPersistFailure: (error) => {
-        logger.error({ err: error }, 'approvals state not saved');
-      },
-    }),
-    hasProject: (project) => registry.get(project) !== undefined,
-    folderOf: (project) => registry.folderOf(project),
+    projects: registry,
+    always: permissions,
+    events,
     logger,
+    stateDirectory: options.stateDir,
+    approvalTtlSeconds: options.approvalTtlSeconds,
     clock: options.clock,
     approverProjects: options.approverProjects,
   });

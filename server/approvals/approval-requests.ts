@@ -24,21 +24,18 @@ import {
 } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
 import { isQualifiedToolName } from '../../schemas/servers.js';
+import { isAgentRequester } from '../../schemas/requester.js';
 import { SYSTEM_CLOCK, wallOffsetOf, type ServiceClock } from './clock.js';
 import { ApiError } from '../errors.js';
+import type { LiveEvents } from '../events/live-events.js';
+import type { Projects } from '../projects/projects.js';
 import { parseIssueRef, type IssueRef } from './issue-ref.js';
 import type { OnceAllowances } from './once-allowances.js';
 import { PairMap } from './pair-map.js';
-import { isAgentRequester, type TemporaryGrants } from './temporary-grants.js';
+import type { TemporaryGrants } from './temporary-grants.js';
 
 /** Answered and expired requests kept per project for the list, oldest forgotten first. */
 export const MAX_CLOSED_APPROVALS_PER_PROJECT = 200;
-
-export interface ApprovalChange {
-  readonly project: string;
-  readonly id: string;
-  readonly status: ApprovalStatus;
-}
 
 /** What the decision path answers for a tool on ask. */
 export type RequestOutcome =
@@ -63,28 +60,25 @@ export interface ApprovalRequestsOptions {
   readonly onces: OnceAllowances;
   /** Where an answer `for` creates its grant. */
   readonly grants: TemporaryGrants;
-  /** Makes an answer `always` durable (the tool joins the agent's `allowedTools`); the request closes only once it resolves. */
-  readonly makeAlways: (project: string, requester: string, tool: string) => Promise<void>;
-  /** Whether `tool` is still on ask for `requester` in the project's policy now (default: always). */
-  readonly isOnAsk?: (project: string, requester: string, tool: string) => boolean;
   /**
-   * Runs `task` right after the project's policy file was read again from disk under the folder's
-   * write lock (memory then follows the file), before any other write or reload of that folder:
-   * an answer is judged on the file as it is, not on what the watcher has heard so far. Default: runs it now.
+   * What the requests read of their project now: whether a tool is still on ask for a requester,
+   * whether the project declares a requester (`.ideai/agents.json` or an override), and `freshly`,
+   * which runs an answer right after the project's files were read again under the folder's write
+   * lock, before any other write or reload of it: an answer is judged on the file as it is, not on
+   * what the watcher has heard so far.
    */
-  readonly withFreshPolicy?: <T>(project: string, task: () => T) => Promise<T>;
-  /** Whether the project declares `requester` (`.ideai/agents.json` or an override); default: every requester. */
-  readonly isDeclared?: (project: string, requester: string) => boolean;
+  readonly projects: Pick<Projects, 'isOnAsk' | 'isDeclared' | 'freshly'>;
+  /** Told of every new or changed request (the `approval` events of `GET /events`). */
+  readonly events?: Pick<LiveEvents, 'approvalChanged'> | undefined;
   /** Lifetime of a pending request (`PDP_APPROVAL_TTL_SECONDS`). */
-  readonly ttlSeconds?: number;
-  /** Called after every new or changed request (the `approval` events of `GET /events`). */
-  readonly onChange?: (change: ApprovalChange) => void;
+  readonly ttlSeconds?: number | undefined;
   /** Time for the periodic expiry and for {@link ApprovalRequests.wait} (monotonic), and for the times shown (wall). */
-  readonly clock?: ServiceClock;
+  readonly clock?: ServiceClock | undefined;
   readonly sweepIntervalMs?: number;
 }
 
-interface RequestRecord {
+/** A request as this class keeps it (what {@link ApprovalRequests.claim} hands back, to settle or release). */
+export interface RequestRecord {
   readonly id: string;
   readonly project: string;
   readonly requester: string;
@@ -102,8 +96,11 @@ interface RequestRecord {
   answeredAt?: number;
   answeredBy?: ApprovalAnsweredBy;
   via?: ApprovalVia;
-  /** An answer's effect is being made (an `always` write): the request is pending but no longer answerable. */
-  answering: boolean;
+  /**
+   * Claimed by an `always` answer whose policy write is under way: still pending (a decision reuses
+   * it) but neither answerable, expired nor displaced until that answer settles or releases it.
+   */
+  claimed: boolean;
   readonly waiters: Set<() => void>;
 }
 
@@ -170,7 +167,7 @@ export class ApprovalRequests {
       expiresAt: now + this.ttlMs,
       wallOffset: wallOffsetOf(this.options.clock ?? SYSTEM_CLOCK),
       status: 'pending',
-      answering: false,
+      claimed: false,
       waiters: new Set(),
     };
     state.byId.set(record.id, record);
@@ -186,9 +183,11 @@ export class ApprovalRequests {
   }
 
   /**
-   * The user's answer. The request closes only once the answer's effect is in place (the `once`
-   * armed and saved, the grant created, the `always` write done); when the effect fails, the
-   * request stays pending and the error is thrown.
+   * The user's answer `deny`, `once` or `for`, judged on the project's policy file as it is now: an
+   * editor's save that took the tool off ask a moment ago wins, even before the watcher hears it.
+   * The request closes only once the answer's effect is in place (the refusal noted, the `once`
+   * armed and saved, the grant created); when the effect fails, it stays pending and the error is
+   * thrown. `always` writes the policy first: {@link claim}, then {@link settleClaim}.
    */
   async answer(
     project: string,
@@ -198,6 +197,53 @@ export class ApprovalRequests {
     now: number,
     attribution: AnswerAttribution = { by: 'admin' },
   ): Promise<AnswerOutcome> {
+    const record = this.checked(project, id, answer, ttlSeconds, now);
+    if (answer === 'always') throw new TypeError('an always answer writes the policy first: claim the request, then settle it');
+    return this.options.projects.freshly(project, () => {
+      const at = this.clock();
+      this.answerable(project, id, at);
+      let grant: Grant | undefined;
+      if (answer === 'deny') {
+        this.projects.get(project)?.refusedUntil.set(record.requester, record.tool, at + APPROVAL_DENIAL_COOLDOWN_SECONDS * 1000);
+      } else if (answer === 'once') {
+        this.options.onces.arm(project, record.id, record.requester, record.tool, record.issueRef?.key, at);
+      } else {
+        grant = this.options.grants.create(project, record.requester, [record.tool], ttlSeconds as number, at);
+      }
+      return this.closeAnswered(record, answer, at, attribution, grant);
+    });
+  }
+
+  /**
+   * Claims a request for an `always` answer, whose policy write the caller then makes; throws as
+   * {@link answer} does when it may not be answered so.
+   */
+  claim(project: string, id: string, ttlSeconds: number | undefined, now: number): RequestRecord {
+    const record = this.checked(project, id, 'always', ttlSeconds, now);
+    record.claimed = true;
+    return record;
+  }
+
+  /** Closes a claimed request once its `always` write is done. */
+  settleClaim(record: RequestRecord, now: number, attribution: AnswerAttribution): AnswerOutcome {
+    record.claimed = false;
+    return this.closeAnswered(record, 'always', now, attribution, undefined);
+  }
+
+  /**
+   * Ends the claim of an `always` answer whose write failed: the request is pending again, or, when
+   * the write found its tool no longer on ask in the file it read, closed with nothing written.
+   * Returns the error the answer gets.
+   */
+  releaseClaim(record: RequestRecord, error: unknown, now: number): unknown {
+    record.claimed = false;
+    if ((error as { code?: unknown }).code !== 'approval_closed') return error;
+    if (record.status === 'pending') this.closeForPolicy(record, now);
+    return closedError(record);
+  }
+
+  /** The request if `answer` (with `ttlSeconds`) may be given to it now; throws otherwise. */
+  private checked(project: string, id: string, answer: ApprovalAnswer, ttlSeconds: number | undefined, now: number): RequestRecord {
     const record = this.answerable(project, id, now);
     if (answer === 'for' ? !isGrantTtl(ttlSeconds) : ttlSeconds !== undefined) {
       throw new ApiError(
@@ -205,50 +251,16 @@ export class ApprovalRequests {
         `ttlSeconds, an integer from 1 to ${MAX_GRANT_TTL_SECONDS}, goes with the answer "for" and only with it.`,
       );
     }
-    let grant: Grant | undefined;
-    switch (answer) {
-      case 'deny':
-      case 'once':
-      case 'for': {
-        // An editor's save that took the tool off ask a moment ago wins, even before the watcher hears it.
-        const fresh = this.options.withFreshPolicy ?? (<T>(_project: string, task: () => T) => Promise.resolve(task()));
-        return fresh(project, () => {
-          const at = this.clock();
-          this.answerable(project, id, at);
-          if (answer === 'deny') {
-            this.projects.get(project)?.refusedUntil.set(record.requester, record.tool, at + APPROVAL_DENIAL_COOLDOWN_SECONDS * 1000);
-          } else if (answer === 'once') {
-            this.options.onces.arm(project, record.id, record.requester, record.tool, record.issueRef?.key, at);
-          } else {
-            grant = this.options.grants.create(project, record.requester, [record.tool], ttlSeconds as number, at);
-          }
-          return this.closeAnswered(record, answer, at, attribution, grant);
-        });
-      }
-      case 'always':
-        record.answering = true;
-        try {
-          await this.options.makeAlways(project, record.requester, record.tool);
-        } catch (error) {
-          record.answering = false;
-          // The write found the tool no longer on ask in the file it read: the request closes with nothing written.
-          if ((error as { code?: unknown }).code !== 'approval_closed') throw error;
-          // The await above may have closed it.
-          if (record.status === 'pending') this.closeForPolicy(record, this.clock());
-          throw closedError(record);
-        }
-        record.answering = false;
-        return this.closeAnswered(record, answer, now, attribution, undefined);
-    }
+    return record;
   }
 
-  /** The request if it may be answered now: pending, not being answered, its tool still on ask (else closed); throws otherwise. */
+  /** The request if it may be answered now: pending, not claimed, its tool still on ask (else closed); throws otherwise. */
   private answerable(project: string, id: string, now: number): RequestRecord {
     const record = this.projects.get(project)?.byId.get(id);
     if (record === undefined) throw new ApiError('not_found', `No approval request ${JSON.stringify(id)} in project ${project}.`);
     this.expireIfDue(record, now);
-    if (record.status === 'pending' && !record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
-    if (record.status !== 'pending' || record.answering) throw closedError(record);
+    if (record.status === 'pending' && !record.claimed && !this.isOnAsk(record)) this.closeForPolicy(record, now);
+    if (record.status !== 'pending' || record.claimed) throw closedError(record);
     return record;
   }
 
@@ -329,16 +341,19 @@ export class ApprovalRequests {
 
   /**
    * After a change of the project's policy: closes the pending requests whose tool is no longer on
-   * ask for their requester (`expired`, cause `policy_changed`) and drops such armed `once` answers.
-   * A request whose `always` is being written is left to that write, which checks again.
+   * ask for their requester (`expired`, cause `policy_changed`), but for those `spared`, and drops
+   * such armed `once` answers. ApprovalsService holds a project's changes while an `always` answer
+   * of it is being written, and then spares the requests those answers claimed: the write read the
+   * file itself and decided them.
    */
-  policyChanged(project: string, now: number): void {
+  policyChanged(project: string, now: number, spared: ReadonlySet<RequestRecord> = NONE_SPARED): void {
     const state = this.projects.get(project);
     if (state !== undefined) {
-      for (const [, , record] of state.pending.entries()) if (!record.answering && !this.isOnAsk(record)) this.closeForPolicy(record, now);
+      for (const [, , record] of state.pending.entries())
+        if (!spared.has(record) && !this.isOnAsk(record)) this.closeForPolicy(record, now);
     }
-    const isOnAsk = this.options.isOnAsk;
-    if (isOnAsk !== undefined) this.options.onces.retain(project, (requester, tool) => isOnAsk(project, requester, tool));
+    const { projects } = this.options;
+    this.options.onces.retain(project, (requester, tool) => projects.isOnAsk(project, requester, tool));
   }
 
   /** Forgets a project's requests, refusals and `once` answers (the project disappeared); its waiters get the request as it was. */
@@ -356,7 +371,7 @@ export class ApprovalRequests {
   }
 
   private isOnAsk(record: RequestRecord): boolean {
-    return this.options.isOnAsk?.(record.project, record.requester, record.tool) ?? true;
+    return this.options.projects.isOnAsk(record.project, record.requester, record.tool);
   }
 
   /**
@@ -365,12 +380,11 @@ export class ApprovalRequests {
    * one request each would otherwise lock the project's own agents out for the requests' lifetime.
    */
   private displaceFor(state: ProjectRequests, requester: string, now: number): boolean {
-    const isDeclared = this.options.isDeclared;
-    if (isDeclared === undefined) return false;
+    const { projects } = this.options;
     let declared: boolean | undefined;
     for (const record of state.byId.values()) {
-      if (record.status !== 'pending' || record.answering || isDeclared(record.project, record.requester)) continue;
-      declared ??= isDeclared(record.project, requester);
+      if (record.status !== 'pending' || record.claimed || projects.isDeclared(record.project, record.requester)) continue;
+      declared ??= projects.isDeclared(record.project, requester);
       if (!declared) return false;
       record.cause = 'displaced';
       this.closeRequest(record, 'expired', now);
@@ -394,9 +408,9 @@ export class ApprovalRequests {
     for (const [, , record] of state.pending.entries()) this.expireIfDue(record, now);
   }
 
-  /** Expires a pending request past its time (never one whose answer is being made); true when it is no longer pending. */
+  /** Expires a pending request past its time (never a claimed one); true when it is no longer pending. */
   private expireIfDue(record: RequestRecord, now: number): boolean {
-    if (record.status === 'pending' && !record.answering && record.expiresAt <= now) this.closeRequest(record, 'expired', now);
+    if (record.status === 'pending' && !record.claimed && record.expiresAt <= now) this.closeRequest(record, 'expired', now);
     return record.status !== 'pending';
   }
 
@@ -413,12 +427,14 @@ export class ApprovalRequests {
   }
 
   private changed(record: RequestRecord): void {
-    this.options.onChange?.({ project: record.project, id: record.id, status: record.status });
+    this.options.events?.approvalChanged({ project: record.project, id: record.id, status: record.status });
   }
 }
 
+const NONE_SPARED: ReadonlySet<RequestRecord> = new Set();
+
 function closedError(record: RequestRecord): ApiError {
-  const state = record.answering ? 'already being answered' : record.status;
+  const state = record.claimed ? 'already being answered' : record.status;
   const why =
     record.cause === 'policy_changed'
       ? ': its tool is no longer on ask for this requester, so it grants nothing'

@@ -3,17 +3,18 @@
  * requester and tool, bound to the ticket of the request, used by exactly one call. Saved through
  * `persist` so that a restart neither loses one nor lets one allow twice.
  */
+import type { Logger } from 'pino';
 import { MAX_GRANT_TTL_SECONDS } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
 import { isQualifiedToolName } from '../../schemas/servers.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
-import { leftByBoot, type RestartBounds } from './boot-clock.js';
-import { restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
+import { isAgentRequester } from '../../schemas/requester.js';
+import { leftByBoot, restoredExpiry, wallOffsetOf, type RestartBounds, type ServiceClock } from './clock.js';
 import { ApiError } from '../errors.js';
+import type { Projects } from '../projects/projects.js';
 import { parseIssueRef } from './issue-ref.js';
 import { PairMap } from './pair-map.js';
 import type { PersistedOnce } from './state-file.js';
-import { isAgentRequester } from './temporary-grants.js';
 
 /** How long an unused `once` answer stays usable when no other lifetime is given. */
 const DEFAULT_ONCE_TTL_SECONDS = 86_400;
@@ -32,15 +33,15 @@ interface ArmedOnce {
 }
 
 export interface OnceAllowancesOptions {
-  readonly ttlSeconds?: number;
+  readonly ttlSeconds?: number | undefined;
   /** Saves the durable state (it reads {@link OnceAllowances.persisted}); throws when it cannot. */
-  readonly persist?: () => void;
-  /** Told about a failed save that no caller is waiting for. */
-  readonly onPersistFailure?: (error: Error) => void;
+  readonly persist?: (() => void) | undefined;
+  /** Where a failed save that no caller is waiting for is logged. */
+  readonly logger?: Logger | undefined;
   /** Turns the monotonic `now` of every call into wall times for the state file; without it they are the same. */
   readonly clock?: ServiceClock;
   /** The identity of a project's folder now, stamped on every allowance armed for it. */
-  readonly folderOf?: (project: string) => string | undefined;
+  readonly projects?: Pick<Projects, 'folderOf'> | undefined;
 }
 
 export class OnceAllowances {
@@ -68,7 +69,7 @@ export class OnceAllowances {
       issueKey,
       armedAt: now,
       expiresAt: now + this.ttlMs,
-      folder: this.options.folderOf?.(project) ?? '',
+      folder: this.options.projects?.folderOf(project) ?? '',
     });
     try {
       this.options.persist?.();
@@ -93,7 +94,7 @@ export class OnceAllowances {
       this.options.persist?.();
     } catch (error) {
       armed.set(requester, tool, once);
-      this.options.onPersistFailure?.(error as Error);
+      this.failedSave(error);
       return false;
     }
     return true;
@@ -140,14 +141,18 @@ export class OnceAllowances {
     if (armed.size > 0) this.saveAfterDrop();
   }
 
-  /** Saves after allowances were dropped; a failed save is reported, never undone in memory. */
+  /** Saves after allowances were dropped; a failed save is logged, never undone in memory. */
   private saveAfterDrop(): void {
     try {
       this.options.persist?.();
     } catch (error) {
       // Dropped in memory whatever the file says; a restart before the next save would arm it again, which the next policy or folder check drops again.
-      this.options.onPersistFailure?.(error as Error);
+      this.failedSave(error);
     }
+  }
+
+  private failedSave(error: unknown): void {
+    this.options.logger?.error({ err: error }, 'approvals state not saved');
   }
 
   /** The live allowances of every project as the state file keeps them: absolute times, as the wall clock reads them now. */

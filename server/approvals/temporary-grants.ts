@@ -4,20 +4,21 @@
  * `has` sits on the decision path and is a lookup in nested Maps.
  */
 import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
 import { MAX_GRANT_TTL_SECONDS, type Grant } from '../../schemas/approvals.js';
 import { isToolName } from '../../schemas/catalog.js';
 import { isQualifiedToolName } from '../../schemas/servers.js';
 import { IDEA_CATALOG, sortInCatalogOrder, type ProjectCatalog } from '../domain/project-catalog.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
-import { parseRequester } from '../../schemas/requester.js';
-import { leftByBoot, type RestartBounds } from './boot-clock.js';
-import { persistedOffset, restoredExpiry, wallOffsetOf, type ServiceClock } from './clock.js';
+import { isAgentRequester } from '../../schemas/requester.js';
+import { leftByBoot, persistedOffset, restoredExpiry, wallOffsetOf, type RestartBounds, type ServiceClock } from './clock.js';
 import { ApiError } from '../errors.js';
+import type { Projects } from '../projects/projects.js';
 import type { PersistedGrant } from './state-file.js';
+import type { PolicyConditions } from '../../schemas/conditions.js';
 import { checkArguments, type ToolChecks } from '../domain/conditions.js';
 import type { GrantVerdict } from '../domain/decide.js';
 import { NO_GRANT_CONDITIONS, grantConditions, savedGrantConditions, type GrantConditions } from '../domain/grant-conditions.js';
-import type { PolicyConditions } from '../../schemas/conditions.js';
 
 /** Live grants per project; a project past this must revoke or wait for some to expire. */
 export const MAX_GRANTS_PER_PROJECT = 1_000;
@@ -52,25 +53,16 @@ const GRANTED: GrantVerdict = { kind: 'ok' };
 
 export interface TemporaryGrantsOptions {
   /** Saves the durable state (it reads {@link TemporaryGrants.persisted}); throws when it cannot. */
-  readonly persist?: () => void;
-  /** Told about a failed save that no caller is waiting for (a project dropped). */
-  readonly onPersistFailure?: (error: Error) => void;
+  readonly persist?: (() => void) | undefined;
+  /** Where a failed save that no caller is waiting for (a project dropped) is logged. */
+  readonly logger?: Logger | undefined;
   /** Turns the monotonic `now` of every call into wall times; without it they are the same. */
   readonly clock?: ServiceClock;
-  /** The identity of a project's folder now, stamped on every grant made for it. */
-  readonly folderOf?: (project: string) => string | undefined;
   /**
-   * The conditions `tools` have in `requester`'s effective policy now, kept by the grant; throws an
-   * {@link ApiError} when they cannot be known. Default: none.
+   * What a new grant reads of its project now: its folder's identity (stamped on it), the tools it
+   * knows (default: IdeA's catalog), and the conditions its tools have (kept by it; default: none).
    */
-  readonly conditionsOf?: (project: string, requester: string, tools: readonly string[]) => Readonly<PolicyConditions>;
-  /** The tools the project knows now (docs/api.md#other-mcp-servers-tools); default: IdeA's catalog. */
-  readonly catalogOf?: (project: string) => ProjectCatalog;
-}
-
-/** An agent requester: anonymous (`""`, `"mcp"`) and ticket-assistant requesters never get grants. */
-export function isAgentRequester(requester: string): boolean {
-  return parseRequester(requester).kind === 'agent';
+  readonly projects?: Pick<Projects, 'folderOf' | 'catalogOf' | 'conditionsOf'> | undefined;
 }
 
 export class TemporaryGrants {
@@ -86,7 +78,8 @@ export class TemporaryGrants {
     if (!isAgentRequester(requester)) {
       throw new ApiError('invalid_requester', `Only an agent can be granted tools, not ${JSON.stringify(requester)}.`);
     }
-    const granted = checkTools(tools, this.options.catalogOf?.(project) ?? IDEA_CATALOG);
+    const { projects } = this.options;
+    const granted = checkTools(tools, projects?.catalogOf(project) ?? IDEA_CATALOG);
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_GRANT_TTL_SECONDS) {
       throw new ApiError('invalid_ttl', `ttlSeconds must be an integer from 1 to ${MAX_GRANT_TTL_SECONDS}.`);
     }
@@ -103,8 +96,8 @@ export class TemporaryGrants {
       createdAt: now,
       expiresAt: now + ttlSeconds * 1000,
       wallOffset: wallOffsetOf(this.options.clock),
-      folder: this.options.folderOf?.(project) ?? '',
-      conditions: grantConditions(this.options.conditionsOf?.(project, requester, granted) ?? {}),
+      folder: projects?.folderOf(project) ?? '',
+      conditions: grantConditions(this.conditionsOf(project, requester, granted)),
     };
     grants.set(record.id, record);
     this.reindex(project, requester);
@@ -215,12 +208,26 @@ export class TemporaryGrants {
     this.saveAfterDrop();
   }
 
-  /** Saves after grants were dropped; a failed save is reported, never undone in memory (a dropped grant never allows again). */
+  /** The conditions `tools` have for `requester` now, which the grant keeps; the project's invalid policy grants nothing. */
+  private conditionsOf(project: string, requester: string, tools: readonly string[]): PolicyConditions {
+    const { projects } = this.options;
+    if (projects === undefined) return {};
+    const conditions = projects.conditionsOf(project, requester, tools);
+    if (conditions === undefined) {
+      throw new ApiError(
+        'policy_invalid',
+        `The policy file of project ${project} is invalid: a grant keeps the conditions its tools have now, which cannot be read; nothing was granted.`,
+      );
+    }
+    return conditions;
+  }
+
+  /** Saves after grants were dropped; a failed save is logged, never undone in memory (a dropped grant never allows again). */
   private saveAfterDrop(): void {
     try {
       this.options.persist?.();
     } catch (error) {
-      this.options.onPersistFailure?.(error as Error);
+      this.options.logger?.error({ err: error }, 'approvals state not saved');
     }
   }
 

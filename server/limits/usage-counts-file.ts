@@ -2,7 +2,7 @@
  * Keeps the counts of usage limits across restarts (docs/design.md#usage-limits): one file,
  * `<PDP_STATE_DIR>/usage-counts.json`, rewritten whole (temp file, fsync, rename, mode 0600) at most
  * once per flush period when a count changed, and at shutdown. Off the decision path: a decision only
- * marks the counts changed. Timed like grants (server/approvals/boot-clock.ts): each call is saved as
+ * marks the counts changed. Timed like grants (server/approvals/clock.ts): each call is saved as
  * its age when the file was written, with the boot id and the boot clock of that moment; at start,
  * the time that passed since is read on the boot clock within the same boot, else on the wall clock
  * (never less than 0), so neither a wall clock stepped back or forward nor a restart empties a window
@@ -12,8 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { readBootTime, type BootTime } from '../approvals/boot-clock.js';
-import { SYSTEM_CLOCK, type ServiceClock } from '../approvals/clock.js';
+import { SYSTEM_CLOCK, bootTimeOf, type BootTime, type ServiceClock } from '../approvals/clock.js';
 import { MAX_LIMIT_CALLS, MAX_LIMIT_WINDOW_SECONDS } from '../../schemas/limits.js';
 import type { UsageCounts } from './usage-counts.js';
 
@@ -47,8 +46,8 @@ export interface UsageCountsFileOptions {
   readonly stateDir: string;
   readonly counts: UsageCounts;
   readonly logger: Logger;
+  /** Its monotonic and wall times, and its boot reading, judge what a restart restores. */
   readonly clock?: ServiceClock | undefined;
-  readonly bootTime?: (() => BootTime | undefined) | undefined;
   readonly flushMs?: number | undefined;
 }
 
@@ -71,12 +70,10 @@ export class UsageCountsFile {
   private dirty = false;
   private writing: Promise<void> | undefined;
   private readonly clock: ServiceClock;
-  private readonly bootTime: () => BootTime | undefined;
 
   constructor(private readonly options: UsageCountsFileOptions) {
     this.file = path.join(options.stateDir, USAGE_COUNTS_FILE);
     this.clock = options.clock ?? SYSTEM_CLOCK;
-    this.bootTime = options.bootTime ?? readBootTime;
   }
 
   /** Told by the counts that one changed: saved at the next flush. */
@@ -123,7 +120,7 @@ export class UsageCountsFile {
   private snapshot(): SavedCounts {
     const { counts } = this.options;
     const now = this.clock.monotonic();
-    const boot = this.bootTime();
+    const boot = bootTimeOf(this.clock);
     const pairs: SavedPair[] = [];
     for (const project of counts.projectIds()) {
       const saved = counts.countsOf(project);
@@ -168,7 +165,7 @@ export class UsageCountsFile {
   private restore(value: unknown): void {
     if (!isSaved(value)) throw new Error('not a usage counts file of this version');
     const now = this.clock.monotonic();
-    const elapsed = elapsedSinceWrite(value, this.bootTime(), this.clock.wall());
+    const elapsed = elapsedSinceWrite(value, bootTimeOf(this.clock), this.clock.wall());
     for (const pair of value.pairs) {
       if (!isPair(pair)) continue;
       const bytes = Buffer.from(pair.ages, 'base64');

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CLOSED_APPROVALS_PER_PROJECT } from '../../server/approvals/approval-requests.js';
 import { ApiError } from '../../server/errors.js';
-import { open } from '../support/clocked-approvals.js';
+import { EVERY_PROJECT, open } from '../support/clocked-approvals.js';
 import { stringContaining, stringMatching } from '../support/typed.js';
 
 const MINUTE = 60_000;
@@ -171,15 +171,17 @@ describe('ApprovalRequests.answer', () => {
   it('always closes the request only once the durable write is done; meanwhile it is pending, reused and not answerable', async () => {
     let finish: () => void = () => undefined;
     const calls: string[][] = [];
-    const { requests, clock, changes } = open({
+    const { service, requests, clock, changes } = open({
       approvalTtlSeconds: 10,
-      makeAlways: (project, requester, tool) => {
-        calls.push([project, requester, tool]);
-        return new Promise<void>((resolve) => (finish = resolve));
+      always: {
+        allowAlways: (project, requester, tool) => {
+          calls.push([project, requester, tool]);
+          return new Promise<void>((resolve) => (finish = resolve));
+        },
       },
     });
     const id = pendingId(requests.request('demo', 'QA', 'idea_memory_write', undefined, clock.now));
-    const answering = requests.answer('demo', id, 'always', undefined, clock.now);
+    const answering = service.answer('demo', id, 'always', undefined);
     expect(calls).toEqual([['demo', 'QA', 'idea_memory_write']]);
     expect((await rejection(requests.answer('demo', id, 'deny', undefined, clock.now))).code).toBe('approval_closed');
     clock.advance(60_000);
@@ -193,14 +195,44 @@ describe('ApprovalRequests.answer', () => {
 
   it('leaves the request pending when the always write fails, so that it can be answered again', async () => {
     let fail = true;
-    const { requests, clock } = open({
-      makeAlways: () => (fail ? Promise.reject(new Error('policy_invalid')) : Promise.resolve()),
+    const { service, requests, clock } = open({
+      always: { allowAlways: () => (fail ? Promise.reject(new Error('policy_invalid')) : Promise.resolve()) },
     });
     const id = pendingId(requests.request('demo', 'QA', 'idea_memory_write', undefined, clock.now));
-    await expect(requests.answer('demo', id, 'always', undefined, clock.now)).rejects.toThrow('policy_invalid');
+    await expect(service.answer('demo', id, 'always', undefined)).rejects.toThrow('policy_invalid');
     expect(requests.get('demo', id, clock.now)?.status).toBe('pending');
     fail = false;
-    expect((await requests.answer('demo', id, 'always', undefined, clock.now)).approval.status).toBe('approved');
+    expect((await service.answer('demo', id, 'always', undefined)).approval.status).toBe('approved');
+  });
+
+  it('always: a policy change heard during its write reaches the other requests once the write is done, never the one it answers', async () => {
+    let onAsk = true;
+    let finish: () => void = () => undefined;
+    const { service, requests, clock, changes } = open({
+      projects: { ...EVERY_PROJECT, isOnAsk: () => onAsk },
+      always: { allowAlways: () => new Promise<void>((resolve) => (finish = resolve)) },
+    });
+    const answered = pendingId(requests.request('demo', 'QA', 'idea_memory_write', undefined, clock.now));
+    const other = pendingId(requests.request('demo', 'Git', 'idea_memory_write', undefined, clock.now));
+    const elsewhere = pendingId(requests.request('other', 'QA', 'idea_memory_write', undefined, clock.now));
+    const answering = service.answer('demo', answered, 'always', undefined);
+    // The write's own change and an editor's save, heard before the write resolves.
+    onAsk = false;
+    service.projectChanged('demo', 'changed');
+    service.projectChanged('other', 'changed');
+    expect(requests.get('demo', other, clock.now)?.status).toBe('pending');
+    expect(requests.get('other', elsewhere, clock.now)?.status).toBe('expired');
+    finish();
+    expect((await answering).approval).toMatchObject({ id: answered, status: 'approved', answer: 'always' });
+    expect(requests.get('demo', other, clock.now)).toMatchObject({ status: 'expired', details: { cause: 'policy_changed' } });
+    expect(changes.map((change) => [change.id, change.status])).toEqual([
+      [answered, 'pending'],
+      [other, 'pending'],
+      [elsewhere, 'pending'],
+      [elsewhere, 'expired'],
+      [answered, 'approved'],
+      [other, 'expired'],
+    ]);
   });
 
   it('leaves the request pending when the grant of a for answer cannot be made', async () => {

@@ -6,13 +6,13 @@
  * through the approval requests.
  */
 import { describe, expect, it } from 'vitest';
-import type { RestartBounds } from '../../server/approvals/boot-clock.js';
+import type { RestartBounds } from '../../server/approvals/clock.js';
 import { OnceAllowances, type OnceAllowancesOptions } from '../../server/approvals/once-allowances.js';
 import { ApprovalsStateFile, type PersistedOnce } from '../../server/approvals/state-file.js';
 import { ApiError } from '../../server/errors.js';
 import { elapse } from '../support/wait.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { TestClock } from '../support/clocked-approvals.js';
+import { failureLogger, TestClock } from '../support/clocked-approvals.js';
 
 const TOOL = 'idea_ticket_update';
 const MINUTE = 60_000;
@@ -130,7 +130,7 @@ describe('OnceAllowances: saved before it counts', () => {
       persist: () => {
         if (failing) throw new Error('EIO');
       },
-      onPersistFailure: (error) => failures.push(error),
+      logger: failureLogger(failures),
     });
     onces.arm('demo', 'a1', 'QA', TOOL, undefined, clock.now);
     failing = true;
@@ -214,7 +214,7 @@ describe('OnceAllowances: bounds and drops', () => {
       ['demo', 'dev:1'],
       ['other', 'dev:2'],
     ]);
-    const { onces, clock } = allowances({ folderOf: (project) => folders.get(project) });
+    const { onces, clock } = allowances({ projects: { folderOf: (project) => folders.get(project) } });
     onces.arm('demo', 'a1', 'QA', TOOL, undefined, clock.now);
     onces.arm('other', 'a2', 'QA', TOOL, undefined, clock.now);
     onces.arm('gone', 'a3', 'QA', TOOL, undefined, clock.now);
@@ -243,7 +243,7 @@ describe('OnceAllowances: bounds and drops', () => {
         saves++;
         if (failing) throw new Error('read-only');
       },
-      onPersistFailure: (error) => failures.push(error),
+      logger: failureLogger(failures),
     });
     onces.arm('demo', 'a1', 'QA', TOOL, undefined, clock.now);
     onces.arm('other', 'a2', 'QA', TOOL, undefined, clock.now);

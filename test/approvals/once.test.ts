@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../schemas/catalog.js';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import { tempFolder } from '../support/temp-folder.js';
-import { open, TestClock } from '../support/clocked-approvals.js';
+import { failureLogger, open, TestClock } from '../support/clocked-approvals.js';
 import { elapse } from '../support/wait.js';
 
 const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);
@@ -101,7 +101,7 @@ describe('once answers', () => {
   it('refuses the call when its consumption cannot be saved, and keeps the answer for the next call', async () => {
     const folder = await tempFolder();
     const failures: Error[] = [];
-    const harness = open({ stateDirectory: folder, onPersistFailure: (error) => failures.push(error) });
+    const harness = open({ stateDirectory: folder, logger: failureLogger(failures) });
     await approveOnce(harness, 'QA', 'idea_memory_write');
     const moved = `${folder}-moved`;
     await rename(folder, moved);

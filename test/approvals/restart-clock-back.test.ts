@@ -8,15 +8,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { leftByBoot, type BootTime } from '../../server/approvals/boot-clock.js';
-import type { ServiceClock } from '../../server/approvals/clock.js';
-import { openApprovals } from '../../server/approvals/open-approvals.js';
+import { leftByBoot, type BootTime, type ServiceClock } from '../../server/approvals/clock.js';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import type { Decision } from '../../schemas/index.js';
 import { writeProject } from '../support/files.js';
 import { START_DEADLINE_MS, startService, type ServiceProcess } from '../support/service-process.js';
 import { tempFolder } from '../support/temp-folder.js';
 import { READ_TOOLS } from '../support/tools.js';
+import { open as openApprovals } from '../support/clocked-approvals.js';
 import { askDoc } from '../support/approvals-app.js';
 
 const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find(
@@ -112,9 +111,8 @@ describe('a once answer kept across a restart with the wall clock set back', () 
     let wall = Date.parse('2026-06-01T12:00:00Z');
     let monotonic = 1_000;
     let boot: BootTime = { id: 'boot-a', uptimeMs: 500_000 };
-    const clock: ServiceClock = { wall: () => wall, monotonic: () => monotonic };
-    const open = () =>
-      openApprovals({ stateDirectory, clock, bootTime: () => boot, onceTtlSeconds: 2, makeAlways: () => Promise.resolve() });
+    const clock: ServiceClock = { wall: () => wall, monotonic: () => monotonic, boot: () => boot };
+    const open = () => openApprovals({ stateDirectory, clock, onceTtlSeconds: 2 });
     const pass = (ms: number, wallStep = 0): void => {
       wall += ms + wallStep;
       monotonic += ms;

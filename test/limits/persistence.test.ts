@@ -8,8 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { BootTime } from '../../server/approvals/boot-clock.js';
-import type { ServiceClock } from '../../server/approvals/clock.js';
+import type { BootTime, ServiceClock } from '../../server/approvals/clock.js';
 import type { ToolLimit } from '../../server/domain/limits.js';
 import { UsageCounts } from '../../server/limits/usage-counts.js';
 import { UsageCountsFile, elapsedSinceWrite } from '../../server/limits/usage-counts-file.js';
@@ -80,23 +79,23 @@ describe('a restart of the service with the wall clock stepped', () => {
 /** A clock and a boot the test moves by hand. */
 function clocks() {
   const state = { wall: Date.parse('2026-06-01T12:00:00Z'), monotonic: 1_000, boot: { id: 'boot-a', uptimeMs: 500_000 } as BootTime };
-  const clock: ServiceClock = { wall: () => state.wall, monotonic: () => state.monotonic };
+  const clock: ServiceClock = { wall: () => state.wall, monotonic: () => state.monotonic, boot: () => state.boot };
   const pass = (ms: number, wallStep = 0): void => {
     state.wall += ms + wallStep;
     state.monotonic += ms;
     state.boot = { ...state.boot, uptimeMs: state.boot.uptimeMs + ms };
   };
-  return { state, clock, pass, bootTime: () => state.boot };
+  return { state, clock, pass };
 }
 
 describe('the usage counts file', () => {
   it('restores what is left of each window, judged on the boot clock within a boot and never less than 0 after a reboot', async () => {
     const stateDir = await tempFolder();
-    const { state, clock, pass, bootTime } = clocks();
+    const { state, clock, pass } = clocks();
     const logger = pino({ enabled: false });
     const open = () => {
       const counts = new UsageCounts({ clock, projects: { folderOf: () => 'folder-1' } });
-      return { counts, file: new UsageCountsFile({ stateDir, counts, logger, clock, bootTime }) };
+      return { counts, file: new UsageCountsFile({ stateDir, counts, logger, clock }) };
     };
     const first = open();
     await first.file.start();

@@ -17,7 +17,18 @@ import type { ApprovalsService } from '../../approvals/approvals-service.js';
 import type { Auth } from '../auth.js';
 import { emptyBodyIsNoBody, errors, type TypedApp } from './common.js';
 
-export async function approvalsRoutes(app: TypedApp, { approvals, auth }: { approvals: ApprovalsService; auth: Auth }): Promise<void> {
+interface ApprovalsRoutesOptions {
+  readonly approvals: ApprovalsService;
+  readonly auth: Auth;
+}
+
+export async function approvalsRoutes(app: TypedApp, options: ApprovalsRoutesOptions): Promise<void> {
+  requestRoutes(app, options);
+  grantRoutes(app, options.approvals);
+}
+
+/** The approval requests of a project: the list, one request (a long-poll), the answer. */
+function requestRoutes(app: TypedApp, { approvals, auth }: ApprovalsRoutesOptions): void {
   app.get(
     '/projects/:project/approvals',
     {
@@ -79,7 +90,10 @@ export async function approvalsRoutes(app: TypedApp, { approvals, auth }: { appr
       return approvals.answer(request.params.project, request.params.id, answer, ttlSeconds, { by, via });
     },
   );
+}
 
+/** The temporary grants of a project: the list, a new grant, a revocation. */
+function grantRoutes(app: TypedApp, approvals: ApprovalsService): void {
   app.get(
     '/projects/:project/grants',
     {
