@@ -146,7 +146,8 @@ export class OnceAllowances {
     try {
       this.options.persist?.();
     } catch (error) {
-      // Dropped in memory whatever the file says; a restart before the next save would arm it again, which the next policy or folder check drops again.
+      // Dropped in memory whatever the file says; a restart before the next save would arm it
+      // again, which the next policy or folder check drops again.
       this.failedSave(error);
     }
   }

@@ -122,7 +122,10 @@ export class PermissionsApi {
     return this.versioned('PUT', this.permissionsPath(project), { revision, body: document });
   }
 
-  /** What a proposed document would change (docs/api.md#policy-as-code-idea-pdp-and-previews): nothing is written, the read token is enough. */
+  /**
+   * What a proposed document would change (docs/api.md#policy-as-code-idea-pdp-and-previews):
+   * nothing is written, the read token is enough.
+   */
   preview(project: string, document: PolicyDocument): Promise<PreviewResponse> {
     return this.json<PreviewResponse>('POST', `${this.permissionsPath(project)}/preview`, { body: { document } });
   }

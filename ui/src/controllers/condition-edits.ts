@@ -54,7 +54,10 @@ export class ConditionEdits {
     });
   }
 
-  /** The first thing to fill in: the first condition's values (its argument for `absent`), else « Ajouter une condition » (the limit's fields without arguments). */
+  /**
+   * The first thing to fill in: the first condition's values (its argument for `absent`), else «
+   * Ajouter une condition » (the limit's fields without arguments).
+   */
   private focusInside(state: PanelState, tool: string): void {
     const ids = conditionIds(tool);
     const first = this.rows(tool)[0];

@@ -64,7 +64,10 @@ export class Editing {
     });
   }
 
-  /** "Tout autoriser / Tout retirer dans ce groupe", and "Tout demander" from "Autres actions". New write grants on the default wait for confirmation. */
+  /**
+   * "Tout autoriser / Tout retirer dans ce groupe", and "Tout demander" from "Autres actions". New
+   * write grants on the default wait for confirmation.
+   */
   setGroup(groupId: string, wanted: ToolState): void {
     const group = this.group(groupId);
     if (group === undefined || !editable(this.state)) return;

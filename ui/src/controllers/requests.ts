@@ -1,5 +1,6 @@
 /**
- * The approvals' logic behind the header's "Demandes" button (docs/api.md#approvals-and-temporary-grants): the pending approval requests and the temporary
+ * The approvals' logic behind the header's "Demandes" button
+ * (docs/api.md#approvals-and-temporary-grants): the pending approval requests and the temporary
  * grants of the open project, kept current from the live `approval` events, and the user's answers
  * (admin token only: an agent must never approve itself).
  */

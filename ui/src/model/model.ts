@@ -19,7 +19,10 @@ export type TargetKey = { kind: 'default' } | { kind: 'agent'; agentId: string }
 export type RowState =
   'Autorisé' | 'Refusé' | 'Hérité' | 'Ajouté' | 'Retiré' | 'Sur demande' | 'Sur demande (hérité)' | 'Autorisé (temporaire)';
 
-/** What a policy says of one tool: allowed, asked (runs with the user's approval, docs/api.md#approvals-and-temporary-grants), or denied. */
+/**
+ * What a policy says of one tool: allowed, asked (runs with the user's approval,
+ * docs/api.md#approvals-and-temporary-grants), or denied.
+ */
 export type ToolState = 'allow' | 'ask' | 'deny';
 
 export function toolState(name: string, allowed: ReadonlySet<string>, ask: ReadonlySet<string>): ToolState {
