@@ -8,7 +8,7 @@ import { compareIds } from '../../schemas/ids.js';
 import { sortByCatalogOrder, type PreviewAgent, type PreviewReplay, type ReplayChange, type ReplayOutcome } from '../../schemas/index.js';
 import type { Allowlist, CompiledPolicy, ValidPolicy } from './compile.js';
 import { decide, resolveEffective, type ApprovalsPort, type EphemeralLookup } from './decide.js';
-import { UsageCounts } from '../limits/usage-counts.js';
+import { WindowCounts } from './call-times.js';
 import { outcomeOf } from './policy-tests.js';
 
 /** The `agentId` of the project default in a preview's `agents`. */
@@ -111,8 +111,7 @@ export function replay(input: ReplayInput): PreviewReplay {
   const groups = new Map<string, Group>();
   // Limited calls are decided one by one in time order, each policy counting its own (docs/api.md#usage-limits).
   const replayed = { at: 0 };
-  const clock = { monotonic: () => replayed.at, wall: () => replayed.at };
-  const usage = [new UsageCounts({ clock }), new UsageCounts({ clock })] as const;
+  const usage = [new WindowCounts(() => replayed.at), new WindowCounts(() => replayed.at)] as const;
   const limited = new Map<string, boolean>();
   for (const decision of decisions) {
     const { requester, tool, kept } = decision;
