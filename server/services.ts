@@ -176,7 +176,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     },
     recentOf: (project) => decisions.replayable(project),
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
-    granted: (project, requester, tool, args) => approvals.port.granted(project, requester, tool, args),
+    grants: approvals.port,
   });
 
   // In the order project-changes.ts gives: the `/events` stream last, so that it never announces a

@@ -5,7 +5,7 @@
  */
 import type { PreviewResponse } from '../../schemas/index.js';
 import { compileDocument, type CompiledPolicy } from '../domain/compile.js';
-import { lookingApprovals, type ApprovalsPort, type EphemeralLookup } from '../domain/decide.js';
+import type { ApprovalsPort, EphemeralLookup } from '../domain/decide.js';
 import { agentChanges, replay } from '../domain/preview.js';
 import type { ProjectCatalog } from '../domain/project-catalog.js';
 import { unknownProject } from '../errors.js';
@@ -19,7 +19,7 @@ export interface PreviewServiceOptions {
   readonly recentOf: (project: string) => readonly ReplayableDecision[];
   readonly ephemeral: EphemeralLookup;
   /** The live temporary grants: a call a grant allows now is allowed under either document. */
-  readonly granted: ApprovalsPort['granted'];
+  readonly grants: Pick<ApprovalsPort, 'granted'>;
 }
 
 const NO_REPLAY: PreviewResponse['replay'] = {
@@ -53,7 +53,7 @@ export class PreviewService {
         before,
         after,
         ephemeral: this.options.ephemeral,
-        approvals: lookingApprovals(this.options.granted),
+        grants: this.options.grants,
       }),
     };
   }

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG, type DecideQuery, type Decision, type PolicyDocument } from '../../schemas/index.js';
 import { DecisionService } from '../../server/decisions/decision-service.js';
 import { builtinPolicy, compileDocument, invalidPolicy, makeAllowlist, type CompiledPolicy } from '../../server/domain/compile.js';
-import { decide, NO_EPHEMERAL, type ApprovalsPort, type EphemeralGrant } from '../../server/domain/decide.js';
+import { NO_EPHEMERAL, type ApprovalsPort, type EphemeralGrant } from '../../server/domain/decide.js';
+import { decide } from '../support/decide.js';
 import { unknownProject } from '../../server/errors.js';
 import { defined } from '../support/typed.js';
 
