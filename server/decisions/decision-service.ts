@@ -8,11 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DecideQuery, Decision, RecentDecision } from '../../schemas/index.js';
-import type { CompiledPolicy } from '../domain/compile.js';
 import { decide, type ApprovalsPort, type EphemeralLookup } from '../domain/decide.js';
 import type { LimitsPort } from '../domain/limits.js';
 import { unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
+import type { Projects } from '../projects/projects.js';
 import { applyEffects } from './apply-effects.js';
 import type { AuditFile } from './audit-file.js';
 import { DecisionMemo } from './decision-memo.js';
@@ -20,8 +20,8 @@ import { decisionSinks, type DecisionContext, type DecisionSink } from './decisi
 import { RecentDecisions, decisionIdOf, type ReplayableDecision } from './recent-decisions.js';
 
 export interface DecisionServiceOptions {
-  /** The compiled policy of a project, or undefined when the service does not serve it. */
-  readonly policyOf: (project: string) => CompiledPolicy | undefined;
+  /** The served projects: the compiled policy a call is decided under. */
+  readonly projects: Pick<Projects, 'policyOf'>;
   /** The live ephemeral grant of a ticket assistant, if any. */
   readonly ephemeral: EphemeralLookup;
   /** Temporary grants and approval requests (docs/api.md#approvals-and-temporary-grants); without them a tool on ask is denied. */
@@ -48,7 +48,7 @@ export class DecisionService {
   /** Decides one call; throws only when applying an effect fails (apply-effects.ts): `/decide` then answers 500, a denial to every guard. */
   decide(query: DecideQuery): Decision {
     const started = performance.now();
-    const policy = this.options.policyOf(query.project);
+    const policy = this.options.projects.policyOf(query.project);
     // Memoized when nothing but the policy decides it (decision-memo.ts); else decided, and its effects applied.
     let body = policy === undefined ? undefined : this.memo.get(policy, query.project, query.requester, query.tool);
     if (body === undefined) {
@@ -81,13 +81,13 @@ export class DecisionService {
 
   /** The recent decisions of a project, newest first. */
   recentDecisions(project: string, allow: boolean | undefined, limit: number): RecentDecision[] {
-    if (this.options.policyOf(project) === undefined) throw unknownProject(project);
+    if (this.options.projects.policyOf(project) === undefined) throw unknownProject(project);
     return this.recent.query(project, allow, limit);
   }
 
   /** The recent decisions of a project, oldest first, as a preview replays them. */
   replayable(project: string): ReplayableDecision[] {
-    if (this.options.policyOf(project) === undefined) throw unknownProject(project);
+    if (this.options.projects.policyOf(project) === undefined) throw unknownProject(project);
     return this.recent.replayable(project);
   }
 

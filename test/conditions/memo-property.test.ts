@@ -159,7 +159,7 @@ describe('the decision memo', () => {
           const clock = { monotonic: () => 1_000, wall: () => 1_000 };
           const freshCounts = new UsageCounts({ clock });
           const service = new DecisionService({
-            policyOf: () => policy,
+            projects: { policyOf: () => policy },
             ephemeral: EPHEMERAL,
             approvals: memoized,
             limits: new UsageCounts({ clock }),
