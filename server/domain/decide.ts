@@ -7,18 +7,31 @@
  * tool (`Verdict.reusable`): only the rule that produced it knows whether it read the arguments, a
  * grant, an approval or an ephemeral policy.
  */
-import {
-  MAX_OPEN_APPROVALS_PER_REQUESTER,
-  type Decision,
-  type DecisionApproval,
-  type DecisionReason,
-  type PolicySource,
-} from '../../schemas/index.js';
 import { READ_ONLY_ALLOWLIST, makeAllowlist, type Allowlist, type CompiledPolicy } from './compile.js';
 import { IDEA_CATALOG, type KnownTool, type ProjectCatalog } from './project-catalog.js';
-import { ISSUE_REF, checkArguments, type ArgumentCheck, type ArgumentsVerdict } from './conditions.js';
-import { describeRequester, parseRequester, type ParsedRequester } from '../../schemas/requester.js';
-import { rateLimitedMessage, type LimitsPort, type ToolLimit } from './limits.js';
+import { ISSUE_REF, checkArguments, type ArgumentsVerdict } from './conditions.js';
+import { parseRequester, type ParsedRequester } from '../../schemas/requester.js';
+import type { PolicySource } from '../../schemas/index.js';
+import type { LimitsPort, ToolLimit } from './limits.js';
+import {
+  allowedByGrant,
+  allowedByPolicy,
+  approvedOnce,
+  deniedOutright,
+  invalidArguments,
+  notApproved,
+  notListed,
+  rateLimited,
+  refusedByCondition,
+  unknownTool,
+  type AskOutcome,
+  type DecisionBody,
+  type DecisionInput,
+  type Denial,
+  type Subject,
+} from './decision-answers.js';
+
+export type { AskOutcome, DecisionBody, DecisionInput, Subject } from './decision-answers.js';
 
 /** An ephemeral ticket-assistant grant, as the decision needs it. */
 export interface EphemeralGrant {
@@ -46,28 +59,11 @@ export function ephemeralGrant(
   return { allowlist: makeAllowlist('ephemeral', tools, [], conditions, catalog), boundIssue, tools, catalog };
 }
 
-export interface DecisionInput {
-  readonly project: string;
-  readonly requester: string;
-  readonly tool: string;
-  readonly arguments?: Readonly<Record<string, unknown>> | undefined;
-}
-
 /** The ephemeral grant registered for exactly this requester in this project, if any. */
 export type EphemeralLookup = (project: string, requesterId: string) => EphemeralGrant | undefined;
 
 /** Nothing registered: every ticket assistant is read-only. */
 export const NO_EPHEMERAL: EphemeralLookup = () => undefined;
-
-/** A decision without its id (the caller stamps it). */
-export type DecisionBody = Omit<Decision, 'decisionId'>;
-
-/** What asking the user for a call gave (docs/api.md#approvals-and-temporary-grants); `preview`: nobody was asked (a test, a replay). */
-export type AskOutcome =
-  | { readonly kind: 'pending'; readonly approval: DecisionApproval }
-  | { readonly kind: 'denied' }
-  | { readonly kind: 'queue_full'; readonly limit: 'project' | 'requester' }
-  | { readonly kind: 'preview' };
 
 /**
  * What the temporary grants say of a call: `ok` when one allows it, `none` when none covers the tool,
@@ -95,7 +91,7 @@ export interface EffectiveResolution {
   readonly allowlist: Allowlist | null;
   readonly boundIssue: string | null;
   /** Set when the requester cannot act in this project at all. */
-  readonly denial: 'unknown_project' | 'invalid_requester' | 'policy_invalid' | 'requester_project_mismatch' | null;
+  readonly denial: Denial | null;
 }
 
 /** Resolves who the requester is and which allowlist applies: override > default > read-only. */
@@ -144,34 +140,6 @@ export function resolveEffective(
 export function isOnAsk(policy: CompiledPolicy | undefined, agentId: string, tool: string): boolean {
   if (policy?.status !== 'ok') return false;
   return (policy.overrides.get(agentId) ?? policy.projectDefault).ask.has(tool);
-}
-
-/** The parts of a decision shared by every outcome of one call. */
-export interface Subject {
-  readonly input: DecisionInput;
-  readonly requester: ParsedRequester;
-  readonly tool: KnownTool | undefined;
-  readonly revision: string;
-}
-
-function answer(subject: Subject, allow: boolean, reason: DecisionReason, source: PolicySource, message: string): DecisionBody {
-  const { input, requester, tool } = subject;
-  return {
-    allow,
-    reason,
-    message,
-    source,
-    requester: { id: requester.id, kind: requester.kind },
-    // Known tools answer with the catalog's own name string, shared by every decision that keeps it.
-    tool: tool ? { name: tool.name, access: tool.access } : { name: input.tool, access: 'unknown' },
-    project: input.project,
-    revision: subject.revision,
-  };
-}
-
-/** "Tool X is denied for agent Y in project Z": the start of every denial message (built only on denial). */
-function deniedFor({ input, requester }: Subject): string {
-  return `Tool ${input.tool} is denied for ${describeRequester(requester)} in project ${input.project}`;
 }
 
 /** One requester's calls of one tool in a project: what a `once` answer, a request and a limit's count are kept under. */
@@ -278,120 +246,10 @@ export function decide(
       const approved = decideByApproval(subject, tool, allowlist, grants, limited);
       if (approved !== undefined) return approved;
     }
-    const notListed = answer(
-      subject,
-      false,
-      'not_in_allowlist',
-      source,
-      `${deniedFor(subject)} (policy: ${source}). Grant it in Permissions > Tools MCP IdeA.`,
-    );
     // With approvals, a temporary grant was looked for: one may appear for the next call.
-    return verdict(notListed, !readsCall && !asksApprovals, limited);
+    return verdict(notListed(subject, source), !readsCall && !asksApprovals, limited);
   }
-  const allowed = answer(
-    subject,
-    true,
-    'allowed',
-    source,
-    `Tool ${input.tool} is allowed for ${describeRequester(resolution.requester)} in project ${input.project} (policy: ${source}).`,
-  );
-  return verdict(allowed, !readsCall, limited);
-}
-
-/** The denials that depend on the requester string and the policy's state alone. */
-function deniedOutright(
-  subject: Subject,
-  denial: NonNullable<EffectiveResolution['denial']>,
-  policy: CompiledPolicy | undefined,
-): DecisionBody {
-  switch (denial) {
-    case 'unknown_project':
-      return answer(subject, false, 'unknown_project', 'none', `${deniedFor(subject)}: unknown project.`);
-    case 'invalid_requester':
-      return answer(
-        subject,
-        false,
-        'invalid_requester',
-        'none',
-        `${deniedFor(subject)}: a requester is "" or "mcp", ticket-assistant:<project>:<issue> or an agent id (no ':', '/', '\\', control character or leading space).`,
-      );
-    case 'policy_invalid': {
-      const detail = policy?.status === 'invalid' ? ` (${policy.error.message})` : '';
-      return answer(
-        subject,
-        false,
-        'policy_invalid',
-        'none',
-        `${deniedFor(subject)}: the ${policy?.status === 'invalid' && policy.error.file.endsWith('mcp-servers.json') ? 'servers file' : 'policy file'} ${policy?.status === 'invalid' ? policy.error.file : '.ideai/mcp-tool-permissions.json'} is invalid${detail}; every call is denied until it is fixed.`,
-      );
-    }
-    case 'requester_project_mismatch':
-      return answer(
-        subject,
-        false,
-        'requester_project_mismatch',
-        'none',
-        `${deniedFor(subject)}: this ticket assistant belongs to project ${subject.requester.project ?? ''}.`,
-      );
-  }
-}
-
-/** A tool in neither the IdeA catalog nor the project's servers file. */
-function unknownTool(subject: Subject): DecisionBody {
-  const { tool } = subject.input;
-  return answer(
-    subject,
-    false,
-    'unknown_tool',
-    'none',
-    `${deniedFor(subject)}: unknown tool (${tool.includes('/') ? "not declared in the project's .ideai/mcp-servers.json" : 'not in the IdeA MCP tool catalog'}).`,
-  );
-}
-
-/** A call beyond its usage limit (docs/api.md#usage-limits): names the tool, the agent and the limit, and when to retry. */
-function rateLimited(subject: Subject, source: PolicySource, limit: ToolLimit, retryAfterSeconds: number): DecisionBody {
-  const refused = answer(subject, false, 'rate_limited', source, rateLimitedMessage(deniedFor(subject), source, limit, retryAfterSeconds));
-  refused.retryAfterSeconds = retryAfterSeconds;
-  return refused;
-}
-
-/** An `issueRef` that is neither a string nor a number, where one is read (docs/api.md#ephemeral-ticket-assistant-policies). */
-function invalidArguments(subject: Subject, source: PolicySource): DecisionBody {
-  return answer(
-    subject,
-    false,
-    'invalid_arguments',
-    source,
-    `${deniedFor(subject)} (policy: ${source}): its argument issueRef must be a ticket as a string or a number (e.g. "#82" or 82).`,
-  );
-}
-
-/** A call outside a condition: the message says what is allowed, never what was sent. */
-function refusedByCondition(subject: Subject, source: PolicySource, check: ArgumentCheck, boundIssue: string | null): DecisionBody {
-  if (source === 'ephemeral' && boundIssue !== null) {
-    // The ticket binding of docs/api.md#ephemeral-ticket-assistant-policies keeps its own reason.
-    return answer(
-      subject,
-      false,
-      'issue_out_of_bounds',
-      source,
-      `${deniedFor(subject)} (policy: ${source}): it is bound to ticket #${boundIssue} and the call names another ticket or none.`,
-    );
-  }
-  const refused = answer(
-    subject,
-    false,
-    'argument_not_allowed',
-    source,
-    `${deniedFor(subject)} (policy: ${source}): argument ${check.argument} ${check.allowed}.`,
-  );
-  refused.argument = check.argument;
-  return refused;
-}
-
-/** "Tool X is allowed for agent Y in project Z": the start of an allowance by a grant or a `once` answer. */
-function allowedFor({ input, requester }: Subject): string {
-  return `Tool ${input.tool} is allowed for ${describeRequester(requester)} in project ${input.project}`;
+  return verdict(allowedByPolicy(subject, source), !readsCall, limited);
 }
 
 /**
@@ -407,8 +265,7 @@ function decideByApproval(
 ): Decided | undefined {
   const { input, requester } = subject;
   const grant = grants.granted(input.project, requester.id, tool.name, input.arguments);
-  if (grant.kind === 'ok')
-    return verdict(answer(subject, true, 'allowed', 'grant', `${allowedFor(subject)} (temporary grant).`), false, limited);
+  if (grant.kind === 'ok') return verdict(allowedByGrant(subject), false, limited);
   // Outside what a grant kept: a tool still on ask is asked for (the policy may allow more now), any other is refused for it.
   if (!allowlist.ask.has(tool.name)) {
     if (grant.kind === 'refused') return verdict(refusedByCondition(subject, 'grant', grant.check, null), false);
@@ -426,62 +283,8 @@ function decideByApproval(
 
 /** The verdict of a call the approvals step decided, from what applying {@link NeedsApproval.ask} gave. */
 export function answerAsk(needs: NeedsApproval, asked: AskAnswer): Verdict {
-  const { subject, source } = needs;
-  const { input, requester } = subject;
-  switch (asked.kind) {
-    case 'once':
-      return verdict(
-        answer(subject, true, 'allowed', 'approval', `${allowedFor(subject)} (approved once by the user).`),
-        false,
-        needs.limited,
-      );
-    case 'pending': {
-      const required = answer(
-        subject,
-        false,
-        'approval_required',
-        source,
-        `${deniedFor(subject)} until the user approves it (policy: ${source}): approval was requested in Permissions > Tools MCP IdeA (request ${asked.approval.id}, open until ${asked.approval.expiresAt}); the call may be retried once it is granted.`,
-      );
-      required.approval = asked.approval;
-      return verdict(required, false);
-    }
-    case 'preview':
-      return verdict(
-        answer(
-          subject,
-          false,
-          'approval_required',
-          source,
-          `${deniedFor(subject)} until the user approves it (policy: ${source}): the call would ask for approval in Permissions > Tools MCP IdeA (a preview: no request was opened).`,
-        ),
-        false,
-      );
-    case 'queue_full':
-      return verdict(
-        answer(
-          subject,
-          false,
-          'approval_required',
-          source,
-          asked.limit === 'requester'
-            ? `${deniedFor(subject)} until the user approves it (policy: ${source}), but ${describeRequester(requester)} already has ${MAX_OPEN_APPROVALS_PER_REQUESTER} open approval requests in project ${input.project}: no request was opened. Answer or let expire its pending requests in Permissions > Tools MCP IdeA, then retry.`
-            : `${deniedFor(subject)} until the user approves it (policy: ${source}), but the approval queue of project ${input.project} is full: no request was opened. Answer or let expire the pending requests in Permissions > Tools MCP IdeA, then retry.`,
-        ),
-        false,
-      );
-    case 'denied':
-      return verdict(
-        answer(
-          subject,
-          false,
-          'approval_denied',
-          source,
-          `${deniedFor(subject)} (policy: ${source}): the user refused to approve it in Permissions > Tools MCP IdeA; do not retry it for now.`,
-        ),
-        false,
-      );
-  }
+  if (asked.kind === 'once') return verdict(approvedOnce(needs.subject), false, needs.limited);
+  return verdict(notApproved(needs.subject, needs.source, asked), false);
 }
 
 /** No temporary grant: what a decision that only looks sees when it is given none. */
