@@ -5,7 +5,7 @@
  * that file gives. The app (http/service-plugin.ts) starts them once it is ready and closes them
  * with itself.
  */
-import { IDEA_CATALOG, INVALID_SERVERS_CATALOG } from './domain/project-catalog.js';
+import { IDEA_CATALOG } from './domain/project-catalog.js';
 import { DiscoveredTools } from './servers/discovered-tools.js';
 import type { Logger } from 'pino';
 import { ApprovalsService } from './approvals/approvals-service.js';
@@ -120,7 +120,7 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     approverProjects: options.approverProjects,
   });
   const decisions = new DecisionService({
-    policyOf: (project) => registry.get(project)?.state.policy,
+    projects: registry,
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
     approvals: approvals.port,
     limits: usage,
@@ -133,15 +133,11 @@ export function buildServices(options: ServicesOptions, logger: Logger): Service
     options.stateDir === undefined ? undefined : new RecentDecisionsFile({ stateDir: options.stateDir, recent: decisions.recent, logger });
   const discovered = new DiscoveredTools();
   const preview = new PreviewService({
-    policyOf: (project) => registry.get(project)?.state.policy,
-    catalogOf: (project) => {
-      const servers = registry.get(project)?.state.servers;
-      if (servers?.status !== 'ok') return servers === undefined ? IDEA_CATALOG : INVALID_SERVERS_CATALOG;
-      return discovered.catalogWithArguments(project, servers.catalog);
-    },
+    projects: registry,
+    discovered,
     recentOf: (project) => decisions.replayable(project),
     ephemeral: (project, requester) => ephemeral.grant(project, requester),
-    granted: (project, requester, tool, args) => approvals.port.granted(project, requester, tool, args),
+    grants: approvals.port,
   });
 
   // In the order project-changes.ts gives: the `/events` stream last, so that it never announces a

@@ -7,7 +7,7 @@ import type { AgentsFileState } from '../domain/agents-file.js';
 import type { CompiledPolicy } from '../domain/compile.js';
 import { unknownTool } from '../domain/policy-check.js';
 import type { ProjectCatalog } from '../domain/project-catalog.js';
-import { NO_EPHEMERAL, decide, lookingApprovals, resolveEffective } from '../domain/decide.js';
+import { NO_EPHEMERAL, NO_GRANTS, decide, lookingVerdict, resolveEffective } from '../domain/decide.js';
 import { outcomeOf } from '../domain/policy-tests.js';
 import { didYouMean } from '../domain/suggest.js';
 import { projectFolders, projectIdOf, type Output } from './commands.js';
@@ -82,7 +82,7 @@ export async function decideCommand(dirs: readonly string[], options: DecideOpti
   const read = await readProject(dir, false);
   for (const warning of callWarnings(query.requester, query.tool, read.ownPolicy, read.agents, read.catalog))
     output.err(`idea-pdp: warning ${warning}\n`);
-  const body = decide(query, read.policy, NO_EPHEMERAL, lookingApprovals());
+  const { body } = lookingVerdict(decide(query, read.policy, NO_EPHEMERAL, NO_GRANTS));
   // Offline there are no counts: a limited tool is decided as if its window were empty (docs/api.md#usage-limits).
   const limit = resolveEffective(query.project, query.requester, read.policy, NO_EPHEMERAL).allowlist?.limits.get(query.tool);
   if (limit !== undefined) {

@@ -1,24 +1,27 @@
 /**
- * Decides tool calls over the projects' in-memory policies (docs/api.md#resolving-a-decision) and keeps what every
- * decision leaves behind: its id, the recent-decisions ring, the denial log line, the audit line
- * and the metrics. Synchronous: a decision never waits for a write, a reload or the disk.
+ * Decides tool calls over the projects' in-memory policies (docs/api.md#resolving-a-decision): the
+ * pure decision (domain/decide.ts), the effects it asks for applied (apply-effects.ts), its id, then
+ * what it leaves behind told to the decision sinks (decision-sinks.ts: the recent-decisions ring,
+ * the log line, the audit line, the metrics). Synchronous: a decision never waits for a write, a
+ * reload or the disk.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DecideQuery, Decision, RecentDecision } from '../../schemas/index.js';
-import type { CompiledPolicy } from '../domain/compile.js';
-import { decide, decideCall, issueRefOf, type ApprovalsPort, type DecisionBody, type EphemeralLookup } from '../domain/decide.js';
+import { decide, type ApprovalsPort, type EphemeralLookup } from '../domain/decide.js';
 import type { LimitsPort } from '../domain/limits.js';
 import { unknownProject } from '../errors.js';
 import type { PdpMetrics } from '../ops/metrics.js';
-import { auditRecordOf, type AuditFile } from './audit-file.js';
+import type { Projects } from '../projects/projects.js';
+import { applyEffects } from './apply-effects.js';
+import type { AuditFile } from './audit-file.js';
 import { DecisionMemo } from './decision-memo.js';
-import { callDetailsOf } from './call-details.js';
-import { RecentDecisions, decisionIdOf, type RecordedDecision, type ReplayableDecision } from './recent-decisions.js';
+import { decisionSinks, type DecisionContext, type DecisionSink } from './decision-sinks.js';
+import { RecentDecisions, decisionIdOf, type ReplayableDecision } from './recent-decisions.js';
 
 export interface DecisionServiceOptions {
-  /** The compiled policy of a project, or undefined when the service does not serve it. */
-  readonly policyOf: (project: string) => CompiledPolicy | undefined;
+  /** The served projects: the compiled policy a call is decided under. */
+  readonly projects: Pick<Projects, 'policyOf'>;
   /** The live ephemeral grant of a ticket assistant, if any. */
   readonly ephemeral: EphemeralLookup;
   /** Temporary grants and approval requests (docs/api.md#approvals-and-temporary-grants); without them a tool on ask is denied. */
@@ -30,46 +33,30 @@ export interface DecisionServiceOptions {
   readonly audit?: AuditFile | undefined;
 }
 
-/** The fields of the log line of an allowed decision (built only when that line is logged). */
-function allowedLine(decision: Decision): Record<string, string> {
-  return {
-    decisionId: decision.decisionId,
-    project: decision.project,
-    requester: decision.requester.id,
-    tool: decision.tool.name,
-    source: decision.source,
-    revision: decision.revision,
-  };
-}
-
-/**
- * What the ring keeps of a call's arguments: for a tool a policy of the project conditions, the
- * values of the conditioned arguments (call-details.ts); else its issueRef, as before conditions.
- */
-function keptOfCall(
-  query: DecideQuery,
-  decision: Decision,
-  policy: CompiledPolicy | undefined,
-): Pick<RecordedDecision, 'issueRef' | 'details'> {
-  const names = policy?.status === 'ok' ? policy.keptArguments.get(query.tool) : undefined;
-  if (names !== undefined) return { details: callDetailsOf(query.arguments, names, decision.argument) };
-  return { issueRef: query.arguments === undefined ? undefined : issueRefOf(query) };
-}
-
 export class DecisionService {
   private readonly idPrefix = randomBytes(6).toString('hex');
   private sequence = 0;
   /** The recent-decisions rings (recent-decisions-file.ts keeps them across restarts). */
   readonly recent = new RecentDecisions(this.idPrefix);
   private readonly memo = new DecisionMemo();
+  private readonly sinks: readonly DecisionSink[];
 
-  constructor(private readonly options: DecisionServiceOptions) {}
+  constructor(private readonly options: DecisionServiceOptions) {
+    this.sinks = decisionSinks({ recent: this.recent, logger: options.logger, audit: options.audit, metrics: options.metrics });
+  }
 
-  /** Decides one call; never throws. */
+  /** Decides one call; throws only when applying an effect fails (apply-effects.ts): `/decide` then answers 500, a denial to every guard. */
   decide(query: DecideQuery): Decision {
     const started = performance.now();
-    const policy = this.options.policyOf(query.project);
-    const body = this.bodyOf(query, policy);
+    const policy = this.options.projects.policyOf(query.project);
+    // Memoized when nothing but the policy decides it (decision-memo.ts); else decided, and its effects applied.
+    let body = policy === undefined ? undefined : this.memo.get(policy, query.project, query.requester, query.tool);
+    if (body === undefined) {
+      const { ephemeral, approvals, limits } = this.options;
+      const verdict = applyEffects(decide(query, policy, ephemeral, approvals, limits), approvals, limits);
+      if (policy !== undefined) this.memo.offer(policy, query.requester, query.tool, verdict);
+      body = verdict.body;
+    }
     const sequence = ++this.sequence;
     // Field by field, not `{ ...body, decisionId }`: about 9 µs a call on Node 20 against 0.26 µs
     // (bench/README.md#logger-on-the-hot-path).
@@ -87,31 +74,20 @@ export class DecisionService {
     if (body.approval !== undefined) decision.approval = body.approval;
     if (body.argument !== undefined) decision.argument = body.argument;
     if (body.retryAfterSeconds !== undefined) decision.retryAfterSeconds = body.retryAfterSeconds;
-    this.recordDecision(query, decision, sequence, policy);
-    this.options.metrics?.recordDecision(decision.allow, decision.reason, (performance.now() - started) / 1000);
-    if (decision.reason === 'rate_limited') this.options.metrics?.recordRateLimited(decision.tool.name);
+    const context: DecisionContext = { sequence, policy, at: Date.now(), started };
+    for (const sink of this.sinks) sink.record(query, decision, context);
     return decision;
-  }
-
-  /** The decision without its id: memoized when nothing but the policy decides it (decision-memo.ts). */
-  private bodyOf(query: DecideQuery, policy: CompiledPolicy | undefined): DecisionBody {
-    if (policy === undefined) return decide(query, undefined, this.options.ephemeral, this.options.approvals);
-    const known = this.memo.get(policy, query.project, query.requester, query.tool);
-    if (known !== undefined) return known;
-    const decided = decideCall(query, policy, this.options.ephemeral, this.options.approvals, this.options.limits);
-    this.memo.offer(policy, query.requester, query.tool, decided);
-    return decided.body;
   }
 
   /** The recent decisions of a project, newest first. */
   recentDecisions(project: string, allow: boolean | undefined, limit: number): RecentDecision[] {
-    if (this.options.policyOf(project) === undefined) throw unknownProject(project);
+    if (this.options.projects.policyOf(project) === undefined) throw unknownProject(project);
     return this.recent.query(project, allow, limit);
   }
 
   /** The recent decisions of a project, oldest first, as a preview replays them. */
   replayable(project: string): ReplayableDecision[] {
-    if (this.options.policyOf(project) === undefined) throw unknownProject(project);
+    if (this.options.projects.policyOf(project) === undefined) throw unknownProject(project);
     return this.recent.replayable(project);
   }
 
@@ -123,51 +99,5 @@ export class DecisionService {
   /** Told of every project change (server/projects/project-changes.ts): a removed project's recent decisions go. */
   projectChanged(project: string, change: string): void {
     if (change === 'removed') this.forgetProject(project);
-  }
-
-  /** Keeps the decision in its project's recent ring, logs a denial and writes the audit line. */
-  private recordDecision(query: DecideQuery, decision: Decision, sequence: number, policy: CompiledPolicy | undefined): void {
-    const at = Date.now();
-    const { logger, audit } = this.options;
-    // Anyone may name any project: an unknown one's decisions are logged, never kept nor audited.
-    const known = decision.reason !== 'unknown_project';
-    if (known) {
-      this.recent.record(
-        query.project,
-        {
-          sequence,
-          requester: decision.requester.id,
-          tool: decision.tool.name,
-          allow: decision.allow,
-          reason: decision.reason,
-          source: decision.source,
-          ...keptOfCall(query, decision, policy),
-        },
-        at,
-      );
-    }
-    if (!decision.allow && logger.isLevelEnabled('info')) {
-      // The fields of a recent-decisions entry (docs/api.md#http-api), plus the project and the revision.
-      logger.info(
-        {
-          decisionId: decision.decisionId,
-          at: new Date(at).toISOString(),
-          project: decision.project,
-          requester: decision.requester.id,
-          tool: decision.tool.name,
-          allow: false,
-          reason: decision.reason,
-          source: decision.source,
-          revision: decision.revision,
-        },
-        'decision denied',
-      );
-    } else if (decision.source === 'approval' && logger.isLevelEnabled('info')) {
-      // The one call a user's `once` answer let through.
-      logger.info(allowedLine(decision), 'decision allowed by approval');
-    } else if (decision.allow && logger.isLevelEnabled('debug')) {
-      logger.debug(allowedLine(decision), 'decision allowed');
-    }
-    if (known) audit?.write(auditRecordOf(decision, query.requester, new Date(at)));
   }
 }

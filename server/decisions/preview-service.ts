@@ -4,22 +4,25 @@
  * again under it. Writes nothing, opens no approval request, uses up no `once` answer.
  */
 import type { PreviewResponse } from '../../schemas/index.js';
-import { compileDocument, type CompiledPolicy } from '../domain/compile.js';
-import { lookingApprovals, type ApprovalsPort, type EphemeralLookup } from '../domain/decide.js';
+import { compileDocument } from '../domain/compile.js';
+import type { ApprovalsPort, EphemeralLookup } from '../domain/decide.js';
 import { agentChanges, replay } from '../domain/preview.js';
-import type { ProjectCatalog } from '../domain/project-catalog.js';
+import { IDEA_CATALOG, INVALID_SERVERS_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { unknownProject } from '../errors.js';
 import { checkProposalOffThread } from '../projects/parse.js';
+import type { Projects } from '../projects/projects.js';
+import type { DiscoveredTools } from '../servers/discovered-tools.js';
 import type { ReplayableDecision } from './recent-decisions.js';
 
 export interface PreviewServiceOptions {
-  readonly policyOf: (project: string) => CompiledPolicy | undefined;
-  /** The tools the project knows, with the arguments its servers reported: what the proposal is checked against. */
-  readonly catalogOf: (project: string) => ProjectCatalog;
+  /** The served projects: the policy a proposal is compared with, and the servers file its catalog comes from. */
+  readonly projects: Pick<Projects, 'policyOf' | 'serversOf'>;
+  /** The arguments the project's servers reported for their tools, which a proposal's conditions may name. */
+  readonly discovered: Pick<DiscoveredTools, 'catalogWithArguments'>;
   readonly recentOf: (project: string) => readonly ReplayableDecision[];
   readonly ephemeral: EphemeralLookup;
   /** The live temporary grants: a call a grant allows now is allowed under either document. */
-  readonly granted: ApprovalsPort['granted'];
+  readonly grants: Pick<ApprovalsPort, 'granted'>;
 }
 
 const NO_REPLAY: PreviewResponse['replay'] = {
@@ -35,10 +38,10 @@ export class PreviewService {
 
   /** `body`: the request's bytes, the document itself or `{ "document": … }`. */
   async preview(project: string, body: Buffer): Promise<PreviewResponse> {
-    if (this.options.policyOf(project) === undefined) throw unknownProject(project);
-    const proposal = await checkProposalOffThread(body, this.options.catalogOf(project));
+    if (this.options.projects.policyOf(project) === undefined) throw unknownProject(project);
+    const proposal = await checkProposalOffThread(body, this.catalogOf(project));
     // Read after the check: a change saved meanwhile is what the proposal is compared with.
-    const before = this.options.policyOf(project);
+    const before = this.options.projects.policyOf(project);
     if (before === undefined) throw unknownProject(project);
     const base = { project, revision: before.revision, errors: proposal.errors };
     if (!proposal.valid || proposal.document === null) return { ...base, valid: false, agents: [], replay: NO_REPLAY };
@@ -53,8 +56,16 @@ export class PreviewService {
         before,
         after,
         ephemeral: this.options.ephemeral,
-        approvals: lookingApprovals(this.options.granted),
+        grants: this.options.grants,
       }),
     };
+  }
+
+  /** The tools the project knows, with the arguments its servers reported: what a proposal is checked against. */
+  private catalogOf(project: string): ProjectCatalog {
+    const servers = this.options.projects.serversOf(project);
+    // Under an invalid servers file, a `<server>/<tool>` is unknown because of that file, and the check says so.
+    if (servers?.status !== 'ok') return servers === undefined ? IDEA_CATALOG : INVALID_SERVERS_CATALOG;
+    return this.options.discovered.catalogWithArguments(project, servers.catalog);
   }
 }

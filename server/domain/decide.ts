@@ -1,22 +1,37 @@
 /**
  * The decision function (docs/api.md#resolving-a-decision, docs/api.md#approvals-and-temporary-grants, docs/api.md#conditions-on-a-tools-arguments): synchronous, O(1) in the number of agents and
- * tools, pure apart from the approvals it is given (which a tool on ask may open or use up). Every
- * path that is not an explicit grant denies. Each outcome says whether it may be reused for another
- * call with the same policy, requester and tool (`Decided.reusable`): only the rule that produced it
- * knows whether it read the arguments, a grant, an approval or an ephemeral policy.
+ * tools, and pure: it reads the grants and limit windows it is given and hands back, as effects, what
+ * a call needs done (spend a `once`, open a request, count a limited call); the decision service
+ * applies them (server/decisions/apply-effects.ts). Every path that is not an explicit grant denies.
+ * Each verdict says whether it may be reused for another call with the same policy, requester and
+ * tool (`Verdict.reusable`): only the rule that produced it knows whether it read the arguments, a
+ * grant, an approval or an ephemeral policy.
  */
-import {
-  MAX_OPEN_APPROVALS_PER_REQUESTER,
-  type Decision,
-  type DecisionApproval,
-  type DecisionReason,
-  type PolicySource,
-} from '../../schemas/index.js';
 import { READ_ONLY_ALLOWLIST, makeAllowlist, type Allowlist, type CompiledPolicy } from './compile.js';
 import { IDEA_CATALOG, type KnownTool, type ProjectCatalog } from './project-catalog.js';
-import { ISSUE_REF, checkArguments, type ArgumentCheck, type ArgumentsVerdict } from './conditions.js';
-import { describeRequester, parseRequester, type ParsedRequester } from '../../schemas/requester.js';
-import { rateLimitedMessage, underLimit, type LimitsPort, type ToolLimit } from './limits.js';
+import { ISSUE_REF, checkArguments, type ArgumentsVerdict } from './conditions.js';
+import { parseRequester, type ParsedRequester } from '../../schemas/requester.js';
+import type { PolicySource } from '../../schemas/index.js';
+import type { LimitsPort, ToolLimit } from './limits.js';
+import {
+  allowedByGrant,
+  allowedByPolicy,
+  approvedOnce,
+  deniedOutright,
+  invalidArguments,
+  notApproved,
+  notListed,
+  rateLimited,
+  refusedByCondition,
+  unknownTool,
+  type AskOutcome,
+  type DecisionBody,
+  type DecisionInput,
+  type Denial,
+  type Subject,
+} from './decision-answers.js';
+
+export type { AskOutcome, DecisionBody, DecisionInput, Subject } from './decision-answers.js';
 
 /** An ephemeral ticket-assistant grant, as the decision needs it. */
 export interface EphemeralGrant {
@@ -44,36 +59,11 @@ export function ephemeralGrant(
   return { allowlist: makeAllowlist('ephemeral', tools, [], conditions, catalog), boundIssue, tools, catalog };
 }
 
-/** A decision, and whether the same policy, requester and tool always give it, whatever else the call or the service holds. */
-export interface Decided {
-  readonly body: DecisionBody;
-  readonly reusable: boolean;
-}
-
-const decided = (body: DecisionBody, reusable: boolean): Decided => ({ body, reusable });
-
-export interface DecisionInput {
-  readonly project: string;
-  readonly requester: string;
-  readonly tool: string;
-  readonly arguments?: Readonly<Record<string, unknown>> | undefined;
-}
-
 /** The ephemeral grant registered for exactly this requester in this project, if any. */
 export type EphemeralLookup = (project: string, requesterId: string) => EphemeralGrant | undefined;
 
 /** Nothing registered: every ticket assistant is read-only. */
 export const NO_EPHEMERAL: EphemeralLookup = () => undefined;
-
-/** A decision without its id (the caller stamps it). */
-export type DecisionBody = Omit<Decision, 'decisionId'>;
-
-/** What asking the user for a call gave (docs/api.md#approvals-and-temporary-grants); `preview`: nobody was asked (a test, a replay). */
-export type AskOutcome =
-  | { readonly kind: 'pending'; readonly approval: DecisionApproval }
-  | { readonly kind: 'denied' }
-  | { readonly kind: 'queue_full'; readonly limit: 'project' | 'requester' }
-  | { readonly kind: 'preview' };
 
 /**
  * What the temporary grants say of a call: `ok` when one allows it, `none` when none covers the tool,
@@ -83,7 +73,8 @@ export type GrantVerdict = { readonly kind: 'none' } | ArgumentsVerdict;
 
 /**
  * The temporary grants and approval requests a decision for an agent consults after its allowlist
- * (docs/api.md#approvals-and-temporary-grants). Only ever called for an agent and a catalog tool its allowlist does not allow.
+ * (docs/api.md#approvals-and-temporary-grants). Only ever called for an agent and a catalog tool its allowlist does not allow:
+ * {@link decide} reads `granted`; the decision service spends a `once` and opens a request when a decision asks it to.
  */
 export interface ApprovalsPort {
   /** Whether a temporary grant lets `requester` make this call of `tool` (within the conditions it kept). */
@@ -100,7 +91,7 @@ export interface EffectiveResolution {
   readonly allowlist: Allowlist | null;
   readonly boundIssue: string | null;
   /** Set when the requester cannot act in this project at all. */
-  readonly denial: 'unknown_project' | 'invalid_requester' | 'policy_invalid' | 'requester_project_mismatch' | null;
+  readonly denial: Denial | null;
 }
 
 /** Resolves who the requester is and which allowlist applies: override > default > read-only. */
@@ -151,286 +142,161 @@ export function isOnAsk(policy: CompiledPolicy | undefined, agentId: string, too
   return (policy.overrides.get(agentId) ?? policy.projectDefault).ask.has(tool);
 }
 
-/** The parts of a decision shared by every outcome of one call. */
-interface Subject {
-  readonly input: DecisionInput;
-  readonly requester: ParsedRequester;
-  readonly tool: KnownTool | undefined;
-  readonly revision: string;
+/** One requester's calls of one tool in a project: what a `once` answer, a request and a limit's count are kept under. */
+export interface CallKey {
+  readonly project: string;
+  readonly requester: string;
+  readonly tool: string;
 }
 
-function answer(subject: Subject, allow: boolean, reason: DecisionReason, source: PolicySource, message: string): DecisionBody {
-  const { input, requester, tool } = subject;
-  return {
-    allow,
-    reason,
-    message,
-    source,
-    requester: { id: requester.id, kind: requester.kind },
-    // Known tools answer with the catalog's own name string, shared by every decision that keeps it.
-    tool: tool ? { name: tool.name, access: tool.access } : { name: input.tool, access: 'unknown' },
-    project: input.project,
-    revision: subject.revision,
-  };
+/** An effect: count one allowed call of a limited tool (docs/api.md#usage-limits). */
+export interface CountCall extends CallKey {
+  readonly limit: ToolLimit;
 }
 
-/** "Tool X is denied for agent Y in project Z": the start of every denial message (built only on denial). */
-function deniedFor({ input, requester }: Subject): string {
-  return `Tool ${input.tool} is denied for ${describeRequester(requester)} in project ${input.project}`;
+/** An effect: spend the user's `once` answer for this call if there is one, else open (or reuse) its approval request. */
+export interface AskUser extends CallKey {
+  /** The ticket the call names: a request and a `once` answer are bound to it (docs/api.md#ephemeral-ticket-assistant-policies). */
+  readonly issueRef: string | undefined;
+}
+
+/** A call's answer, whether the same policy, requester and tool always give it, and the effect it asks for. */
+export interface Verdict {
+  readonly kind: 'verdict';
+  readonly body: DecisionBody;
+  /** True when nothing but the policy, the requester and the tool decided it (decision-memo.ts keeps only those). */
+  readonly reusable: boolean;
+  /** Set on an allowed call of a limited tool: the caller counts it. */
+  readonly count: CountCall | undefined;
 }
 
 /**
- * Decides one tool call against the project's compiled policy (undefined: unknown project). Without
- * `approvals`, a tool on ask is denied like any tool outside the allowlist. Never throws for any input.
+ * A call only the user can decide (an agent's tool on ask, no grant): the caller applies `ask`, then
+ * {@link answerAsk} builds the verdict from what it gave.
+ */
+export interface NeedsApproval {
+  readonly kind: 'ask';
+  readonly ask: AskUser;
+  readonly subject: Subject;
+  readonly source: PolicySource;
+  /** Counted when the user's `once` answer lets the call through. */
+  readonly limited: CountCall | undefined;
+}
+
+/** What {@link decide} gives: the verdict, or the approvals step it needs first. */
+export type Decided = Verdict | NeedsApproval;
+
+/** What the approvals step gave: the user's `once` answer spent on this call, or what asking gave. */
+export type AskAnswer = { readonly kind: 'once' } | AskOutcome;
+
+/** A verdict; a limited call is never reusable (the next may find the window full) and is counted only when allowed. */
+function verdict(body: DecisionBody, reusable: boolean, limited?: CountCall): Verdict {
+  return { kind: 'verdict', body, reusable: reusable && limited === undefined, count: body.allow ? limited : undefined };
+}
+
+/**
+ * Decides one tool call against the project's compiled policy (undefined: unknown project), and
+ * changes nothing: `grants` and `limits` are only read, and what a call needs done (spend a `once`,
+ * open a request, count a limited call) comes back as effects for the caller to apply. Without
+ * `grants`, a tool on ask is denied like any tool outside the allowlist; without `limits`, limits are
+ * not enforced (docs/api.md#usage-limits). Never throws for any input.
  */
 export function decide(
   input: DecisionInput,
   policy: CompiledPolicy | undefined,
   ephemeral: EphemeralLookup,
-  approvals?: ApprovalsPort,
-  limits?: LimitsPort,
-): DecisionBody {
-  return decideCall(input, policy, ephemeral, approvals, limits).body;
-}
-
-/**
- * {@link decide}, saying whether the answer may be reused (decision-memo.ts keeps only those). With
- * `limits`, a tool the policy limits is counted (docs/api.md#usage-limits); without, counts are ignored.
- */
-export function decideCall(
-  input: DecisionInput,
-  policy: CompiledPolicy | undefined,
-  ephemeral: EphemeralLookup,
-  approvals?: ApprovalsPort,
-  limits?: LimitsPort,
+  grants?: Pick<ApprovalsPort, 'granted'>,
+  limits?: Pick<LimitsPort, 'retryAfter'>,
 ): Decided {
   const resolution = resolveEffective(input.project, input.requester, policy, ephemeral);
   const tool = (policy?.status === 'ok' ? policy.catalog : IDEA_CATALOG).find(input.tool);
   const subject: Subject = { input, requester: resolution.requester, tool, revision: policy?.revision ?? 'none' };
-
   // These depend on the requester string and the policy's state alone.
-  switch (resolution.denial) {
-    case 'unknown_project':
-      return decided(answer(subject, false, 'unknown_project', 'none', `${deniedFor(subject)}: unknown project.`), false);
-    case 'invalid_requester':
-      return decided(
-        answer(
-          subject,
-          false,
-          'invalid_requester',
-          'none',
-          `${deniedFor(subject)}: a requester is "" or "mcp", ticket-assistant:<project>:<issue> or an agent id (no ':', '/', '\\', control character or leading space).`,
-        ),
-        true,
-      );
-    case 'policy_invalid': {
-      const detail = policy?.status === 'invalid' ? ` (${policy.error.message})` : '';
-      return decided(
-        answer(
-          subject,
-          false,
-          'policy_invalid',
-          'none',
-          `${deniedFor(subject)}: the ${policy?.status === 'invalid' && policy.error.file.endsWith('mcp-servers.json') ? 'servers file' : 'policy file'} ${policy?.status === 'invalid' ? policy.error.file : '.ideai/mcp-tool-permissions.json'} is invalid${detail}; every call is denied until it is fixed.`,
-        ),
-        true,
-      );
-    }
-    case 'requester_project_mismatch':
-      return decided(
-        answer(
-          subject,
-          false,
-          'requester_project_mismatch',
-          'none',
-          `${deniedFor(subject)}: this ticket assistant belongs to project ${resolution.requester.project ?? ''}.`,
-        ),
-        true,
-      );
-    case null:
-      break;
+  if (resolution.denial !== null) {
+    return verdict(deniedOutright(subject, resolution.denial, policy), resolution.denial !== 'unknown_project');
   }
   const allowlist = resolution.allowlist ?? READ_ONLY_ALLOWLIST;
   const { source } = allowlist;
-  if (!tool) {
-    const unknown = answer(
-      subject,
-      false,
-      'unknown_tool',
-      'none',
-      `${deniedFor(subject)}: unknown tool (${input.tool.includes('/') ? "not declared in the project's .ideai/mcp-servers.json" : 'not in the IdeA MCP tool catalog'}).`,
-    );
-    return decided(unknown, true);
-  }
+  if (!tool) return verdict(unknownTool(subject), true);
   // A ticket assistant's allowlist is its ephemeral policy (or its absence), which comes and goes.
   const viaEphemeral = resolution.requester.kind === 'ticket-assistant';
   const listed = allowlist.allowed.has(tool.name);
   // Conditions narrow what the policy allows or asks for; nothing after them (grant, once, approval) lifts them.
   const checks = listed || allowlist.ask.has(tool.name) ? allowlist.conditions.get(tool.name) : undefined;
   if (checks !== undefined) {
-    const verdict = checkArguments(checks, input.arguments);
-    if (verdict.kind === 'invalid_arguments') return decided(invalidArguments(subject, source), false);
-    if (verdict.kind === 'refused') return decided(refusedByCondition(subject, source, verdict.check, resolution.boundIssue), false);
+    const argumentsVerdict = checkArguments(checks, input.arguments);
+    if (argumentsVerdict.kind === 'invalid_arguments') return verdict(invalidArguments(subject, source), false);
+    if (argumentsVerdict.kind === 'refused') {
+      return verdict(refusedByCondition(subject, source, argumentsVerdict.check, resolution.boundIssue), false);
+    }
   }
   // A limit counts what the rest allows (allowlist, grant, once, approval), and none of them lifts it.
   const limit = limits === undefined ? undefined : allowlist.limits.get(tool.name);
+  let limited: CountCall | undefined;
   if (limit !== undefined && limits !== undefined) {
-    const key = { project: input.project, requester: resolution.requester.id, tool: tool.name };
-    return underLimit(
-      limits,
-      key,
-      limit,
-      (retry) => rateLimited(subject, source, limit, retry),
-      () => decideCall(input, policy, ephemeral, approvals),
-    );
+    const requester = resolution.requester.id;
+    const retryAfterSeconds = limits.retryAfter(input.project, requester, tool.name, limit);
+    if (retryAfterSeconds !== undefined) return verdict(rateLimited(subject, source, limit, retryAfterSeconds), false);
+    limited = { project: input.project, requester, tool: tool.name, limit };
   }
   const readsCall = checks !== undefined || viaEphemeral;
   if (!listed) {
-    if (approvals !== undefined && resolution.requester.kind === 'agent') {
-      const granted = decideByApproval(subject, tool, allowlist, approvals);
-      if (granted !== undefined) return decided(granted, false);
+    const asksApprovals = grants !== undefined && resolution.requester.kind === 'agent';
+    if (asksApprovals) {
+      const approved = decideByApproval(subject, tool, allowlist, grants, limited);
+      if (approved !== undefined) return approved;
     }
-    const notListed = answer(
-      subject,
-      false,
-      'not_in_allowlist',
-      source,
-      `${deniedFor(subject)} (policy: ${source}). Grant it in Permissions > Tools MCP IdeA.`,
-    );
     // With approvals, a temporary grant was looked for: one may appear for the next call.
-    return decided(notListed, !readsCall && !(approvals !== undefined && resolution.requester.kind === 'agent'));
+    return verdict(notListed(subject, source), !readsCall && !asksApprovals, limited);
   }
-  const allowed = answer(
-    subject,
-    true,
-    'allowed',
-    source,
-    `Tool ${input.tool} is allowed for ${describeRequester(resolution.requester)} in project ${input.project} (policy: ${source}).`,
-  );
-  return decided(allowed, !readsCall);
-}
-
-/** A call beyond its usage limit (docs/api.md#usage-limits): names the tool, the agent and the limit, and when to retry. */
-function rateLimited(subject: Subject, source: PolicySource, limit: ToolLimit, retryAfterSeconds: number): DecisionBody {
-  const refused = answer(subject, false, 'rate_limited', source, rateLimitedMessage(deniedFor(subject), source, limit, retryAfterSeconds));
-  refused.retryAfterSeconds = retryAfterSeconds;
-  return refused;
-}
-
-/** An `issueRef` that is neither a string nor a number, where one is read (docs/api.md#ephemeral-ticket-assistant-policies). */
-function invalidArguments(subject: Subject, source: PolicySource): DecisionBody {
-  return answer(
-    subject,
-    false,
-    'invalid_arguments',
-    source,
-    `${deniedFor(subject)} (policy: ${source}): its argument issueRef must be a ticket as a string or a number (e.g. "#82" or 82).`,
-  );
-}
-
-/** A call outside a condition: the message says what is allowed, never what was sent. */
-function refusedByCondition(subject: Subject, source: PolicySource, check: ArgumentCheck, boundIssue: string | null): DecisionBody {
-  if (source === 'ephemeral' && boundIssue !== null) {
-    // The ticket binding of docs/api.md#ephemeral-ticket-assistant-policies keeps its own reason.
-    return answer(
-      subject,
-      false,
-      'issue_out_of_bounds',
-      source,
-      `${deniedFor(subject)} (policy: ${source}): it is bound to ticket #${boundIssue} and the call names another ticket or none.`,
-    );
-  }
-  const refused = answer(
-    subject,
-    false,
-    'argument_not_allowed',
-    source,
-    `${deniedFor(subject)} (policy: ${source}): argument ${check.argument} ${check.allowed}.`,
-  );
-  refused.argument = check.argument;
-  return refused;
+  return verdict(allowedByPolicy(subject, source), !readsCall, limited);
 }
 
 /**
  * The steps of docs/api.md#approvals-and-temporary-grants after the allowlist, for an agent: a temporary grant, else for a tool
- * on ask a `once` answer or the request; undefined when neither applies (denied as before).
+ * on ask the approvals step; undefined when neither applies (denied as before).
  */
-function decideByApproval(subject: Subject, tool: KnownTool, allowlist: Allowlist, approvals: ApprovalsPort): DecisionBody | undefined {
+function decideByApproval(
+  subject: Subject,
+  tool: KnownTool,
+  allowlist: Allowlist,
+  grants: Pick<ApprovalsPort, 'granted'>,
+  limited: CountCall | undefined,
+): Decided | undefined {
   const { input, requester } = subject;
-  const allowedFor = `Tool ${input.tool} is allowed for ${describeRequester(requester)} in project ${input.project}`;
-  const grant = approvals.granted(input.project, requester.id, tool.name, input.arguments);
-  if (grant.kind === 'ok') return answer(subject, true, 'allowed', 'grant', `${allowedFor} (temporary grant).`);
+  const grant = grants.granted(input.project, requester.id, tool.name, input.arguments);
+  if (grant.kind === 'ok') return verdict(allowedByGrant(subject), false, limited);
   // Outside what a grant kept: a tool still on ask is asked for (the policy may allow more now), any other is refused for it.
   if (!allowlist.ask.has(tool.name)) {
-    if (grant.kind === 'refused') return refusedByCondition(subject, 'grant', grant.check, null);
-    if (grant.kind === 'invalid_arguments') return invalidArguments(subject, 'grant');
+    if (grant.kind === 'refused') return verdict(refusedByCondition(subject, 'grant', grant.check, null), false);
+    if (grant.kind === 'invalid_arguments') return verdict(invalidArguments(subject, 'grant'), false);
     return undefined;
   }
   // The request and a `once` answer are bound to the ticket the call names (docs/api.md#ephemeral-ticket-assistant-policies).
   const args = input.arguments;
   if (args !== undefined && Object.hasOwn(args, ISSUE_REF) && issueRefOf(input) === undefined) {
-    return invalidArguments(subject, allowlist.source);
+    return verdict(invalidArguments(subject, allowlist.source), false);
   }
-  const issueRef = issueRefOf(input);
-  if (approvals.consumeOnce(input.project, requester.id, tool.name, issueRef)) {
-    return answer(subject, true, 'allowed', 'approval', `${allowedFor} (approved once by the user).`);
-  }
-  const { source } = allowlist;
-  const asked = approvals.request(input.project, requester.id, tool.name, issueRef);
-  switch (asked.kind) {
-    case 'pending': {
-      const required = answer(
-        subject,
-        false,
-        'approval_required',
-        source,
-        `${deniedFor(subject)} until the user approves it (policy: ${source}): approval was requested in Permissions > Tools MCP IdeA (request ${asked.approval.id}, open until ${asked.approval.expiresAt}); the call may be retried once it is granted.`,
-      );
-      required.approval = asked.approval;
-      return required;
-    }
-    case 'preview':
-      return answer(
-        subject,
-        false,
-        'approval_required',
-        source,
-        `${deniedFor(subject)} until the user approves it (policy: ${source}): the call would ask for approval in Permissions > Tools MCP IdeA (a preview: no request was opened).`,
-      );
-    case 'queue_full':
-      if (asked.limit === 'requester') {
-        return answer(
-          subject,
-          false,
-          'approval_required',
-          source,
-          `${deniedFor(subject)} until the user approves it (policy: ${source}), but ${describeRequester(requester)} already has ${MAX_OPEN_APPROVALS_PER_REQUESTER} open approval requests in project ${input.project}: no request was opened. Answer or let expire its pending requests in Permissions > Tools MCP IdeA, then retry.`,
-        );
-      }
-      return answer(
-        subject,
-        false,
-        'approval_required',
-        source,
-        `${deniedFor(subject)} until the user approves it (policy: ${source}), but the approval queue of project ${input.project} is full: no request was opened. Answer or let expire the pending requests in Permissions > Tools MCP IdeA, then retry.`,
-      );
-    case 'denied':
-      return answer(
-        subject,
-        false,
-        'approval_denied',
-        source,
-        `${deniedFor(subject)} (policy: ${source}): the user refused to approve it in Permissions > Tools MCP IdeA; do not retry it for now.`,
-      );
-  }
+  const ask: AskUser = { project: input.project, requester: requester.id, tool: tool.name, issueRef: issueRefOf(input) };
+  return { kind: 'ask', ask, subject, source: allowlist.source, limited };
 }
 
+/** The verdict of a call the approvals step decided, from what applying {@link NeedsApproval.ask} gave. */
+export function answerAsk(needs: NeedsApproval, asked: AskAnswer): Verdict {
+  if (asked.kind === 'once') return verdict(approvedOnce(needs.subject), false, needs.limited);
+  return verdict(notApproved(needs.subject, needs.source, asked), false);
+}
+
+/** No temporary grant: what a decision that only looks sees when it is given none. */
+export const NO_GRANTS: Pick<ApprovalsPort, 'granted'> = { granted: () => ({ kind: 'none' }) };
+
 /**
- * Approvals for a decision that only looks (`idea-pdp test`, `decide`, a preview's replay): the
- * temporary grants `granted` sees (none by default), no `once` answer used up, no request opened.
+ * The verdict of a decision that only looks (`idea-pdp test`, `decide`, a preview's replay): it
+ * applies nothing, so no `once` answer is spent and no request opened (the approvals step answers
+ * as a preview); its `count` is the caller's to keep or ignore.
  */
-export function lookingApprovals(granted: ApprovalsPort['granted'] = () => ({ kind: 'none' })): ApprovalsPort {
-  return { granted, consumeOnce: () => false, request: () => ({ kind: 'preview' }) };
+export function lookingVerdict(decided: Decided): Verdict {
+  return decided.kind === 'ask' ? answerAsk(decided, { kind: 'preview' }) : decided;
 }
 
 /** The ticket a call names in `arguments.issueRef`, as written. */

@@ -1,8 +1,8 @@
 /**
  * Usage limits in a policy (docs/api.md#usage-limits): what is wrong with a policy's `limits`, the
- * compiled limit a decision reads, and the port through which a decision counts the calls it allows.
- * The decision (decide.ts) consults a limit at one point, after the conditions; the counts live in
- * server/limits/usage-counts.ts.
+ * compiled limit a decision reads, and the port of the counts: a decision (decide.ts) reads a
+ * limit's window at one point, after the conditions, and asks for an allowed call to be counted;
+ * the counts live in server/limits/usage-counts.ts.
  */
 import { describeLimit, limitProblem, windowSeconds, type Limit, type PolicyLimits } from '../../schemas/limits.js';
 import type { ProblemCode } from '../../schemas/policy-as-code.js';
@@ -16,8 +16,8 @@ export interface ToolLimit {
 }
 
 /**
- * The counts a decision of a limited tool consults (server/limits/usage-counts.ts); a decision without
- * it (`idea-pdp decide`, `test`) ignores counts.
+ * The counts of limited tools (server/limits/usage-counts.ts): a decision reads `retryAfter`, and the
+ * decision service applies `count`; a decision without them (`idea-pdp decide`, `test`) ignores counts.
  */
 export interface LimitsPort {
   /** Seconds until the next call may be allowed when `requester` has used up `limit` for `tool`, else undefined. */
@@ -111,23 +111,4 @@ function decodeTool(path: string): string {
 /** The message of a call refused by a limit: it names the tool, the agent and the limit, and when to retry. */
 export function rateLimitedMessage(deniedFor: string, source: string, limit: Limit, retryAfterSeconds: number): string {
   return `${deniedFor} (policy: ${source}): usage limit reached, ${describeLimit(limit)}; retry in ${retryAfterSeconds} s. Raise the limit in Permissions > Tools MCP IdeA.`;
-}
-
-/**
- * A decision of a limited tool: refused with `refuse(retryAfterSeconds)` while the window is full,
- * else decided by `decideCall` and counted when it allows (by the allowlist, a grant, `once` or an
- * approval alike). Never reusable: the next call may find the window full.
- */
-export function underLimit<T extends { readonly body: { readonly allow: boolean }; readonly reusable: boolean }>(
-  port: LimitsPort,
-  key: { readonly project: string; readonly requester: string; readonly tool: string },
-  limit: ToolLimit,
-  refuse: (retryAfterSeconds: number) => T['body'],
-  decideCall: () => T,
-): { body: T['body']; reusable: false } {
-  const retryAfterSeconds = port.retryAfter(key.project, key.requester, key.tool, limit);
-  if (retryAfterSeconds !== undefined) return { body: refuse(retryAfterSeconds), reusable: false };
-  const { body } = decideCall();
-  if (body.allow) port.count(key.project, key.requester, key.tool, limit);
-  return { body, reusable: false };
 }

@@ -17,7 +17,7 @@ import { escapeControls } from '../../schemas/display.js';
 import { quoteForMessage } from '../../schemas/requester.js';
 import type { AgentsFileState } from './agents-file.js';
 import type { CompiledPolicy } from './compile.js';
-import { NO_EPHEMERAL, decide, lookingApprovals, type DecisionBody } from './decide.js';
+import { NO_EPHEMERAL, NO_GRANTS, decide, lookingVerdict, type DecisionBody } from './decide.js';
 import { JsonLocator, LineIndex } from './json-location.js';
 import { IDEA_CATALOG, type ProjectCatalog } from './project-catalog.js';
 import { AGENTS_FILE, placeProblems, unknownToolMessage, type FileCheck, type PendingProblem } from './policy-check.js';
@@ -130,10 +130,9 @@ export interface CaseResult {
 
 /** Decides every case; with an invalid policy no case is run, and every one fails. */
 export function runCases(project: string, policy: CompiledPolicy, cases: readonly LocatedCase[]): CaseResult[] {
-  const approvals = lookingApprovals();
   return cases.map((located) => {
     const { requester, tool, arguments: args } = located.testCase;
-    const body = decide({ project, requester, tool, arguments: args }, policy, NO_EPHEMERAL, approvals);
+    const { body } = lookingVerdict(decide({ project, requester, tool, arguments: args }, policy, NO_EPHEMERAL, NO_GRANTS));
     const got = outcomeOf(body);
     const ran = policy.status === 'ok';
     return { located, ran, passed: ran && got === located.testCase.expect, got, reason: body.reason, message: body.message };

@@ -7,8 +7,8 @@
 import { compareIds } from '../../schemas/ids.js';
 import { sortByCatalogOrder, type PreviewAgent, type PreviewReplay, type ReplayChange, type ReplayOutcome } from '../../schemas/index.js';
 import type { Allowlist, CompiledPolicy, ValidPolicy } from './compile.js';
-import { decide, resolveEffective, type ApprovalsPort, type EphemeralLookup } from './decide.js';
-import { UsageCounts } from '../limits/usage-counts.js';
+import { decide, lookingVerdict, resolveEffective, type ApprovalsPort, type DecisionInput, type EphemeralLookup } from './decide.js';
+import { WindowCounts } from './call-times.js';
 import { outcomeOf } from './policy-tests.js';
 
 /** The `agentId` of the project default in a preview's `agents`. */
@@ -76,8 +76,8 @@ export interface ReplayInput {
   readonly before: CompiledPolicy;
   readonly after: CompiledPolicy;
   readonly ephemeral: EphemeralLookup;
-  /** Grants as they are now, no `once` used up, no request opened (see `lookingApprovals`). */
-  readonly approvals: ApprovalsPort;
+  /** Grants as they are now; no `once` is used up and no request opened (see `lookingVerdict`). */
+  readonly grants: Pick<ApprovalsPort, 'granted'>;
 }
 
 interface Group {
@@ -103,16 +103,27 @@ function isLimited(project: string, requester: string, tool: string, policy: Com
   return resolveEffective(project, requester, policy, ephemeral).allowlist?.limits.has(tool) === true;
 }
 
+/** What a call gives under `policy`, applying nothing but a count in the replay's own `counts`. */
+function outcomeUnder(
+  query: DecisionInput,
+  policy: CompiledPolicy,
+  { ephemeral, grants }: ReplayInput,
+  counts: WindowCounts | undefined,
+): ReplayOutcome {
+  const { body, count } = lookingVerdict(decide(query, policy, ephemeral, grants, counts));
+  if (count !== undefined) counts?.count(count.project, count.requester, count.tool, count.limit);
+  return outcomeOf(body);
+}
+
 export function replay(input: ReplayInput): PreviewReplay {
-  const { project, decisions, before, after, ephemeral, approvals } = input;
+  const { project, decisions, before, after, ephemeral } = input;
   const counts = { allowToDeny: 0, denyToAllow: 0, toAsk: 0, notReplayable: 0 };
   // A few distinct calls repeat across 1,000 decisions: each is decided once per policy.
   const outcomes = new Map<string, readonly [ReplayOutcome, ReplayOutcome] | null>();
   const groups = new Map<string, Group>();
   // Limited calls are decided one by one in time order, each policy counting its own (docs/api.md#usage-limits).
   const replayed = { at: 0 };
-  const clock = { monotonic: () => replayed.at, wall: () => replayed.at };
-  const usage = [new UsageCounts({ clock }), new UsageCounts({ clock })] as const;
+  const usage = [new WindowCounts(() => replayed.at), new WindowCounts(() => replayed.at)] as const;
   const limited = new Map<string, boolean>();
   for (const decision of decisions) {
     const { requester, tool, kept } = decision;
@@ -132,9 +143,7 @@ export function replay(input: ReplayInput): PreviewReplay {
       );
       if (isCounted) replayed.at = Math.max(replayed.at, decision.at);
       const [was, will] = isCounted ? usage : [undefined, undefined];
-      pair = replayable
-        ? [outcomeOf(decide(query, before, ephemeral, approvals, was)), outcomeOf(decide(query, after, ephemeral, approvals, will))]
-        : null;
+      pair = replayable ? [outcomeUnder(query, before, input, was), outcomeUnder(query, after, input, will)] : null;
       if (!isCounted) outcomes.set(callKey, pair);
     }
     if (pair === null) {

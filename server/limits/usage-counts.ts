@@ -9,7 +9,7 @@
  */
 import { SYSTEM_CLOCK, type ServiceClock } from '../approvals/clock.js';
 import type { LimitsPort, ToolLimit } from '../domain/limits.js';
-import { CallTimes } from './call-times.js';
+import { CallTimes } from '../domain/call-times.js';
 import type { Projects } from '../projects/projects.js';
 
 /** 16 million kept calls (128 MB of times): 1,000 projects × 50 agents × 5 tools at 64 calls each. */
@@ -64,8 +64,7 @@ export class UsageCounts implements LimitsPort {
           ? FULL_RETRY_SECONDS
           : undefined;
     }
-    const wait = calls.waitMs(this.clock.monotonic(), limit.max, limit.windowMs);
-    return wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : undefined;
+    return calls.retryAfterSeconds(this.clock.monotonic(), limit);
   }
 
   count(project: string, requester: string, tool: string, limit: ToolLimit): void {

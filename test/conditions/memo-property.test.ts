@@ -9,7 +9,8 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Decision, DecideQuery, PolicyDocument, ToolConditions } from '../../schemas/index.js';
 import { compileDocument, type CompiledPolicy } from '../../server/domain/compile.js';
-import { decide, ephemeralGrant, type ApprovalsPort, type EphemeralLookup } from '../../server/domain/decide.js';
+import { ephemeralGrant, type ApprovalsPort, type EphemeralLookup } from '../../server/domain/decide.js';
+import { decide } from '../support/decide.js';
 import { DecisionService } from '../../server/decisions/decision-service.js';
 import { checkArguments, compileToolConditions, type ToolChecks } from '../../server/domain/conditions.js';
 import { UsageCounts } from '../../server/limits/usage-counts.js';
@@ -158,7 +159,7 @@ describe('the decision memo', () => {
           const clock = { monotonic: () => 1_000, wall: () => 1_000 };
           const freshCounts = new UsageCounts({ clock });
           const service = new DecisionService({
-            policyOf: () => policy,
+            projects: { policyOf: () => policy },
             ephemeral: EPHEMERAL,
             approvals: memoized,
             limits: new UsageCounts({ clock }),

@@ -10,12 +10,17 @@ import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG, type DecideQuery, type Decision, type PolicyDocument } from '../../schemas/index.js';
 import { DecisionService } from '../../server/decisions/decision-service.js';
 import { builtinPolicy, compileDocument, invalidPolicy, makeAllowlist, type CompiledPolicy } from '../../server/domain/compile.js';
-import { decide, NO_EPHEMERAL, type ApprovalsPort, type EphemeralGrant } from '../../server/domain/decide.js';
+import { NO_EPHEMERAL, type ApprovalsPort, type EphemeralGrant } from '../../server/domain/decide.js';
+import { decide } from '../support/decide.js';
 import { unknownProject } from '../../server/errors.js';
 import { defined } from '../support/typed.js';
 
 function serviceOver(policies: Map<string, CompiledPolicy>): DecisionService {
-  return new DecisionService({ policyOf: (project) => policies.get(project), ephemeral: NO_EPHEMERAL, logger: pino({ level: 'silent' }) });
+  return new DecisionService({
+    projects: { policyOf: (project) => policies.get(project) },
+    ephemeral: NO_EPHEMERAL,
+    logger: pino({ level: 'silent' }),
+  });
 }
 
 const withoutId = ({ decisionId: _id, ...rest }: Decision): Omit<Decision, 'decisionId'> => rest;
@@ -189,7 +194,7 @@ describe('decision service memo', () => {
         };
         const lookup = (project: string, requester: string): EphemeralGrant | undefined => ephemeral.get(`${project}|${requester}`);
         const service = new DecisionService({
-          policyOf: (project) => policies.get(project),
+          projects: { policyOf: (project) => policies.get(project) },
           ephemeral: lookup,
           approvals,
           logger: pino({ level: 'silent' }),
@@ -236,13 +241,38 @@ describe('decision service memo', () => {
       request: () => ({ kind: 'denied' }),
     };
     const policy = builtinPolicy();
-    const service = new DecisionService({ policyOf: () => policy, ephemeral: NO_EPHEMERAL, approvals, logger: pino({ level: 'silent' }) });
+    const service = new DecisionService({
+      projects: { policyOf: () => policy },
+      ephemeral: NO_EPHEMERAL,
+      approvals,
+      logger: pino({ level: 'silent' }),
+    });
     const query = { project: 'a', requester: 'QA', tool: firstWrite };
     expect(service.decide(query).reason).toBe('not_in_allowlist');
     grants.add(`a|QA|${query.tool}`);
     expect(service.decide(query)).toMatchObject({ allow: true, source: 'grant' });
     grants.clear();
     expect(service.decide(query).allow).toBe(false);
+  });
+
+  it('keeps nothing of a call whose effect fails, and throws (a 500, which every guard takes as a denial)', () => {
+    const policy = compileDocument({ version: 1, projectDefault: { allowedTools: [readTool], askTools: [firstWrite] } }, 'rev-ask');
+    const approvals: ApprovalsPort = {
+      granted: () => ({ kind: 'none' }),
+      consumeOnce: () => false,
+      request: () => {
+        throw new Error('approvals state not saved');
+      },
+    };
+    const service = new DecisionService({
+      projects: { policyOf: () => policy },
+      ephemeral: NO_EPHEMERAL,
+      approvals,
+      logger: pino({ level: 'silent' }),
+    });
+    expect(() => service.decide({ project: 'a', requester: 'QA', tool: firstWrite })).toThrow('approvals state not saved');
+    expect(service.recentDecisions('a', undefined, 10)).toEqual([]);
+    expect(service.decide({ project: 'a', requester: 'QA', tool: readTool }).allow).toBe(true);
   });
 
   it('answers each project with its own name when two projects share one policy object', () => {

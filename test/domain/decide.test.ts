@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { READ_ONLY_DEFAULT, TOOL_CATALOG, type PolicyDocument } from '../../schemas/index.js';
 import { builtinPolicy, compileDocument, compilePolicyFile, makeAllowlist, type CompiledPolicy } from '../../server/domain/compile.js';
 import { agentIdProblem } from '../../server/domain/agent-id.js';
-import { decide, ephemeralGrant, NO_EPHEMERAL, type EphemeralGrant, type EphemeralLookup } from '../../server/domain/decide.js';
+import { ephemeralGrant, NO_EPHEMERAL, type EphemeralGrant, type EphemeralLookup } from '../../server/domain/decide.js';
+import { decide } from '../support/decide.js';
 
 const names = TOOL_CATALOG.map((tool) => tool.name);
 const writeTools = TOOL_CATALOG.filter((tool) => tool.access === 'write').map((tool) => tool.name);

@@ -1,7 +1,7 @@
 /** docs/design.md#usage-limits: the counts' sliding window and their bounded memory. */
 import { describe, expect, it } from 'vitest';
 import type { ToolLimit } from '../../server/domain/limits.js';
-import { CallTimes } from '../../server/limits/call-times.js';
+import { CallTimes } from '../../server/domain/call-times.js';
 import { UsageCounts } from '../../server/limits/usage-counts.js';
 import { measure } from '../../bench/limits-memory.js';
 

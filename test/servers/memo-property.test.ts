@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import type { DecideQuery, Decision, PolicyDocument, ToolConditions } from '../../schemas/index.js';
 import { compileDocument, type CompiledPolicy } from '../../server/domain/compile.js';
 import { checkArguments, compileToolConditions, type ToolChecks } from '../../server/domain/conditions.js';
-import { decide, ephemeralGrant, type ApprovalsPort, type EphemeralLookup } from '../../server/domain/decide.js';
+import { ephemeralGrant, type ApprovalsPort, type EphemeralLookup } from '../../server/domain/decide.js';
+import { decide } from '../support/decide.js';
 import { IDEA_CATALOG, projectCatalog, type ProjectCatalog } from '../../server/domain/project-catalog.js';
 import { DecisionService } from '../../server/decisions/decision-service.js';
 import { DiscoveredTools } from '../../server/servers/discovered-tools.js';
@@ -178,7 +179,7 @@ describe('the decision memo under a changing servers catalog', () => {
           const memoized = new FakeApprovals();
           const fresh = new FakeApprovals();
           const service = new DecisionService({
-            policyOf: () => policy,
+            projects: { policyOf: () => policy },
             ephemeral: EPHEMERAL,
             approvals: memoized,
             logger: pino({ enabled: false }),
@@ -221,7 +222,7 @@ describe('the decision memo under a changing servers catalog', () => {
     const document: PolicyDocument = { version: 1, projectDefault: { allowedTools: ['fs/write_file'] } };
     const declared = compileDocument(document, 'r', CATALOGS[0]);
     const dropped = compileDocument(document, 'r', catalogOf('read', undefined, 'c3'));
-    const service = new DecisionService({ policyOf: () => policy, ephemeral: EPHEMERAL, logger: pino({ enabled: false }) });
+    const service = new DecisionService({ projects: { policyOf: () => policy }, ephemeral: EPHEMERAL, logger: pino({ enabled: false }) });
     let policy: CompiledPolicy = declared;
     const query = { project: 'demo', requester: 'QA', tool: 'fs/write_file' };
     expect(service.decide(query)).toMatchObject({ allow: true });

@@ -1,8 +1,10 @@
 /**
  * The times of one requester's counted calls of one tool (docs/design.md#usage-limits): a ring of
  * monotonic milliseconds, oldest first, holding at most the last `max` calls of the limit in force
- * when each was counted. 8 bytes a counted call; the ring grows by doubling up to `max`.
+ * when each was counted. 8 bytes a counted call; the ring grows by doubling up to `max`. Pure data:
+ * the service's counts (server/limits/usage-counts.ts) and a preview's replay both keep their calls in it.
  */
+import type { LimitsPort, ToolLimit } from './limits.js';
 
 /** The smallest ring: most limits are a few calls, and a ring is made on the first one. */
 const FIRST_CAPACITY = 4;
@@ -63,6 +65,12 @@ export class CallTimes {
     return this.at(first + inWindow - max) + windowMs - now;
   }
 
+  /** Seconds until a call may be allowed again under `limit` (at least 1), or undefined when one may be now. */
+  retryAfterSeconds(now: number, limit: ToolLimit): number | undefined {
+    const wait = this.waitMs(now, limit.max, limit.windowMs);
+    return wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : undefined;
+  }
+
   /** Counts a call at `now` (never earlier than the last one), keeping at most the last `max`, and only those still in the window. */
   push(now: number, max: number): void {
     while (this.size > 0 && (this.size >= max || this.at(0) <= now - this.windowMs)) this.dropOldest();
@@ -90,5 +98,27 @@ export class CallTimes {
     for (let index = 0; index < this.size; index++) grown[index] = this.at(index);
     this.times = grown;
     this.head = 0;
+  }
+}
+
+/**
+ * Counts without bounds on the time `now` gives: a preview's replay, which counts at most the ring's
+ * 1,000 calls of one project, far below the service's bounds (server/limits/usage-counts.ts).
+ */
+export class WindowCounts implements LimitsPort {
+  private readonly calls = new Map<string, CallTimes>();
+
+  constructor(private readonly now: () => number) {}
+
+  retryAfter(project: string, requester: string, tool: string, limit: ToolLimit): number | undefined {
+    return this.calls.get(JSON.stringify([project, requester, tool]))?.retryAfterSeconds(this.now(), limit);
+  }
+
+  count(project: string, requester: string, tool: string, limit: ToolLimit): void {
+    const key = JSON.stringify([project, requester, tool]);
+    let calls = this.calls.get(key);
+    if (calls === undefined) this.calls.set(key, (calls = new CallTimes(limit.windowMs)));
+    calls.windowMs = limit.windowMs;
+    calls.push(this.now(), limit.max);
   }
 }
