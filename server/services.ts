@@ -1,16 +1,15 @@
 /**
  * The service's parts, built once per app apart from its HTTP side (as fastify/demo keeps its
  * services apart from its routes): the project registry, everything that answers from it, and who
- * hears that a project changed (server/projects/project-changes.ts), subscribed here in the order
- * that file gives. The app (http/service-plugin.ts) starts them once it is ready and closes them
+ * hears that a project changed (server/projects/project-changes.ts), subscribed here and only here
+ * in the order they hear it. The app (http/service-plugin.ts) starts them once it is ready and closes them
  * with itself.
  */
-import { IDEA_CATALOG } from './domain/project-catalog.js';
 import { DiscoveredTools } from './servers/discovered-tools.js';
 import type { Logger } from 'pino';
 import { ApprovalsService } from './approvals/approvals-service.js';
 import type { ServiceClock } from './approvals/clock.js';
-import { createAuditFile } from './decisions/audit-file.js';
+import { createAuditFile, type AuditFile } from './decisions/audit-file.js';
 import { DecisionService } from './decisions/decision-service.js';
 import { PreviewService } from './decisions/preview-service.js';
 import { RecentDecisionsFile } from './decisions/recent-decisions-file.js';
@@ -72,125 +71,123 @@ export interface Services {
 }
 
 export function buildServices(options: ServicesOptions, logger: Logger): Services {
-  const audit =
-    options.auditFile === undefined || options.auditFile === ''
-      ? undefined
-      : createAuditFile(options.auditFile, {
-          onError: (error) => {
-            logger.warn({ err: error }, 'audit file error');
-          },
-        });
+  const { projectsRoot, projects, rescanMs, clock, stateDir, approvalTtlSeconds, approverProjects } = options;
   // Built in dependency order: each service is created after everything it calls.
-  const registry = new ProjectRegistry({
-    projectsRoot: options.projectsRoot,
-    projects: options.projects,
-    logger,
-    rescanMs: options.rescanMs,
-  });
-  const ephemeral = new EphemeralPolicies({ projects: registry, clock: options.clock });
+  const registry = new ProjectRegistry({ projectsRoot, projects, rescanMs, logger });
   const metrics = createMetrics({ projects: registry });
-  const usage = new UsageCounts({
-    clock: options.clock,
-    projects: registry,
-    onChange: () => usageFile?.changed(),
-  });
-  // Without a state folder (tests) the counts live in memory only.
-  const usageFile =
-    options.stateDir === undefined
-      ? undefined
-      : new UsageCountsFile({ stateDir: options.stateDir, counts: usage, logger, clock: options.clock });
+  const ephemeral = new EphemeralPolicies({ projects: registry, clock });
+  const usage = new UsageCounts({ clock, projects: registry });
   const permissions = new PermissionsService({ registry, ephemeral, logger, metrics, usage });
-  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  // A quarter of the connections at most by default: streams never starve /decide of a socket.
-  const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
-  const events = new LiveEvents({
-    maxStreams: Math.max(0, maxEventStreams),
-    maxStreamsPerClient: options.maxEventStreamsPerClient,
-    projects: registry,
-    logger,
-  });
+  const events = new LiveEvents({ ...eventStreamLimits(options), projects: registry, logger });
   const approvals = new ApprovalsService({
     projects: registry,
     always: permissions,
     events,
     logger,
-    stateDirectory: options.stateDir,
-    approvalTtlSeconds: options.approvalTtlSeconds,
-    clock: options.clock,
-    approverProjects: options.approverProjects,
+    clock,
+    stateDirectory: stateDir,
+    approvalTtlSeconds,
+    approverProjects,
   });
+  const audit = auditFileOf(options.auditFile, logger);
   const decisions = new DecisionService({
     projects: registry,
-    ephemeral: (project, requester) => ephemeral.grant(project, requester),
+    ephemeral: ephemeral.lookup,
     approvals: approvals.port,
     limits: usage,
     logger,
     metrics,
     audit,
   });
-  // Without a state folder (tests) the recent decisions live in memory only.
-  const recentFile =
-    options.stateDir === undefined ? undefined : new RecentDecisionsFile({ stateDir: options.stateDir, recent: decisions.recent, logger });
   const discovered = new DiscoveredTools();
   const preview = new PreviewService({
     projects: registry,
     discovered,
-    recentOf: (project) => decisions.replayable(project),
-    ephemeral: (project, requester) => ephemeral.grant(project, requester),
+    recent: decisions,
+    ephemeral: ephemeral.lookup,
     grants: approvals.port,
   });
+  // Without a state folder (tests) the usage counts and the recent decisions live in memory only.
+  const usageFile = stateDir === undefined ? undefined : new UsageCountsFile({ stateDir, counts: usage, logger, clock });
+  const recentFile = stateDir === undefined ? undefined : new RecentDecisionsFile({ stateDir, recent: decisions.recent, logger });
 
-  // In the order project-changes.ts gives: the `/events` stream last, so that it never announces a
-  // change before what follows from it (approvals closing the requests a new policy decides) is done.
-  registry.changes.subscribe(metrics);
-  registry.changes.subscribe(decisions);
-  if (recentFile !== undefined) registry.changes.subscribe(recentFile);
-  registry.changes.subscribe(approvals);
-  registry.changes.subscribe(usage);
-  registry.changes.subscribe(ephemeral);
-  registry.changes.subscribe(events);
-  registry.changes.subscribe(discovered);
-  for (const warning of approvals.warnings) logger.warn({ stateDir: options.stateDir }, warning);
+  // The one place that orders a project change's subscribers (project-changes.ts): the `/events`
+  // stream last, so that it never announces a change before what follows from it is done.
+  for (const listener of [metrics, decisions, recentFile, approvals, usage, ephemeral, discovered, events]) {
+    if (listener !== undefined) registry.changes.subscribe(listener);
+  }
+  for (const warning of approvals.warnings) logger.warn({ stateDir }, warning);
 
+  const parts = { registry, metrics, permissions, events, approvals, decisions, preview, discovered };
+  const kept = { ...parts, ephemeral, usage, usageFile, recentFile, audit };
   return {
-    registry,
-    metrics,
-    permissions,
-    events,
-    approvals,
-    decisions,
-    preview,
-    discovered,
-    start: async () => {
-      await recentFile?.start();
-      // Before the projects load: each one loaded then keeps only the counts made for its folder.
-      await usageFile?.start();
-      await registry.start();
-      // A project that went away while the service was stopped leaves nothing behind; one in a
-      // root that cannot be listed now has not gone, so this waits for the root's first listing.
-      const forgetGone = async (): Promise<void> => {
-        approvals.retainProjects((project) => registry.get(project) !== undefined);
-        usage.retainProjects((project) => registry.get(project) !== undefined);
-        for (const project of decisions.recent.projects()) {
-          if (registry.get(project) === undefined) {
-            decisions.forgetProject(project);
-            await recentFile?.forget(project);
-          }
-        }
-      };
-      if (registry.rootListed) await forgetGone();
-      else registry.afterRootListed(() => void forgetGone());
-    },
+    ...parts,
+    start: () => startServices(kept),
     closeStreams: () => {
       events.close();
       approvals.close();
     },
-    close: async () => {
-      await recentFile?.close();
-      await usageFile?.close();
-      registry.close();
-      ephemeral.close();
-      await audit?.close();
-    },
+    close: () => closeServices(kept),
   };
+}
+
+/** The `/events` stream limits: a quarter of the connections at most by default, so streams never starve `/decide` of a socket. */
+function eventStreamLimits(options: ServicesOptions): { maxStreams: number; maxStreamsPerClient: number | undefined } {
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const maxEventStreams = Math.min(options.maxEventStreams ?? Math.floor(maxConnections / 4), maxConnections - 1);
+  return { maxStreams: Math.max(0, maxEventStreams), maxStreamsPerClient: options.maxEventStreamsPerClient };
+}
+
+/** The audit file when one is configured; its I/O errors are logged, never thrown into a decision. */
+function auditFileOf(file: string | undefined, logger: Logger): AuditFile | undefined {
+  if (file === undefined || file === '') return undefined;
+  return createAuditFile(file, {
+    onError: (error) => {
+      logger.warn({ err: error }, 'audit file error');
+    },
+  });
+}
+
+/** What start and close act on: the services, and the files and stores behind them. */
+interface ServiceParts {
+  readonly registry: ProjectRegistry;
+  readonly approvals: ApprovalsService;
+  readonly decisions: DecisionService;
+  readonly ephemeral: EphemeralPolicies;
+  readonly usage: UsageCounts;
+  readonly usageFile: UsageCountsFile | undefined;
+  readonly recentFile: RecentDecisionsFile | undefined;
+  readonly audit: AuditFile | undefined;
+}
+
+/** The saved recent decisions and usage counts, then every project, then what is kept of projects gone meanwhile goes. */
+async function startServices(parts: ServiceParts): Promise<void> {
+  const { registry, approvals, usage, decisions, recentFile } = parts;
+  await recentFile?.start();
+  // Before the projects load: each one loaded then keeps only the counts made for its folder.
+  await parts.usageFile?.start();
+  await registry.start();
+  // A project that went away while the service was stopped leaves nothing behind; one in a
+  // root that cannot be listed now has not gone, so this waits for the root's first listing.
+  const forgetGone = async (): Promise<void> => {
+    approvals.retainProjects((project) => registry.has(project));
+    usage.retainProjects((project) => registry.has(project));
+    for (const project of decisions.recent.projects()) {
+      if (!registry.has(project)) {
+        decisions.forgetProject(project);
+        await recentFile?.forget(project);
+      }
+    }
+  };
+  if (registry.rootListed) await forgetGone();
+  else registry.afterRootListed(() => void forgetGone());
+}
+
+/** Once the server is closed: saves the recent decisions and counts, stops the watcher, the sweeps and the audit file. */
+async function closeServices(parts: ServiceParts): Promise<void> {
+  await parts.recentFile?.close();
+  await parts.usageFile?.close();
+  parts.registry.close();
+  parts.ephemeral.close();
+  await parts.audit?.close();
 }

@@ -20,7 +20,10 @@ export function applyEffects(decided: Decided, approvals: ApprovalsPort | undefi
   return verdict;
 }
 
-/** A `once` answer is used up before a request is looked at: it lets exactly one call through (docs/api.md#approvals-and-temporary-grants). */
+/**
+ * A `once` answer is used up before a request is looked at: it lets exactly one call through
+ * (docs/api.md#approvals-and-temporary-grants).
+ */
 function askUser({ project, requester, tool, issueRef }: AskUser, approvals: ApprovalsPort | undefined): AskAnswer {
   if (approvals === undefined) return NOBODY_ASKED;
   if (approvals.consumeOnce(project, requester, tool, issueRef)) return ONCE;

@@ -2,7 +2,8 @@
  * Decision bodies kept per compiled policy, for the calls whose answer depends on nothing else (the
  * decision says so itself: `Verdict.reusable`, set by the rule that decided):
  * a decision allocates a dozen objects and strings, and a memoized one none; without the memo the
- * service / bare throughput ratio fell from 0.954× to 0.840× (bench/README.md#decision-memo). A reload compiles a new policy object, so its bodies are never reused.
+ * service / bare throughput ratio fell from 0.954× to 0.840× (bench/README.md#decision-memo). A
+ * reload compiles a new policy object, so its bodies are never reused.
  */
 import type { CompiledPolicy } from '../domain/compile.js';
 import type { DecisionBody, Verdict } from '../domain/decide.js';

@@ -45,7 +45,10 @@ export class DecisionService {
     this.sinks = decisionSinks({ recent: this.recent, logger: options.logger, audit: options.audit, metrics: options.metrics });
   }
 
-  /** Decides one call; throws only when applying an effect fails (apply-effects.ts): `/decide` then answers 500, a denial to every guard. */
+  /**
+   * Decides one call; throws only when applying an effect fails (apply-effects.ts): `/decide` then
+   * answers 500, a denial to every guard.
+   */
   decide(query: DecideQuery): Decision {
     const started = performance.now();
     const policy = this.options.projects.policyOf(query.project);

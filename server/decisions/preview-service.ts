@@ -19,7 +19,8 @@ export interface PreviewServiceOptions {
   readonly projects: Pick<Projects, 'policyOf' | 'serversOf'>;
   /** The arguments the project's servers reported for their tools, which a proposal's conditions may name. */
   readonly discovered: Pick<DiscoveredTools, 'catalogWithArguments'>;
-  readonly recentOf: (project: string) => readonly ReplayableDecision[];
+  /** The recent decisions a preview replays, oldest first. */
+  readonly recent: { replayable(project: string): readonly ReplayableDecision[] };
   readonly ephemeral: EphemeralLookup;
   /** The live temporary grants: a call a grant allows now is allowed under either document. */
   readonly grants: Pick<ApprovalsPort, 'granted'>;
@@ -52,7 +53,7 @@ export class PreviewService {
       agents: agentChanges(before, after),
       replay: replay({
         project,
-        decisions: this.options.recentOf(project),
+        decisions: this.options.recent.replayable(project),
         before,
         after,
         ephemeral: this.options.ephemeral,

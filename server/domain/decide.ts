@@ -1,8 +1,10 @@
 /**
- * The decision function (docs/api.md#resolving-a-decision, docs/api.md#approvals-and-temporary-grants, docs/api.md#conditions-on-a-tools-arguments): synchronous, O(1) in the number of agents and
- * tools, and pure: it reads the grants and limit windows it is given and hands back, as effects, what
- * a call needs done (spend a `once`, open a request, count a limited call); the decision service
- * applies them (server/decisions/apply-effects.ts). Every path that is not an explicit grant denies.
+ * The decision function (docs/api.md#resolving-a-decision,
+ * docs/api.md#approvals-and-temporary-grants, docs/api.md#conditions-on-a-tools-arguments):
+ * synchronous, O(1) in the number of agents and tools, and pure: it reads the grants and limit
+ * windows it is given and hands back, as effects, what a call needs done (spend a `once`, open a
+ * request, count a limited call); the decision service applies them
+ * (server/decisions/apply-effects.ts). Every path that is not an explicit grant denies.
  * Each verdict says whether it may be reused for another call with the same policy, requester and
  * tool (`Verdict.reusable`): only the rule that produced it knows whether it read the arguments, a
  * grant, an approval or an ephemeral policy.
@@ -46,7 +48,8 @@ export interface EphemeralGrant {
 
 /**
  * The grant of an ephemeral policy: its tools and, with a bound ticket, the condition
- * `issueRef in [ticket]` on each issue-scoped one (docs/api.md#ephemeral-ticket-assistant-policies, docs/api.md#conditions-on-a-tools-arguments).
+ * `issueRef in [ticket]` on each issue-scoped one (docs/api.md#ephemeral-ticket-assistant-policies,
+ * docs/api.md#conditions-on-a-tools-arguments).
  */
 export function ephemeralGrant(
   tools: readonly string[],

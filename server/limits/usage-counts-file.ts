@@ -74,6 +74,7 @@ export class UsageCountsFile {
   constructor(private readonly options: UsageCountsFileOptions) {
     this.file = path.join(options.stateDir, USAGE_COUNTS_FILE);
     this.clock = options.clock ?? SYSTEM_CLOCK;
+    options.counts.listen(this);
   }
 
   /** Told by the counts that one changed: saved at the next flush. */

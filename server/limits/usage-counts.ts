@@ -31,8 +31,11 @@ export interface UsageCountsOptions {
   readonly clock?: ServiceClock | undefined;
   /** The identity of each project's folder now: counts made for another folder are not inherited. */
   readonly projects?: Pick<Projects, 'folderOf'> | undefined;
-  /** Told that a project's counts changed (the state file saves it later). */
-  readonly onChange?: ((project: string) => void) | undefined;
+}
+
+/** Who is told that a project's counts changed (the state file, which saves them later). */
+export interface UsageCountsListener {
+  changed(project: string): void;
 }
 
 /** What a decision of a limited tool is told when the counts cannot take one more pair: refused, retry in a minute. */
@@ -43,9 +46,15 @@ export class UsageCounts implements LimitsPort {
   private readonly clock: ServiceClock;
   /** Calls the rings can hold, summed: what {@link MAX_KEPT_CALLS} bounds. */
   private keptCapacity = 0;
+  private listener: UsageCountsListener | undefined;
 
   constructor(private readonly options: UsageCountsOptions = {}) {
     this.clock = options.clock ?? SYSTEM_CLOCK;
+  }
+
+  /** Tells `listener` of every change of the counts from now on (one listener: the state file). */
+  listen(listener: UsageCountsListener): void {
+    this.listener = listener;
   }
 
   /** Bytes the rings hold (8 a call they can keep). */
@@ -81,7 +90,7 @@ export class UsageCounts implements LimitsPort {
     calls.windowMs = limit.windowMs;
     calls.push(this.clock.monotonic(), limit.max);
     this.keptCapacity += (calls.bytes - before) / 8;
-    this.options.onChange?.(project);
+    this.listener?.changed(project);
   }
 
   /** The calls left in the current window and, with none, the seconds until one is. */
@@ -123,7 +132,7 @@ export class UsageCounts implements LimitsPort {
     if (counts === undefined) return;
     for (const byTool of counts.byRequester.values()) for (const calls of byTool.values()) this.keptCapacity -= calls.bytes / 8;
     this.projects.delete(project);
-    this.options.onChange?.(project);
+    this.listener?.changed(project);
   }
 
   /** Once a project is loaded: counts made for another folder than the one it is now are not inherited. */

@@ -9,7 +9,7 @@
 import { compareIds } from '../../schemas/ids.js';
 import type { EphemeralPolicy } from '../../schemas/index.js';
 import { SYSTEM_CLOCK, type ServiceClock } from '../approvals/clock.js';
-import { ephemeralGrant, type EphemeralGrant } from '../domain/decide.js';
+import { ephemeralGrant, type EphemeralGrant, type EphemeralLookup } from '../domain/decide.js';
 import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { normalizeIssueRef } from '../../schemas/requester.js';
 import { ApiError } from '../errors.js';
@@ -47,6 +47,9 @@ export class EphemeralPolicies {
     }, 30_000);
     this.sweeper.unref();
   }
+
+  /** {@link grant} as the decisions read it, bound once rather than wrapped in a closure per call. */
+  readonly lookup: EphemeralLookup = (project, requester) => this.grant(project, requester);
 
   /** The live grant of `requester` in `project`, if any. */
   grant(project: string, requester: string): EphemeralGrant | undefined {

@@ -3,16 +3,8 @@
  * (an API write, a reload of its files, a project that comes or goes, a folder replaced). The
  * registry tells it once the change is visible to `get()`, so `/decide` already sees it; it tells
  * its subscribers one after the other, synchronously, in the order they subscribed, and catches
- * nothing. server/services.ts subscribes, in this order:
- *
- * 1. the metrics (ops/metrics.ts): counts the reload, or forgets a removed project's series;
- * 2. the decisions (decisions/decision-service.ts): forget a removed project's recent decisions;
- * 3. the saved recent decisions (decisions/recent-decisions-file.ts): a removed project's file goes;
- * 4. the approvals (approvals/approvals-service.ts): a new policy closes the requests it now
- *    decides; a removed project or a replaced folder drops its requests and grants;
- * 5. the ephemeral policies (permissions/ephemeral.ts): a replaced folder drops those armed for it;
- * 6. last, the `/events` stream (events/live-events.ts), so that it never announces a change
- *    before what follows from it is done.
+ * nothing. That order is written in one place, the subscribing loop of `buildServices`
+ * (server/services.ts): the `/events` stream last.
  *
  * Subscribers take the change as a string and the state by its shape, so they need not import this
  * folder.

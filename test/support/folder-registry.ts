@@ -9,7 +9,7 @@ import pino from 'pino';
 import { afterEach } from 'vitest';
 import type { DecisionBody } from '../../server/domain/decide.js';
 import { NO_EPHEMERAL } from '../../server/domain/decide.js';
-import { decide } from '../support/decide.js';
+import { decide } from './decide.js';
 import type { RegistryChange } from '../../server/projects/project-changes.js';
 import { ProjectRegistry, type RegistryOptions } from '../../server/projects/registry.js';
 import { POLICY_FILE } from './files.js';
