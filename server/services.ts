@@ -8,7 +8,7 @@
 import { DiscoveredTools } from './servers/discovered-tools.js';
 import type { Logger } from 'pino';
 import { ApprovalsService } from './approvals/approvals-service.js';
-import type { ServiceClock } from './approvals/clock.js';
+import type { ServiceClock } from './clock.js';
 import { createAuditFile, type AuditFile } from './decisions/audit-file.js';
 import { DecisionService } from './decisions/decision-service.js';
 import { PreviewService } from './decisions/preview-service.js';

@@ -25,7 +25,7 @@ import {
 import { isToolName } from '../../schemas/catalog.js';
 import { isQualifiedToolName } from '../../schemas/servers.js';
 import { isAgentRequester } from '../../schemas/requester.js';
-import { SYSTEM_CLOCK, wallOffsetOf, type ServiceClock } from './clock.js';
+import { SYSTEM_CLOCK, wallOffsetOf, type ServiceClock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import type { LiveEvents } from '../events/live-events.js';
 import type { Projects } from '../projects/projects.js';

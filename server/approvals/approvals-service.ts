@@ -21,7 +21,7 @@ import type { LiveEvents } from '../events/live-events.js';
 import type { PermissionsService } from '../permissions/permissions-service.js';
 import type { Projects } from '../projects/projects.js';
 import { ApprovalRequests, type AnswerAttribution, type AnswerOutcome, type RequestRecord } from './approval-requests.js';
-import { SYSTEM_CLOCK, bootDeadline, bootTimeOf, type ServiceClock } from './clock.js';
+import { SYSTEM_CLOCK, bootDeadline, bootTimeOf, type ServiceClock } from '../clock.js';
 import { OnceAllowances } from './once-allowances.js';
 import { ApprovalsStateFile, type LoadedState } from './state-file.js';
 import { TemporaryGrants } from './temporary-grants.js';

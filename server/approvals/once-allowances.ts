@@ -9,7 +9,7 @@ import { isToolName } from '../../schemas/catalog.js';
 import { isQualifiedToolName } from '../../schemas/servers.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
 import { isAgentRequester } from '../../schemas/requester.js';
-import { leftByBoot, restoredExpiry, wallOffsetOf, type RestartBounds, type ServiceClock } from './clock.js';
+import { leftByBoot, restoredExpiry, wallOffsetOf, type RestartBounds, type ServiceClock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import type { Projects } from '../projects/projects.js';
 import { parseIssueRef } from './issue-ref.js';

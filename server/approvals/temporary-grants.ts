@@ -11,7 +11,7 @@ import { isQualifiedToolName } from '../../schemas/servers.js';
 import { IDEA_CATALOG, sortInCatalogOrder, type ProjectCatalog } from '../domain/project-catalog.js';
 import { PROJECT_ID_REGEX } from '../../schemas/policy.js';
 import { isAgentRequester } from '../../schemas/requester.js';
-import { leftByBoot, persistedOffset, restoredExpiry, wallOffsetOf, type RestartBounds, type ServiceClock } from './clock.js';
+import { leftByBoot, persistedOffset, restoredExpiry, wallOffsetOf, type RestartBounds, type ServiceClock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import type { Projects } from '../projects/projects.js';
 import type { PersistedGrant } from './state-file.js';

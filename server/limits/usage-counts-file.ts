@@ -2,7 +2,7 @@
  * Keeps the counts of usage limits across restarts (docs/design.md#usage-limits): one file,
  * `<PDP_STATE_DIR>/usage-counts.json`, rewritten whole (temp file, fsync, rename, mode 0600) at most
  * once per flush period when a count changed, and at shutdown. Off the decision path: a decision only
- * marks the counts changed. Timed like grants (server/approvals/clock.ts): each call is saved as
+ * marks the counts changed. Timed like grants (server/clock.ts): each call is saved as
  * its age when the file was written, with the boot id and the boot clock of that moment; at start,
  * the time that passed since is read on the boot clock within the same boot, else on the wall clock
  * (never less than 0), so neither a wall clock stepped back or forward nor a restart empties a window
@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { SYSTEM_CLOCK, bootTimeOf, type BootTime, type ServiceClock } from '../approvals/clock.js';
+import { SYSTEM_CLOCK, bootTimeOf, type BootTime, type ServiceClock } from '../clock.js';
 import { MAX_LIMIT_CALLS, MAX_LIMIT_WINDOW_SECONDS } from '../../schemas/limits.js';
 import type { UsageCounts } from './usage-counts.js';
 

@@ -1,13 +1,13 @@
 /**
  * The counts behind usage limits (docs/api.md#usage-limits, docs/design.md#usage-limits): per
  * project folder × requester × tool, the times of the calls that were allowed, on the monotonic
- * clock of approvals and grants (server/approvals/clock.ts), so a wall clock stepped back never
+ * clock of approvals and grants (server/clock.ts), so a wall clock stepped back never
  * empties a window early. A decision reads and counts synchronously: two calls never see the same
  * room in a window. Bounded: a pair keeps at most its limit's `max` calls, and the service at most
  * {@link MAX_KEPT_CALLS} calls and {@link MAX_PAIRS_PER_PROJECT} pairs per project; past that a new
  * pair is refused (fail closed), never counted for free.
  */
-import { SYSTEM_CLOCK, type ServiceClock } from '../approvals/clock.js';
+import { SYSTEM_CLOCK, type ServiceClock } from '../clock.js';
 import type { LimitsPort, ToolLimit } from '../domain/limits.js';
 import { CallTimes } from '../domain/call-times.js';
 import type { Projects } from '../projects/projects.js';

@@ -8,7 +8,7 @@
  */
 import { compareIds } from '../../schemas/ids.js';
 import type { EphemeralPolicy } from '../../schemas/index.js';
-import { SYSTEM_CLOCK, type ServiceClock } from '../approvals/clock.js';
+import { SYSTEM_CLOCK, type ServiceClock } from '../clock.js';
 import { ephemeralGrant, type EphemeralGrant, type EphemeralLookup } from '../domain/decide.js';
 import { IDEA_CATALOG, type ProjectCatalog } from '../domain/project-catalog.js';
 import { normalizeIssueRef } from '../../schemas/requester.js';

@@ -6,7 +6,7 @@
  * through the approval requests.
  */
 import { describe, expect, it } from 'vitest';
-import type { RestartBounds } from '../../server/approvals/clock.js';
+import type { RestartBounds } from '../../server/clock.js';
 import { OnceAllowances, type OnceAllowancesOptions } from '../../server/approvals/once-allowances.js';
 import { ApprovalsStateFile, type PersistedOnce } from '../../server/approvals/state-file.js';
 import { ApiError } from '../../server/errors.js';

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { leftByBoot, type BootTime, type ServiceClock } from '../../server/approvals/clock.js';
+import { leftByBoot, type BootTime, type ServiceClock } from '../../server/clock.js';
 import { STATE_FILE_NAME } from '../../server/approvals/state-file.js';
 import type { Decision } from '../../schemas/index.js';
 import { writeProject } from '../support/files.js';

@@ -1,7 +1,7 @@
 /** The long-poll of an approval request (docs/api.md#approvals-and-temporary-grants, `GET .../approvals/:id?waitSeconds=`), with real timers. */
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SYSTEM_CLOCK } from '../../server/approvals/clock.js';
+import { SYSTEM_CLOCK } from '../../server/clock.js';
 import { ApiError } from '../../server/errors.js';
 import { open } from '../support/clocked-approvals.js';
 

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { BootTime, ServiceClock } from '../../server/approvals/clock.js';
+import type { BootTime, ServiceClock } from '../../server/clock.js';
 import type { ToolLimit } from '../../server/domain/limits.js';
 import { UsageCounts } from '../../server/limits/usage-counts.js';
 import { UsageCountsFile, elapsedSinceWrite } from '../../server/limits/usage-counts-file.js';

@@ -5,7 +5,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import type { Approval, ApprovalAnswerResponse, DecideQuery, Decision, Grant } from '../../schemas/index.js';
-import { SYSTEM_CLOCK, type ServiceClock } from '../../server/approvals/clock.js';
+import { SYSTEM_CLOCK, type ServiceClock } from '../../server/clock.js';
 import {
   ADMIN_TOKEN,
   APPROVER_TOKEN,
