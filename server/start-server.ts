@@ -61,15 +61,17 @@ export async function startServer(env: NodeJS.ProcessEnv): Promise<void> {
   process.on('SIGINT', () => {
     shutdown('SIGINT');
   });
-  const address = await app.listen({ host: config.host, port: config.port });
-  // After TCP, whose server's limits it copies; before "listening" is logged, so that a client told the service is up finds both.
-  if (config.socketPath !== undefined) {
-    try {
-      socketServer = await serveAppOnSocket(app, config.socketPath);
-    } catch (error) {
-      await app.close();
-      throw error;
-    }
+  // The socket is served before the TCP port listens, once the app is ready: `/readyz` answering 200
+  // then means both listen (a client's first call over a just-replaced socket was refused before).
+  let address: string;
+  try {
+    await app.ready();
+    if (config.socketPath !== undefined) socketServer = await serveAppOnSocket(app, config.socketPath);
+    address = await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    if (socketServer !== undefined) await closeSocketServer(socketServer);
+    await app.close();
+    throw error;
   }
   logger.info(
     {
