@@ -45,7 +45,7 @@ const PersistedGrantSchema = Type.Object(
     expiresAt: Type.String(),
     /** The identity of the project folder it was made for (server/projects/folder-identity.ts). */
     folder: Type.Optional(Type.String()),
-    /** Its end on the boot clock of the file's `bootId` (boot-clock.ts), in ms since that boot. */
+    /** Its end on the boot clock of the file's `bootId` (server/clock.ts), in ms since that boot. */
     expiresAtBootMs: Type.Optional(Type.Number()),
     /** The conditions it keeps, by tool (absent in files of the previous version: none); checked grant by grant on restore. */
     conditions: Type.Optional(Type.Unknown()),
@@ -73,7 +73,7 @@ export type PersistedOnce = Static<typeof PersistedOnceSchema>;
 const StateFileSchema = Type.Object(
   {
     version: Type.Literal(1),
-    /** The boot the file was written in (boot-clock.ts). */
+    /** The boot the file was written in (server/clock.ts). */
     bootId: Type.Optional(Type.String()),
     /** The latest wall time the service had seen when it wrote the file. */
     seenAt: Type.Optional(Type.String()),
